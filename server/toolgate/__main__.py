@@ -1,0 +1,5 @@
+"""Allow ``python -m toolgate``."""
+
+from toolgate.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,43 @@
+"""The policy: for each call, auto, ask or deny."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from toolgate.tools.schema import Tool
+
+
+class Decision(str, Enum):
+    """What the gate does with a call."""
+
+    AUTO = "auto"
+    ASK = "ask"
+    DENY = "deny"
+
+
+@dataclass
+class Policy:
+    """Per-tool approvals plus allow and deny lists by tool name."""
+
+    approvals: dict[str, Decision] = field(default_factory=dict)
+    allow_tools: list[str] | None = None  # None = every registered tool
+    deny_tools: list[str] = field(default_factory=list)
+
+    def decide(self, tool: Tool, *, command_allowed: bool | None = None) -> Decision:
+        """The decision for one call of `tool` (commands: whether argv is on the allow-list)."""
+        if tool.name in self.deny_tools:
+            return Decision.DENY
+        if self.allow_tools is not None and tool.name not in self.allow_tools:
+            return Decision.DENY
+        if command_allowed is False:
+            # Off the allow-list: only a person's explicit yes for this very command.
+            explicit = self.approvals.get(tool.name)
+            return Decision.DENY if explicit == Decision.DENY else Decision.ASK
+        if tool.name in self.approvals:
+            return self.approvals[tool.name]
+        if tool.kind == "read":
+            return Decision.AUTO
+        if tool.kind == "command":
+            return Decision.AUTO if command_allowed else Decision.ASK
+        return Decision.ASK

@@ -1,0 +1,331 @@
+"""Configuration: defaults, user file, workspace files, environment and flags — and what needs trust.
+
+Workspace files come from whoever wrote the repository. Settings from them may tighten the
+policy freely, but anything that widens it, and any base URL that would receive the person's
+API key, takes effect only after the person confirms it once (see `toolgate.trust`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from toolgate.agent.policy import Decision, Policy
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_ALLOWED_COMMANDS = ["pytest", "python -m pytest", "python3 -m pytest", "py.test"]
+GATED_BY_DEFAULT = {"write_file", "edit_file", "git_add", "git_commit", "run_command"}
+
+
+class ConfigError(ValueError):
+    """A configuration file or value that cannot be used; names the file and key."""
+
+
+_DECISION = {"enum": ["auto", "ask", "deny"]}
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+_POSITIVE = {"type": "integer", "minimum": 1}
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "profile": {"type": "string"},
+        "model": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string"},
+                "base_url": {"type": "string"},
+                "api_key_env": {"type": "string"},
+                "tool_choice": {"type": "string"},
+                "stream": {"type": "boolean"},
+                "temperature": {"type": "number"},
+                "max_tokens": _POSITIVE,
+                "timeout_seconds": {"type": "number", "exclusiveMinimum": 0},
+            },
+        },
+        "policy": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "approvals": {"type": "object", "additionalProperties": _DECISION},
+                "allow_tools": _STRINGS,
+                "deny_tools": _STRINGS,
+                "allowed_commands": _STRINGS,
+            },
+        },
+        "limits": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "max_steps": _POSITIVE,
+                "max_llm_calls": _POSITIVE,
+                "max_run_seconds": {"type": "number", "exclusiveMinimum": 0},
+                "max_tool_retries": {"type": "integer", "minimum": 0},
+                "command_timeout_seconds": {"type": "number", "exclusiveMinimum": 0},
+                "max_file_bytes": _POSITIVE,
+            },
+        },
+        "tool_calling": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "enabled": {"type": "boolean"},
+                "mode": {"enum": ["auto", "native", "text"]},
+                "max_depth": _POSITIVE,
+                "allow_deprecated_syntax": {"type": "boolean"},
+                "final_answer_tool": {"type": "boolean"},
+                "retention": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "store_raw_tool_output": {"type": "boolean"},
+                        "max_output_bytes": _POSITIVE,
+                    },
+                },
+            },
+        },
+    },
+}
+_VALIDATOR = Draft202012Validator(SCHEMA)
+
+
+@dataclass
+class Limits:
+    """When a run must stop."""
+
+    max_steps: int = 30
+    max_llm_calls: int = 40
+    max_run_seconds: float = 900.0
+    max_tool_retries: int = 3
+    command_timeout_seconds: float = 300.0
+    max_file_bytes: int = 2 * 1024 * 1024
+
+
+@dataclass
+class ToolCalling:
+    """How tools are offered to the model and how its calls are read."""
+
+    enabled: bool = True
+    mode: str = "auto"
+    max_depth: int = 32
+    allow_deprecated_syntax: bool = True
+    final_answer_tool: bool = True
+    store_raw_tool_output: bool = False
+    max_output_bytes: int = 16_000
+
+
+@dataclass
+class TrustItem:
+    """A setting from workspace files that needs the person's confirmation before it counts."""
+
+    kind: str  # "widening" or "base_url"
+    key: str
+    value: Any
+    source: str
+
+    @property
+    def fingerprint(self) -> str:
+        """A stable identity for remembering the confirmation."""
+        return f"{self.kind}:{self.key}={self.value!r}"
+
+    def describe(self) -> str:
+        """One line for the person."""
+        if self.kind == "base_url":
+            return f"{self.source} sends requests (with your API key) to {self.value}"
+        return f"{self.source} widens the policy: {self.key} = {self.value!r}"
+
+
+@dataclass
+class Config:
+    """Everything a run needs to know, already merged and validated."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    tool_choice: str = "auto"
+    stream: bool = True
+    temperature: float | None = None
+    max_tokens: int | None = None
+    request_timeout_seconds: float = 600.0
+    profile: str = "developer"
+    approvals: dict[str, str] = field(default_factory=dict)
+    allow_tools: list[str] | None = None
+    deny_tools: list[str] = field(default_factory=list)
+    allowed_commands: list[str] = field(default_factory=lambda: list(DEFAULT_ALLOWED_COMMANDS))
+    limits: Limits = field(default_factory=Limits)
+    tool_calling: ToolCalling = field(default_factory=ToolCalling)
+    base_url_source: str | None = None  # which file or flag set base_url
+    pending_trust: list[TrustItem] = field(default_factory=list)
+
+    def policy(self) -> Policy:
+        """The gate's policy from these settings."""
+        return Policy(
+            approvals={name: Decision(value) for name, value in self.approvals.items()},
+            allow_tools=self.allow_tools,
+            deny_tools=list(self.deny_tools),
+        )
+
+
+def _check(doc: dict[str, Any], source: str) -> None:
+    errors = sorted(_VALIDATOR.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return
+    error = errors[0]
+    where = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        key = ".".join(filter(None, [where, extra[0] if extra else ""]))
+        raise ConfigError(f"{source}: unknown key '{key}'")
+    raise ConfigError(f"{source}: '{where or '(top)'}': {error.message}")
+
+
+def _read_toml(path: Path, table: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    try:
+        with path.open("rb") as handle:
+            doc = tomllib.load(handle)
+    except FileNotFoundError:
+        return None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    for name in table:
+        doc = doc.get(name)
+        if not isinstance(doc, dict):
+            return None
+    return doc
+
+
+def user_config_path() -> Path:
+    """The person's own config file (trusted)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "toolgate" / "config.toml"
+
+
+def workspace_config_files(root: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """The workspace's config documents, lowest precedence first."""
+    found = []
+    pyproject = _read_toml(root / "pyproject.toml", ("tool", "toolgate"))
+    if pyproject is not None:
+        found.append((root / "pyproject.toml", pyproject))
+    own = _read_toml(root / ".toolgate" / "config.toml")
+    if own is not None:
+        found.append((root / ".toolgate" / "config.toml", own))
+    return found
+
+
+def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -> None:
+    """Merge one validated document into the config, holding back what needs trust."""
+    model = doc.get("model", {})
+    if "name" in model:
+        config.model = model["name"]
+    if "base_url" in model:
+        if trusted:
+            config.base_url, config.base_url_source = model["base_url"], source
+        else:
+            config.pending_trust.append(TrustItem("base_url", "model.base_url",
+                                                  model["base_url"], source))
+            config.base_url, config.base_url_source = model["base_url"], source
+    if "api_key_env" in model and trusted:
+        config.api_key = os.environ.get(model["api_key_env"]) or config.api_key
+    for key, attr in (("tool_choice", "tool_choice"), ("stream", "stream"),
+                      ("temperature", "temperature"), ("max_tokens", "max_tokens"),
+                      ("timeout_seconds", "request_timeout_seconds")):
+        if key in model:
+            setattr(config, attr, model[key])
+    if "profile" in doc:
+        config.profile = doc["profile"]
+    policy = doc.get("policy", {})
+    for tool, decision in policy.get("approvals", {}).items():
+        widening = _widens(config.approvals.get(tool), tool, decision)
+        if widening and not trusted:
+            config.pending_trust.append(TrustItem("widening", f"policy.approvals.{tool}",
+                                                  decision, source))
+        else:
+            config.approvals[tool] = decision
+    if "deny_tools" in policy:
+        config.deny_tools = sorted(set(config.deny_tools) | set(policy["deny_tools"]))
+    if "allow_tools" in policy:
+        wanted = list(policy["allow_tools"])
+        if config.allow_tools is not None and not trusted:
+            wanted = [t for t in wanted if t in config.allow_tools]  # can only narrow
+        config.allow_tools = wanted
+    if "allowed_commands" in policy:
+        new = [c for c in policy["allowed_commands"] if c not in config.allowed_commands]
+        if trusted:
+            config.allowed_commands = list(policy["allowed_commands"])
+        else:
+            # Narrowing is immediate; each new command waits for the person.
+            kept = [c for c in policy["allowed_commands"] if c in config.allowed_commands]
+            config.allowed_commands = kept
+            for command in new:
+                config.pending_trust.append(TrustItem("widening", "policy.allowed_commands",
+                                                      command, source))
+    limits = doc.get("limits", {})
+    for key, value in limits.items():
+        setattr(config.limits, key, value)
+    calling = doc.get("tool_calling", {})
+    for key, value in calling.items():
+        if key == "retention":
+            for rkey, rvalue in value.items():
+                setattr(config.tool_calling, rkey, rvalue)
+        else:
+            setattr(config.tool_calling, key, value)
+
+
+def _widens(current: str | None, tool: str, decision: str) -> bool:
+    order = {"deny": 0, "ask": 1, "auto": 2}
+    baseline = current or ("ask" if tool in GATED_BY_DEFAULT else "auto")
+    return order[decision] > order[baseline]
+
+
+def apply_trust(config: Config, confirmed: set[str]) -> list[TrustItem]:
+    """Let the confirmed items take effect; returns the ones still unconfirmed."""
+    still: list[TrustItem] = []
+    for item in config.pending_trust:
+        if item.fingerprint not in confirmed:
+            still.append(item)
+            continue
+        if item.kind == "widening" and item.key.startswith("policy.approvals."):
+            config.approvals[item.key.rsplit(".", 1)[1]] = item.value
+        elif item.kind == "widening" and item.key == "policy.allowed_commands":
+            config.allowed_commands.append(item.value)
+    config.pending_trust = still
+    return still
+
+
+def load_config(root: Path, *, overrides: dict[str, Any] | None = None,
+                env: dict[str, str] | None = None) -> Config:
+    """Merge defaults, user file, workspace files, environment and `overrides` (flags)."""
+    env = dict(os.environ if env is None else env)
+    config = Config()
+    user = user_config_path()
+    user_doc = _read_toml(user)
+    if user_doc is not None:
+        _check(user_doc, str(user))
+        _apply(config, user_doc, str(user), trusted=True)
+    for path, doc in workspace_config_files(root):
+        _check(doc, str(path))
+        _apply(config, doc, str(path), trusted=False)
+    if env.get("OPENAI_BASE_URL"):
+        config.base_url, config.base_url_source = env["OPENAI_BASE_URL"], "OPENAI_BASE_URL"
+        config.pending_trust = [t for t in config.pending_trust if t.kind != "base_url"]
+    if env.get("OPENAI_API_KEY"):
+        config.api_key = env["OPENAI_API_KEY"]
+    if env.get("TOOLGATE_MODEL"):
+        config.model = env["TOOLGATE_MODEL"]
+    if overrides:
+        _check(overrides, "command-line flags")
+        base_url_before = config.base_url
+        _apply(config, overrides, "command-line flags", trusted=True)
+        if config.base_url != base_url_before or "base_url" in overrides.get("model", {}):
+            config.pending_trust = [t for t in config.pending_trust if t.kind != "base_url"]
+    return config

@@ -1,0 +1,226 @@
+"""A ChatModel interface in front of any OpenAI-compatible chat completions endpoint."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+import openai
+
+_TOOLS_REJECTED = re.compile(r"tool|function|jinja|tool_choice|does not support", re.IGNORECASE)
+
+
+class ModelError(Exception):
+    """The endpoint failed; the message is one plain line meant for the person."""
+
+    def __init__(self, kind: str, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
+
+
+class ToolsRejected(ModelError):
+    """The endpoint refused the `tools` parameter: the model needs the text protocol."""
+
+
+@dataclass
+class NativeCall:
+    """A native tool call as streamed: arguments still a JSON string."""
+
+    id: str
+    name: str
+    arguments: str = ""
+
+
+@dataclass
+class StreamDelta:
+    """A piece of a streamed turn: text, or a finished turn."""
+
+    text: str = ""
+    done: bool = False
+    calls: list[NativeCall] = field(default_factory=list)
+    finish_reason: str | None = None
+
+
+class ChatModel(Protocol):
+    """What the agent needs from a model."""
+
+    model: str
+    base_url: str
+
+    def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> AsyncIterator[StreamDelta]:
+        """Stream one assistant turn; the last delta has done=True and the native calls."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+@dataclass
+class ModelSettings:
+    """How to reach the model."""
+
+    model: str
+    base_url: str
+    api_key: str | None = None
+    tool_choice: str = "auto"
+    stream: bool = True
+    temperature: float | None = None
+    max_tokens: int | None = None
+    timeout_seconds: float = 600.0
+    max_retries: int = 1
+
+
+class OpenAIChatModel:
+    """The `openai` package against any base URL."""
+
+    def __init__(self, settings: ModelSettings, redact: Callable[[str], str] = lambda s: s) -> None:
+        self.settings = settings
+        self.model = settings.model
+        self.base_url = settings.base_url
+        self._redact = redact
+        self._client = openai.AsyncOpenAI(
+            base_url=settings.base_url,
+            # Local servers need no key, but the client insists on one.
+            api_key=settings.api_key or "not-needed",
+            timeout=settings.timeout_seconds,
+            max_retries=settings.max_retries,
+        )
+
+    async def close(self) -> None:
+        """Close the HTTP client."""
+        await self._client.close()
+
+    def _request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        request: dict[str, Any] = {"model": self.model, "messages": _sanitise(messages)}
+        if tools:
+            request["tools"] = tools
+            request["tool_choice"] = self.settings.tool_choice
+        if self.settings.temperature is not None:
+            request["temperature"] = self.settings.temperature
+        if self.settings.max_tokens is not None:
+            request["max_tokens"] = self.settings.max_tokens
+        return request
+
+    async def stream(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> AsyncIterator[StreamDelta]:
+        """Stream one turn, assembling native tool calls from their deltas."""
+        request = self._request(messages, tools)
+        calls: dict[int, NativeCall] = {}
+        finish: str | None = None
+        try:
+            if not self.settings.stream:
+                response = await self._client.chat.completions.create(**request)
+                choice = response.choices[0]
+                if choice.message.content:
+                    yield StreamDelta(text=choice.message.content)
+                for i, tc in enumerate(choice.message.tool_calls or []):
+                    calls[i] = NativeCall(
+                        id=tc.id or f"call_{i}",
+                        name=tc.function.name,
+                        arguments=tc.function.arguments or "",
+                    )
+                finish = choice.finish_reason
+            else:
+                stream = await self._client.chat.completions.create(**request, stream=True)
+                async for chunk in stream:
+                    if not chunk.choices:
+                        continue
+                    choice = chunk.choices[0]
+                    delta = choice.delta
+                    if delta is not None and delta.content:
+                        yield StreamDelta(text=delta.content)
+                    for tc in (delta.tool_calls if delta is not None else None) or []:
+                        index = tc.index if tc.index is not None else len(calls)
+                        call = calls.setdefault(index, NativeCall(id="", name=""))
+                        if tc.id:
+                            call.id = tc.id
+                        if tc.function is not None:
+                            # Some servers repeat the whole name in every delta: set, never append.
+                            if tc.function.name:
+                                call.name = tc.function.name
+                            if tc.function.arguments:
+                                call.arguments += tc.function.arguments
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        except openai.APIStatusError as exc:
+            raise self._status_error(exc, bool(tools)) from None
+        except openai.APITimeoutError:
+            raise ModelError(
+                "timeout", f"the model at {self.base_url} did not answer in time"
+            ) from None
+        except (openai.APIConnectionError, httpx.TransportError) as exc:
+            cause = exc.__cause__ or exc
+            raise ModelError(
+                "connection",
+                f"cannot reach the model at {self.base_url}: {self._redact(str(cause))[:200]}",
+            ) from None
+        ordered = [calls[i] for i in sorted(calls)]
+        for n, call in enumerate(ordered):
+            call.id = call.id or f"call_{n}"
+        yield StreamDelta(done=True, calls=ordered, finish_reason=finish)
+
+    def _status_error(self, exc: openai.APIStatusError, sent_tools: bool) -> ModelError:
+        message = _error_message(exc)
+        status = exc.status_code
+        text = self._redact(message)[:300]
+        if status in (401, 403):
+            return ModelError(
+                "auth",
+                f"the model endpoint {self.base_url} refused the API key (HTTP {status}): {text}",
+                status,
+            )
+        if status == 429:
+            return ModelError(
+                "rate_limit", f"rate-limited by {self.base_url} (HTTP 429): {text}", status
+            )
+        if status == 404:
+            return ModelError(
+                "not_found",
+                f"model {self.model!r} or endpoint not found at {self.base_url} (HTTP 404): {text}",
+                status,
+            )
+        if sent_tools and status >= 400 and _TOOLS_REJECTED.search(message):
+            return ToolsRejected(
+                "tools_rejected", f"the endpoint rejected tools (HTTP {status}): {text}", status
+            )
+        return ModelError(
+            "server" if status >= 500 else "bad_request",
+            f"the model endpoint answered HTTP {status}: {text}",
+            status,
+        )
+
+
+def _error_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(inner, str):
+            return inner
+        if body.get("detail"):
+            return str(body["detail"])
+    try:
+        return exc.response.text or str(exc)
+    except Exception:
+        return str(exc)
+
+
+def _sanitise(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # llama-cpp-python answers HTTP 500 to an assistant message whose content is null.
+    out = []
+    for message in messages:
+        if message.get("content") is None:
+            message = {**message, "content": ""}
+        out.append(message)
+    return out

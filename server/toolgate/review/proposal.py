@@ -1,0 +1,141 @@
+"""A proposal: one gated file change, its diff and hunks, and what became of it."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any
+
+from toolgate.review.diff import Hunk, apply_hunks, hunks_of, locate, split_lines, unified_diff
+
+_ids = itertools.count(1)
+
+
+class ProposalStatus(str, Enum):
+    """Where a proposal stands."""
+
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    PARTIALLY_ACCEPTED = "partially_accepted"
+    REJECTED = "rejected"
+    STALE = "stale"
+    CANCELLED = "cancelled"
+
+
+@dataclass
+class Proposal:
+    """A change to one file that waits for the person."""
+
+    id: str
+    run_id: str
+    call_id: str
+    tool: str
+    path: str  # workspace-relative POSIX path
+    original: str  # text the diff is against ("" for a new file)
+    proposed: str
+    diff: str
+    hunks: list[Hunk]
+    is_new_file: bool = False
+    why: str = ""
+    status: ProposalStatus = ProposalStatus.PENDING
+    reason: str | None = None
+    hunks_applied: list[int] = field(default_factory=list)
+
+    def text_with(self, selected: set[int] | None = None) -> str:
+        """The file's text with the selected hunks applied (all when None)."""
+        if selected is None or set(range(len(self.hunks))) <= selected:
+            return self.proposed
+        return apply_hunks(self.original, self.hunks, selected)
+
+    def rebase(self, current: str) -> Proposal | None:
+        """The same change against the person's newer text, or None when a hunk no longer fits."""
+        if current == self.original:
+            return self
+        if self.is_new_file:
+            return None
+        lines = split_lines(current)
+        moved: list[Hunk] = []
+        taken: list[tuple[int, int]] = []
+        for hunk in self.hunks:
+            at = locate(lines, hunk.old_lines, hunk.start)
+            if at is None:
+                return None
+            span = (at, at + len(hunk.old_lines))
+            if any(span[0] < end and start < span[1] for start, end in taken):
+                return None
+            taken.append(span)
+            moved.append(replace(hunk, start=span[0], end=span[1]))
+        proposed = apply_hunks(current, moved)
+        return make_proposal(
+            run_id=self.run_id,
+            call_id=self.call_id,
+            tool=self.tool,
+            path=self.path,
+            original=current,
+            proposed=proposed,
+            why=self.why,
+            proposal_id=self.id,
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """The proposal as the front ends show it (without the full texts)."""
+        return {
+            "id": self.id,
+            "runId": self.run_id,
+            "tool": self.tool,
+            "path": self.path,
+            "diff": self.diff,
+            "why": self.why,
+            "status": self.status.value,
+            "isNewFile": self.is_new_file,
+            "hunks": [
+                {"index": h.index, "start": h.start, "end": h.end, "header": h.header}
+                for h in self.hunks
+            ],
+        }
+
+
+@dataclass
+class Resolution:
+    """What the person decided about a proposal, and what actually landed."""
+
+    status: ProposalStatus
+    hunks_applied: list[int] = field(default_factory=list)
+    reason: str | None = None
+    message: str | None = None  # extra facts for the model, e.g. files that differ from disk
+
+    @property
+    def landed(self) -> bool:
+        """Whether any part of the change is now in the file."""
+        return self.status in (ProposalStatus.ACCEPTED, ProposalStatus.PARTIALLY_ACCEPTED)
+
+
+def make_proposal(
+    *,
+    run_id: str,
+    call_id: str,
+    tool: str,
+    path: str,
+    original: str | None,
+    proposed: str,
+    why: str = "",
+    proposal_id: str | None = None,
+) -> Proposal:
+    """Build a proposal with its diff and hunks."""
+    is_new = original is None
+    before = original or ""
+    diff = unified_diff(before, proposed, path, new_file=is_new)
+    return Proposal(
+        id=proposal_id or f"p-{next(_ids)}",
+        run_id=run_id,
+        call_id=call_id,
+        tool=tool,
+        path=path,
+        original=before,
+        proposed=proposed,
+        diff=diff,
+        hunks=hunks_of(before, proposed, diff),
+        is_new_file=is_new,
+        why=why,
+    )

@@ -1,0 +1,133 @@
+"""The Reviewer port: the one seam between the engine and whoever the person is talking through."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
+from toolgate.workspace import PathRefused, Workspace
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """A gated call that is not a file diff: git operations and commands."""
+
+    run_id: str
+    call_id: str
+    tool: str
+    summary: str  # what will happen, e.g. the argv or the commit message
+    why: str = ""
+    off_allow_list: bool = False  # a command no blanket approval may cover
+
+
+@dataclass(frozen=True)
+class Approval:
+    """The person's answer to an ApprovalRequest."""
+
+    approved: bool
+    reason: str | None = None
+
+
+@runtime_checkable
+class Reviewer(Protocol):
+    """Implemented by the language server, the terminal, and the tests."""
+
+    async def review_change(self, proposal: Proposal) -> Resolution:
+        """Show a proposed change, wait for the person, apply what they accept."""
+        ...
+
+    async def apply_change(self, proposal: Proposal) -> Resolution:
+        """Apply a change the policy already approved (still through the editor when there is one)."""
+        ...
+
+    async def confirm(self, request: ApprovalRequest) -> Approval:
+        """Ask yes or no about a gated call that is not a file diff."""
+        ...
+
+    async def before_tests(self) -> list[str]:
+        """Make sure accepted changes are on disk before tests run; notes for the model."""
+        ...
+
+
+class DiskReviewer:
+    """Applies accepted changes by writing them to disk atomically; subclasses decide."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    async def decide(self, proposal: Proposal) -> tuple[set[int] | None, str | None]:
+        """Which hunks the person accepts (None = all; empty set = rejected), and a reason."""
+        return set(), "no reviewer"
+
+    async def review_change(self, proposal: Proposal) -> Resolution:
+        """Ask, then write what was accepted."""
+        accepted, reason = await self.decide(proposal)
+        if accepted is not None and not accepted:
+            return Resolution(ProposalStatus.REJECTED, [], reason)
+        return self.write(proposal, accepted, reason)
+
+    async def apply_change(self, proposal: Proposal) -> Resolution:
+        """Write the whole change."""
+        return self.write(proposal, None, None)
+
+    def write(self, proposal: Proposal, accepted: set[int] | None,
+              reason: str | None) -> Resolution:
+        """Write the accepted hunks to disk; a proposal made stale by the disk is not applied."""
+        all_hunks = set(range(len(proposal.hunks)))
+        chosen = all_hunks if accepted is None else (accepted & all_hunks)
+        try:
+            _, current = self.workspace.read_or_none(proposal.path)
+        except (PathRefused, OSError) as exc:
+            return Resolution(ProposalStatus.REJECTED, [], str(exc))
+        now = current.text if current else None
+        expected = None if proposal.is_new_file else proposal.original
+        if now != expected:
+            rebased = proposal.rebase(now) if now is not None else None
+            if rebased is None:
+                return Resolution(ProposalStatus.STALE, [],
+                                  f"{proposal.path} changed on disk since the proposal was made")
+            proposal = rebased
+        text = proposal.text_with(chosen)
+        try:
+            self.workspace.write(proposal.path, text, like=current)
+        except (PathRefused, OSError) as exc:
+            return Resolution(ProposalStatus.REJECTED, [], f"could not write: {exc}")
+        status = (ProposalStatus.ACCEPTED if chosen == all_hunks
+                  else ProposalStatus.PARTIALLY_ACCEPTED)
+        return Resolution(status, sorted(chosen), reason)
+
+    async def confirm(self, request: ApprovalRequest) -> Approval:
+        """Refuse by default."""
+        return Approval(False, "no reviewer")
+
+    async def before_tests(self) -> list[str]:
+        """Disk is the only truth here: nothing to sync."""
+        return []
+
+
+class AutoReviewer(DiskReviewer):
+    """Approves every change and every confirmable call (`--approve auto`)."""
+
+    async def decide(self, proposal: Proposal) -> tuple[set[int] | None, str | None]:
+        """Accept everything."""
+        return None, None
+
+    async def confirm(self, request: ApprovalRequest) -> Approval:
+        """Approve, except a command off the allow-list, which needs a person's explicit yes."""
+        if request.off_allow_list:
+            return Approval(False, "commands off the allow-list need a person's explicit yes; "
+                                   "auto-approval never covers them")
+        return Approval(True)
+
+
+class DenyReviewer(DiskReviewer):
+    """Refuses every gated call (`--approve deny`, and when nobody is at the terminal)."""
+
+    async def decide(self, proposal: Proposal) -> tuple[set[int] | None, str | None]:
+        """Reject everything."""
+        return set(), "gated changes are refused in this session (--approve deny)"
+
+    async def confirm(self, request: ApprovalRequest) -> Approval:
+        """Reject everything."""
+        return Approval(False, "gated calls are refused in this session (--approve deny)")

@@ -1,0 +1,74 @@
+"""A tool is an interface: a name, a description and JSON Schemas for its arguments and output."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+REASONING_FIELD = "_reasoningForCall"
+_REASONING_SCHEMA = {
+    "type": "string",
+    "description": "One short sentence: why you make this call. Shown to the person who reviews it.",
+}
+
+
+@dataclass(frozen=True)
+class Tool:
+    """What the model sees of a tool."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+    output: dict[str, Any] | None = None
+    # How the gate treats the tool by default: "read" runs at once, "change" and "command" ask.
+    kind: str = "read"
+
+    @property
+    def summary(self) -> str:
+        """The first line of the description."""
+        return self.description.strip().splitlines()[0] if self.description.strip() else self.name
+
+    def model_parameters(self) -> dict[str, Any]:
+        """The argument schema sent to the model: the tool's own plus `_reasoningForCall`."""
+        params = copy.deepcopy(self.parameters)
+        params.setdefault("type", "object")
+        params.setdefault("properties", {})[REASONING_FIELD] = dict(_REASONING_SCHEMA)
+        return params
+
+    def composed(self, activity: str | None) -> dict[str, Any]:
+        """The schema document with the meta-fields `_tool`, `_activity` and `_output`."""
+        return {
+            "_tool": self.name,
+            "_activity": activity or "",
+            "_output": self.output,
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.model_parameters(),
+        }
+
+    def openai(self) -> dict[str, Any]:
+        """The entry of an OpenAI `tools=[…]` list."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.model_parameters(),
+            },
+        }
+
+
+def tool_from_schema(doc: dict[str, Any]) -> Tool:
+    """Read a tool back from a composed schema or an OpenAI tools entry."""
+    body = doc.get("function", doc)
+    params = copy.deepcopy(body.get("parameters") or {"type": "object", "properties": {}})
+    params.get("properties", {}).pop(REASONING_FIELD, None)
+    return Tool(
+        name=body["name"],
+        description=body.get("description", ""),
+        parameters=params,
+        output=doc.get("_output"),
+    )

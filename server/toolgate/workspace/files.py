@@ -1,0 +1,106 @@
+"""Reading and writing text files without surprises: encodings, newline styles, atomic writes."""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class BinaryFileError(ValueError):
+    """The file is not text."""
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """A text file's content with the conventions it was written in."""
+
+    text: str  # newlines normalised to "\n"
+    encoding: str = "utf-8"
+    newline: str = "\n"
+    final_newline: bool = True
+
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def detect_newline(text: str) -> str:
+    """The newline style a text mostly uses ("\\r\\n" or "\\n")."""
+    crlf = text.count("\r\n")
+    lf = text.count("\n") - crlf
+    return "\r\n" if crlf > lf else "\n"
+
+
+def decode_text(raw: bytes) -> TextFile:
+    """Decode bytes read from disk, remembering encoding and newline style."""
+    encoding = "utf-8"
+    for bom, name in _BOMS:
+        if raw.startswith(bom):
+            encoding = name
+            break
+    else:
+        if b"\x00" in raw[:8192]:
+            raise BinaryFileError("binary file (contains NUL bytes)")
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError:
+        # Legacy single-byte files still deserve to be read and edited losslessly.
+        encoding = "latin-1"
+        text = raw.decode(encoding)
+    newline = detect_newline(text)
+    return TextFile(
+        text=text.replace("\r\n", "\n"),
+        encoding=encoding,
+        newline=newline,
+        final_newline=text.endswith("\n"),
+    )
+
+
+def encode_text(text: str, like: TextFile | None) -> bytes:
+    """Encode new content in the conventions of the file it replaces."""
+    normalised = text.replace("\r\n", "\n")
+    newline = like.newline if like else "\n"
+    encoding = like.encoding if like else "utf-8"
+    if newline != "\n":
+        normalised = normalised.replace("\n", newline)
+    try:
+        return normalised.encode(encoding)
+    except UnicodeEncodeError:
+        # Content the old encoding cannot hold: UTF-8 loses nothing.
+        return normalised.encode("utf-8")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same folder and rename, so no reader sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode: int | None = None
+    with contextlib.suppress(FileNotFoundError):
+        mode = stat.S_IMODE(path.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: Path, text: str, like: TextFile | None = None) -> None:
+    """Atomically write text, keeping the newline style and encoding of `like`."""
+    atomic_write_bytes(path, encode_text(text, like))
