@@ -1,0 +1,241 @@
+"""Running one command without a shell, in its own process group, with a timeout and a cap."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolgate.runner.output import OutputCapture
+
+# Seconds a process group gets between SIGTERM and SIGKILL.
+TERM_GRACE_SECONDS = 2.0
+
+# Seconds to wait for the output pipe to close once the command itself has exited; longer means
+# a leftover child still holds the pipe, and the group is ended.
+EOF_GRACE_SECONDS = 1.0
+
+_READ_CHUNK = 65536
+
+# Environment variables that hold secrets of the person running Toolgate; the workspace's code
+# (its tests, its conftest) has no business reading them.
+SECRET_ENV_NAMES = frozenset({"OPENAI_API_KEY", "TOOLGATE_API_KEY"})
+
+_PYTHON_NAMES = ("python", "python3")
+_PYTEST_NAMES = ("pytest", "py.test")
+
+
+@dataclass
+class ProcessOutcome:
+    """How a command ended and what it printed (stdout and stderr interleaved, capped)."""
+
+    argv: list[str]
+    exit_code: int | None
+    output: str
+    output_truncated: bool
+    output_size_bytes: int
+    timed_out: bool
+    duration_seconds: float
+
+
+def _venv_bins(cwd: Path, root: Path | None) -> list[Path]:
+    """The bin folders of virtual environments in cwd and its parents up to root."""
+    folders = [cwd]
+    if root is not None:
+        real_root = root.resolve()
+        here = cwd.resolve()
+        folders = []
+        while True:
+            folders.append(here)
+            if here == real_root or here.parent == here:
+                break
+            here = here.parent
+        if real_root not in folders:
+            folders = [cwd]
+    bins: list[Path] = []
+    for folder in folders:
+        for venv in (".venv", "venv"):
+            for sub in ("bin", "Scripts"):
+                candidate = folder / venv / sub
+                if candidate.is_dir():
+                    bins.append(candidate)
+    return bins
+
+
+def _executable_in(folder: Path, name: str) -> Path | None:
+    for candidate in (folder / name, folder / f"{name}.exe"):
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def resolve_executable(argv: list[str], cwd: Path, *, root: Path | None = None) -> list[str]:
+    """Resolve 'python', 'python3' and 'pytest' to the workspace's venv, else PATH, else ourselves.
+
+    The workspace's own `.venv/bin` (or `venv/bin`) in `cwd` — or any folder between `cwd` and
+    `root` when `root` is given — comes first; then PATH; then the interpreter running Toolgate
+    (`pytest` becomes `[sys.executable, "-m", "pytest"]`). Other commands are left as they are.
+    """
+    if not argv:
+        return list(argv)
+    name, rest = argv[0], list(argv[1:])
+    if name not in _PYTHON_NAMES + _PYTEST_NAMES:
+        return list(argv)
+    for folder in _venv_bins(cwd, root):
+        found = _executable_in(folder, name)
+        if found is None and name in _PYTHON_NAMES:
+            found = _executable_in(folder, "python") or _executable_in(folder, "python3")
+        if found is not None:
+            return [str(found), *rest]
+        if name in _PYTEST_NAMES:
+            python = _executable_in(folder, "python") or _executable_in(folder, "python3")
+            if python is not None:
+                return [str(python), "-m", "pytest", *rest]
+    on_path = shutil.which(name)
+    if on_path is not None:
+        return [on_path, *rest]
+    if name in _PYTEST_NAMES:
+        return [sys.executable, "-m", "pytest", *rest]
+    return [sys.executable, *rest]
+
+
+def child_environment(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a command: ours without secrets, plus `overrides`."""
+    env = {key: value for key, value in os.environ.items() if key not in SECRET_ENV_NAMES}
+    if overrides:
+        env.update(overrides)
+    return env
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+
+
+async def _end_group(process: asyncio.subprocess.Process, *, grace: float) -> None:
+    """Ask the whole process group to stop, force it after `grace` seconds, and reap the leader."""
+    pgid = process.pid
+    if grace > 0:
+        _signal_group(pgid, signal.SIGTERM)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(process.wait(), grace)
+    # The leader may have gone on SIGTERM while its children ignored it: force them all.
+    _signal_group(pgid, signal.SIGKILL)
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(process.wait(), 5.0)
+
+
+async def _pump(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
+    while True:
+        chunk = await stream.read(_READ_CHUNK)
+        if not chunk:
+            return
+        capture.feed(chunk)
+
+
+def _is_dir(path: Path) -> bool:
+    # One stat call: cheaper than handing it to a thread.
+    return os.path.isdir(path)
+
+
+def _failed_start(argv: list[str], message: str, started: float) -> ProcessOutcome:
+    return ProcessOutcome(
+        argv=list(argv),
+        exit_code=None,
+        output=message,
+        output_truncated=False,
+        output_size_bytes=len(message.encode()),
+        timed_out=False,
+        duration_seconds=time.monotonic() - started,
+    )
+
+
+async def run_process(
+    argv: list[str],
+    cwd: Path,
+    *,
+    timeout_seconds: float,
+    max_output_bytes: int,
+    env: Mapping[str, str] | None = None,
+) -> ProcessOutcome:
+    """Run argv (never through a shell) in cwd and return how it ended.
+
+    The command gets a new session and process group, stdin from /dev/null, and the environment
+    of Toolgate without its secrets plus `env`. On timeout or cancellation the whole group is
+    ended (SIGTERM, a short grace, SIGKILL) and reaped. Output is capped while it is read. A
+    command that cannot start is an outcome with `exit_code=None` and the reason as output.
+    """
+    started = time.monotonic()
+    argv = [str(arg) for arg in argv]
+    if not argv:
+        return _failed_start(argv, "cannot run an empty command", started)
+    if not _is_dir(cwd):
+        return _failed_start(argv, f"working directory does not exist: {cwd}", started)
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env=child_environment(env),
+        )
+    except FileNotFoundError:
+        return _failed_start(
+            argv, f"command not found: {argv[0]!r} is not an executable on PATH", started
+        )
+    except PermissionError:
+        return _failed_start(argv, f"permission denied: {argv[0]!r} cannot be executed", started)
+    except OSError as error:
+        return _failed_start(argv, f"the command could not start: {error}", started)
+
+    capture = OutputCapture(max_output_bytes)
+    assert process.stdout is not None
+    pump = asyncio.ensure_future(_pump(process.stdout, capture))
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(process.wait(), timeout_seconds)
+        except asyncio.TimeoutError:
+            timed_out = True
+            await _end_group(process, grace=TERM_GRACE_SECONDS)
+        else:
+            try:
+                await asyncio.wait_for(asyncio.shield(pump), EOF_GRACE_SECONDS)
+            except asyncio.TimeoutError:
+                # A descendant still holds the pipe open after the command exited.
+                _signal_group(process.pid, signal.SIGKILL)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.shield(pump), EOF_GRACE_SECONDS)
+    except asyncio.CancelledError:
+        await _end_group(process, grace=0)
+        pump.cancel()
+        raise
+    finally:
+        if not pump.done():
+            pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pump
+
+    output = capture.text()
+    if timed_out:
+        output += (
+            f"\n[timed out after {timeout_seconds:g} s; the command and its children were ended]"
+        )
+    return ProcessOutcome(
+        argv=argv,
+        exit_code=None if timed_out else process.returncode,
+        output=output,
+        output_truncated=capture.truncated,
+        output_size_bytes=capture.total,
+        timed_out=timed_out,
+        duration_seconds=time.monotonic() - started,
+    )
