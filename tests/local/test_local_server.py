@@ -1,0 +1,151 @@
+"""The embedded model for real: assembled, served by llama_cpp.server, answering, and stopped."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+
+from toolgate.model.local import LocalModelServer
+from toolgate.model.local_assets import (
+    MODEL_NAME,
+    MODEL_SHA256,
+    MODEL_SIZE,
+    LocalModelError,
+    ensure_model_file,
+)
+
+pytestmark = [
+    pytest.mark.local_model,
+    pytest.mark.skipif(
+        importlib.util.find_spec("llama_cpp") is None,
+        reason='the local runtime is not installed (pip install "toolgate[local]", or run '
+        "scripts/install-local-model.sh)",
+    ),
+]
+
+
+def _gone(pid: int) -> bool:
+    """Whether no process (or only an unreaped zombie of ours) has this id."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0]
+    except (OSError, IndexError):
+        return True
+    return state == "Z"
+
+
+def _group_gone(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModelServer]:
+    logs = tmp_path_factory.mktemp("logs")
+    with LocalModelServer(log_dir=logs) as running:
+        yield running
+
+
+def test_model_file_is_the_pinned_one() -> None:
+    path = ensure_model_file()
+    assert path.stat().st_size == MODEL_SIZE
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(4 * 1024 * 1024):
+            digest.update(chunk)
+    assert digest.hexdigest() == MODEL_SHA256
+
+
+def test_server_answers_models(server: LocalModelServer) -> None:
+    assert server.base_url.startswith("http://127.0.0.1:")
+    assert f":{server.port}" in server.description
+    assert "small model" in server.description
+    reply = httpx.get(f"{server.base_url}/models", timeout=10)
+    assert reply.status_code == 200
+    assert [m["id"] for m in reply.json()["data"]] == [MODEL_NAME]
+
+
+def test_chat_completion_returns_text(server: LocalModelServer) -> None:
+    client = openai.OpenAI(base_url=server.base_url, api_key=server.api_key)
+    reply = client.chat.completions.create(
+        model=server.model,
+        messages=[{"role": "user", "content": "Say hello in one short sentence."}],
+        max_tokens=32,
+        temperature=0,
+    )
+    text = reply.choices[0].message.content
+    assert isinstance(text, str) and text.strip()
+
+
+async def test_async_start_and_stop_leave_nothing_behind(tmp_path: Path) -> None:
+    local = LocalModelServer(log_dir=tmp_path, n_ctx=2048)
+    await local.start()
+    pid = local.pid
+    assert pid is not None and local.running
+    async with httpx.AsyncClient() as client:
+        assert (await client.get(f"{local.base_url}/models")).status_code == 200
+
+    await local.stop()
+    await local.stop()  # a second stop is harmless
+
+    assert not local.running
+    assert _gone(pid)
+    assert _group_gone(pid)
+    assert local.log_path is not None and local.log_path.read_bytes()
+
+
+def test_server_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
+    # A parent that starts the server, prints its pid, then waits; SIGKILL skips its atexit.
+    code = textwrap.dedent(
+        f"""
+        import time
+        from pathlib import Path
+        from toolgate.model.local import LocalModelServer
+        s = LocalModelServer(log_dir=Path({str(tmp_path)!r}), n_ctx=2048)
+        s.start_sync()
+        print(s.pid, flush=True)
+        time.sleep(600)
+        """
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        pid = int(parent.stdout.readline())
+        assert not _gone(pid)
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 15
+        while not _gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _gone(pid)
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+def test_bad_model_file_fails_with_the_log(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_bytes(b"not a gguf file" * 100)
+    local = LocalModelServer(model_path=bogus, log_dir=tmp_path, startup_timeout=60)
+    with pytest.raises(LocalModelError, match="exited during start") as info:
+        local.start_sync()
+    assert str(local.log_path) in str(info.value)
+    assert not local.running
