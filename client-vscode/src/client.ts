@@ -1,0 +1,171 @@
+/** The language client's life: find the server command, check the installed version, start, restart, stop. */
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+} from 'vscode-languageclient/node';
+import * as api from './vscodeapi';
+import type { Controller, ServerApi } from './controller';
+import type { AgentEvent, Proposal, ProposalResolved, SaveDocumentsParams } from './protocol';
+import { Method } from './protocol';
+import { checkToolgate, resolveServerLaunch } from './python';
+import type { InitializationOptions, ToolgateSettings } from './settings';
+import { readSettings, toInitializationOptions } from './settings';
+
+/** What the manager needs from the rest of the extension. */
+export interface ServerManagerDeps {
+  serverOutput: api.LogOutputChannel;
+  transcript: api.OutputChannel;
+  apiKey(): Promise<string | undefined>;
+  controller(): Controller;
+  refreshProposal(proposal: Proposal): void;
+}
+
+/** Starts `toolgate lsp` and forwards its custom messages to the controller. */
+export class ServerManager implements ServerApi {
+  private client: LanguageClient | undefined;
+  private starting: Promise<void> | undefined;
+
+  constructor(private readonly deps: ServerManagerDeps) {}
+
+  settings(): ToolgateSettings {
+    return readSettings(api.getSetting);
+  }
+
+  async options(): Promise<InitializationOptions> {
+    return toInitializationOptions(this.settings(), await this.deps.apiKey(), api.isTrusted());
+  }
+
+  isRunning(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** Run one of the server's commands through workspace/executeCommand. */
+  async execute<T>(command: string, args: unknown[]): Promise<T> {
+    if (!this.client || !this.isRunning()) {
+      throw new Error('the server is not running');
+    }
+    return (await this.client.sendRequest(ExecuteCommandRequest.type, {
+      command,
+      arguments: args,
+    })) as T;
+  }
+
+  /** Start the server (once; concurrent callers share the same start). */
+  start(): Promise<void> {
+    this.starting ??= this.doStart().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
+    const controller = this.deps.controller();
+    controller.setServerState('starting');
+    const settings = this.settings();
+    const launch = await resolveServerLaunch(settings, api.pythonExtensionInterpreter);
+    this.deps.serverOutput.appendLine(
+      `Starting ${[launch.command, ...launch.args].join(' ')} (from ${launch.origin})`,
+    );
+    if (launch.python) {
+      const check = await checkToolgate(launch.python);
+      if (!check.ok) {
+        controller.setServerState('error');
+        this.deps.serverOutput.appendLine(check.message);
+        void api.showErrorMessage(check.message, 'Copy Install Command', 'Open Settings').then((choice) => {
+          if (choice === 'Copy Install Command') {
+            void api.writeClipboard(check.installCommand);
+          } else if (choice === 'Open Settings') {
+            void api.executeCommand('workbench.action.openSettings', 'toolgate.pythonPath');
+          }
+        });
+        return;
+      }
+      this.deps.serverOutput.appendLine(`Found toolgate ${check.version}`);
+    }
+    const cwd = api.workspaceFolderPath();
+    const serverOptions: ServerOptions = {
+      command: launch.command,
+      args: launch.args,
+      options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }],
+      initializationOptions: await this.options(),
+      outputChannel: this.deps.serverOutput,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      // The server is told about configuration changes with the full options (see pushConfiguration).
+      synchronize: {},
+    };
+    const client = new LanguageClient('toolgate', 'Toolgate', serverOptions, clientOptions);
+    client.onNotification(Method.proposal, (proposal: Proposal) => {
+      void controller.handleProposal(proposal, (p) => this.deps.refreshProposal(p));
+    });
+    client.onNotification(Method.proposalResolved, (resolved: ProposalResolved) => {
+      void controller.handleProposalResolved(resolved);
+    });
+    client.onNotification(Method.event, (event: AgentEvent) => controller.handleEvent(event));
+    client.onRequest(Method.saveDocuments, (params: SaveDocumentsParams) =>
+      controller.handleSaveDocuments(params),
+    );
+    client.onDidChangeState((change) => {
+      if (change.newState === State.Running) {
+        controller.setServerState('idle');
+      } else if (change.newState === State.Stopped) {
+        controller.setServerState('stopped');
+      }
+    });
+    this.client = client;
+    try {
+      await client.start();
+    } catch (error) {
+      controller.setServerState('error');
+      const message = `Toolgate: the server did not start: ${(error as Error).message}`;
+      this.deps.serverOutput.appendLine(message);
+      void api.showErrorMessage(message, 'Show Output').then((choice) => {
+        if (choice) {
+          this.deps.serverOutput.show(true);
+        }
+      });
+      return;
+    }
+    controller.setServerState('idle');
+    try {
+      await controller.syncProposals();
+    } catch {
+      // An older server without listProposals: the list simply starts empty.
+    }
+  }
+
+  /** Tell the running server about new settings or a new API key. */
+  async pushConfiguration(): Promise<void> {
+    if (!this.client || !this.isRunning()) {
+      return;
+    }
+    await this.client.sendNotification(DidChangeConfigurationNotification.type, {
+      settings: { toolgate: await this.options() },
+    });
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch {
+        // Already gone: nothing to stop.
+      }
+    }
+  }
+
+  async restart(): Promise<void> {
+    await this.starting;
+    await this.stop();
+    await this.start();
+  }
+}

@@ -1,0 +1,249 @@
+/** The extension's own commands (prefix `toolgate-vscode.`); the server's `toolgate.*` commands are not registered here. */
+import * as api from './vscodeapi';
+import type { Controller } from './controller';
+import type { Proposal } from './protocol';
+import type { DiffReview } from './review';
+
+/** Ids of the commands this extension registers. */
+export const Command = {
+  ask: 'toolgate-vscode.ask',
+  acceptProposal: 'toolgate-vscode.acceptProposal',
+  rejectProposal: 'toolgate-vscode.rejectProposal',
+  acceptAll: 'toolgate-vscode.acceptAll',
+  showPending: 'toolgate-vscode.showPending',
+  stop: 'toolgate-vscode.stop',
+  runTests: 'toolgate-vscode.runTests',
+  setApiKey: 'toolgate-vscode.setApiKey',
+  showTranscript: 'toolgate-vscode.showTranscript',
+  restartServer: 'toolgate-vscode.restartServer',
+  viewDiff: 'toolgate-vscode.viewDiff',
+  acceptHunk: 'toolgate-vscode.acceptHunk',
+  rejectHunk: 'toolgate-vscode.rejectHunk',
+} as const;
+
+/** Key of the API key in SecretStorage. */
+export const API_KEY_SECRET = 'toolgate.apiKey';
+
+/** What the commands need besides the controller. */
+export interface CommandDeps {
+  controller: Controller;
+  review: DiffReview;
+  secrets: { store(key: string, value: string): Thenable<void>; delete(key: string): Thenable<void> };
+  output: { show(preserveFocus?: boolean): void };
+  /** Push the new API key to the running server. */
+  onApiKeyChanged(): Promise<void>;
+  restartServer(): Promise<void>;
+  serverRunning(): boolean;
+}
+
+/** A proposal as a quick pick row. */
+interface ProposalItem extends api.QuickPickItem {
+  proposal: Proposal;
+}
+
+function proposalItems(proposals: Proposal[]): ProposalItem[] {
+  return proposals.map((proposal) => ({
+    label: `${proposal.tool}: ${api.asRelativePath(proposal.uri)}`,
+    description: `${proposal.hunks.length} hunk${proposal.hunks.length === 1 ? '' : 's'}${proposal.isNewFile ? ', new file' : ''}`,
+    detail: proposal.why ?? undefined,
+    proposal,
+  }));
+}
+
+/**
+ * Which proposal a command means: an id argument, the uri of the editor it was invoked from,
+ * the active diff, the only pending proposal, or one the person picks.
+ */
+export async function resolveProposal(
+  deps: Pick<CommandDeps, 'controller' | 'review'>,
+  arg: unknown,
+  verb: string,
+): Promise<Proposal | undefined> {
+  const { controller, review } = deps;
+  const store = controller.store;
+  if (typeof arg === 'string') {
+    return store.get(arg);
+  }
+  if (arg && typeof arg === 'object') {
+    if ('scheme' in arg && 'query' in arg) {
+      const matches = review.proposalsFor(arg as { scheme: string; query: string; toString(): string });
+      if (matches.length === 1) {
+        return matches[0];
+      }
+    } else if ('id' in arg && typeof (arg as { id: unknown }).id === 'string') {
+      return store.get((arg as { id: string }).id);
+    }
+  }
+  const active = review.activeProposalId();
+  if (active) {
+    return store.get(active);
+  }
+  const pending = store.pending();
+  if (pending.length === 0) {
+    void api.showInformationMessage('Toolgate: no proposal is waiting for review.');
+    return undefined;
+  }
+  if (pending.length === 1) {
+    return pending[0];
+  }
+  const picked = await api.showQuickPick(proposalItems(pending), {
+    placeHolder: `Which proposal do you want to ${verb}?`,
+  });
+  return picked?.proposal;
+}
+
+async function guarded(deps: CommandDeps, action: () => Promise<unknown>): Promise<void> {
+  if (!deps.serverRunning()) {
+    const choice = await api.showErrorMessage(
+      'Toolgate: the server is not running.',
+      'Restart Server',
+      'Show Transcript',
+    );
+    if (choice === 'Restart Server') {
+      await deps.restartServer();
+    } else if (choice === 'Show Transcript') {
+      deps.output.show(true);
+    }
+    return;
+  }
+  try {
+    await action();
+  } catch (error) {
+    void api.showErrorMessage(`Toolgate: ${(error as Error).message}`);
+  }
+}
+
+/** Every command handler, by id; `registerCommands` registers them, tests call them directly. */
+export function commandHandlers(deps: CommandDeps): Record<string, (...args: unknown[]) => Promise<void>> {
+  const { controller, review } = deps;
+  return {
+    [Command.ask]: () =>
+      guarded(deps, async () => {
+        const selection = api.activeSelection();
+        const task = await api.showInputBox({
+          title: 'Toolgate: Ask Agent',
+          prompt: selection && !selection.empty
+            ? 'What should the agent do? The selected text goes along as context.'
+            : 'What should the agent do?',
+          placeHolder: 'e.g. Make the failing test in tests/test_calc.py pass',
+          ignoreFocusOut: true,
+        });
+        if (!task?.trim()) {
+          return;
+        }
+        const context = selection
+          ? selection.empty
+            ? { uri: selection.uri }
+            : { uri: selection.uri, range: selection.range, text: selection.text }
+          : undefined;
+        await controller.ask(task.trim(), context);
+      }),
+    [Command.acceptProposal]: (arg) =>
+      guarded(deps, async () => {
+        const proposal = await resolveProposal(deps, arg, 'accept');
+        if (proposal) {
+          await controller.accept(proposal.id);
+        }
+      }),
+    [Command.rejectProposal]: (arg) =>
+      guarded(deps, async () => {
+        const proposal = await resolveProposal(deps, arg, 'reject');
+        if (!proposal) {
+          return;
+        }
+        const reason = await api.showInputBox({
+          title: `Reject ${proposal.tool}: ${api.asRelativePath(proposal.uri)}`,
+          prompt: 'Why? (optional — the agent reads this)',
+          ignoreFocusOut: true,
+        });
+        if (reason === undefined) {
+          return; // Escape: the person changed their mind.
+        }
+        await controller.reject(proposal.id, reason.trim() || undefined);
+      }),
+    [Command.acceptAll]: () =>
+      guarded(deps, async () => {
+        const accepted = await controller.acceptAll();
+        api.setStatusBarMessage(`Toolgate: accepted ${accepted.length} proposal(s)`, 4000);
+      }),
+    [Command.showPending]: () =>
+      guarded(deps, async () => {
+        await controller.syncProposals();
+        const pending = controller.store.pending();
+        if (pending.length === 0) {
+          void api.showInformationMessage('Toolgate: no proposal is waiting for review.');
+          return;
+        }
+        const picked = await api.showQuickPick(proposalItems(pending), {
+          placeHolder: 'Pending proposals — pick one to review its diff',
+        });
+        if (picked) {
+          await review.open(picked.proposal);
+        }
+      }),
+    [Command.viewDiff]: (arg) =>
+      guarded(deps, async () => {
+        const proposal = await resolveProposal(deps, arg, 'view');
+        if (proposal) {
+          await review.open(proposal);
+        }
+      }),
+    [Command.acceptHunk]: (id, index) =>
+      guarded(deps, () => controller.decideHunk(String(id), Number(index), true)),
+    [Command.rejectHunk]: (id, index) =>
+      guarded(deps, () => controller.decideHunk(String(id), Number(index), false)),
+    [Command.stop]: () =>
+      guarded(deps, async () => {
+        const cancelled = await controller.stop();
+        if (!cancelled) {
+          void api.showInformationMessage('Toolgate: no run to stop.');
+        }
+      }),
+    [Command.runTests]: () =>
+      guarded(deps, async () => {
+        const result = await api.withNotificationProgress('Toolgate: running tests', () =>
+          deps.controller.runTests(),
+        );
+        const s = result?.summary;
+        if (!s) {
+          return;
+        }
+        const text = `Toolgate tests: ${s.passed} passed, ${s.failed} failed, ${s.errors} errors, ${s.skipped} skipped`;
+        if (s.failed + s.errors > 0) {
+          const choice = await api.showWarningMessage(text, 'Show Problems');
+          if (choice) {
+            await api.executeCommand('workbench.actions.view.problems');
+          }
+        } else {
+          void api.showInformationMessage(text);
+        }
+      }),
+    [Command.setApiKey]: async () => {
+      const key = await api.showInputBox({
+        title: 'Toolgate: API key',
+        prompt: 'API key for the chat API (kept in the editor\'s secret storage). Leave empty to remove it.',
+        password: true,
+        ignoreFocusOut: true,
+      });
+      if (key === undefined) {
+        return;
+      }
+      if (key.trim()) {
+        await deps.secrets.store(API_KEY_SECRET, key.trim());
+      } else {
+        await deps.secrets.delete(API_KEY_SECRET);
+      }
+      await deps.onApiKeyChanged();
+      void api.showInformationMessage(key.trim() ? 'Toolgate: API key saved.' : 'Toolgate: API key removed.');
+    },
+    [Command.showTranscript]: async () => {
+      deps.output.show(false);
+    },
+    [Command.restartServer]: () => deps.restartServer(),
+  };
+}
+
+/** Register every command; returns their disposables. */
+export function registerCommands(deps: CommandDeps): api.Disposable[] {
+  return Object.entries(commandHandlers(deps)).map(([id, handler]) => api.registerCommand(id, handler));
+}

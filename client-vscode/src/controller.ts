@@ -1,0 +1,307 @@
+/** Reacts to what the server sends (proposals, events, save requests) and carries out the person's decisions. */
+import * as api from './vscodeapi';
+import type {
+  AcceptResult,
+  AgentEvent,
+  AskContext,
+  Proposal,
+  ProposalResolved,
+  RunTestsResult,
+  SaveDocumentsParams,
+  SaveDocumentsResult,
+} from './protocol';
+import { ServerCommand } from './protocol';
+import type { ProposalStore } from './proposals';
+import type { DiffReview } from './review';
+import { toReport } from './diagnostics';
+import type { RunState } from './status';
+import { statusText, statusTooltip } from './status';
+import { TranscriptFormatter } from './transcript';
+
+/** The server as the controller needs it: its commands, and whether it runs. */
+export interface ServerApi {
+  execute<T>(command: string, args: unknown[]): Promise<T>;
+  isRunning(): boolean;
+}
+
+/** How long to wait for other language servers to analyse an accepted edit. */
+export const DIAGNOSTICS_WAIT_MS = 2500;
+/** Quiet time after the last diagnostics change before the report is sent. */
+export const DIAGNOSTICS_SETTLE_MS = 400;
+
+/** Wait until diagnostics for `uri` change and then stay quiet a moment, or until the timeout. */
+export function waitForDiagnostics(
+  uri: string,
+  timeoutMs: number = DIAGNOSTICS_WAIT_MS,
+  settleMs: number = DIAGNOSTICS_SETTLE_MS,
+): Promise<void> {
+  return new Promise((resolve) => {
+    let settle: ReturnType<typeof setTimeout> | undefined;
+    const finish = () => {
+      clearTimeout(deadline);
+      clearTimeout(settle);
+      subscription.dispose();
+      resolve();
+    };
+    const deadline = setTimeout(finish, timeoutMs);
+    const subscription = api.onDidChangeDiagnostics((uris) => {
+      if (uris.includes(uri) || uris.some((changed) => decodeURIComponent(changed) === decodeURIComponent(uri))) {
+        clearTimeout(settle);
+        settle = setTimeout(finish, settleMs);
+      }
+    });
+  });
+}
+
+/** The state behind the UI: proposals, the active run, the transcript and the status bar. */
+export class Controller {
+  private readonly transcript: TranscriptFormatter;
+  private state: RunState = 'starting';
+  private runId: string | undefined;
+  private finishProgress: (() => void) | undefined;
+  private progressReport: ((message: string) => void) | undefined;
+
+  constructor(
+    readonly store: ProposalStore,
+    private readonly server: ServerApi,
+    private readonly review: DiffReview,
+    private readonly output: { append(text: string): void; show(preserveFocus?: boolean): void },
+    private readonly statusBar: { text: string; tooltip?: unknown; show(): void },
+    private readonly openDiffMode: () => 'auto' | 'notify',
+    secrets: () => readonly (string | undefined)[],
+    private readonly waitDiagnostics: (uri: string) => Promise<void> = (uri) => waitForDiagnostics(uri),
+  ) {
+    this.transcript = new TranscriptFormatter(secrets);
+    this.store.onDidChange(() => {
+      this.render();
+      void this.review.updateContext();
+    });
+    this.render();
+  }
+
+  /** The run in progress, if any. */
+  get activeRunId(): string | undefined {
+    return this.runId;
+  }
+
+  get runState(): RunState {
+    return this.state;
+  }
+
+  /** The server started, stopped or failed. */
+  setServerState(state: RunState): void {
+    this.state = state;
+    if (state !== 'running') {
+      this.endProgress();
+      this.runId = undefined;
+    }
+    if (state === 'stopped' || state === 'error') {
+      this.store.clear();
+    }
+    this.render();
+  }
+
+  /** toolgate/proposal: remember it, refresh its diff, and show it (or offer to). */
+  async handleProposal(proposal: Proposal, refresh: (p: Proposal) => void = () => {}): Promise<void> {
+    const isNew = this.store.upsert(proposal);
+    refresh(proposal);
+    if (!isNew || !this.store.get(proposal.id)) {
+      return;
+    }
+    const path = api.asRelativePath(proposal.uri);
+    this.output.append(`        proposal ${proposal.id}: ${proposal.tool} ${path} (${proposal.hunks.length} hunk(s))\n`);
+    if (this.openDiffMode() === 'auto' && !this.review.anyVisible()) {
+      await this.review.open(proposal);
+      return;
+    }
+    await this.notify(proposal, path);
+  }
+
+  private async notify(proposal: Proposal, path: string): Promise<void> {
+    const why = proposal.why ? ` — ${proposal.why}` : '';
+    const choice = await api.showInformationMessage(
+      `Toolgate proposes ${proposal.tool} on ${path}${why}`,
+      'View Diff',
+      'Accept',
+      'Reject',
+    );
+    if (!this.store.get(proposal.id)) {
+      return;
+    }
+    if (choice === 'View Diff') {
+      await this.review.open(proposal);
+    } else if (choice === 'Accept') {
+      await this.accept(proposal.id);
+    } else if (choice === 'Reject') {
+      await this.reject(proposal.id, undefined);
+    }
+  }
+
+  /** toolgate/proposalResolved: forget it, close its diff, and report diagnostics after an accepted edit. */
+  async handleProposalResolved(resolved: ProposalResolved): Promise<void> {
+    const proposal = this.store.resolve(resolved);
+    await this.review.close(resolved.id);
+    const path = proposal ? api.asRelativePath(proposal.uri) : resolved.id;
+    const reason = resolved.reason ? `: ${resolved.reason}` : '';
+    this.output.append(`        proposal ${resolved.id} ${resolved.status}${reason}\n`);
+    if (resolved.status === 'stale') {
+      void api.showWarningMessage(`Toolgate: the proposal for ${path} no longer applies${reason}`);
+    }
+    if (proposal && (resolved.status === 'accepted' || resolved.status === 'partially_accepted')) {
+      await this.reportDiagnostics([proposal.uri]);
+    }
+  }
+
+  /** Send the server what every language server reports for these files (not its own diagnostics). */
+  async reportDiagnostics(uris: string[]): Promise<void> {
+    await Promise.all(uris.map((uri) => this.waitDiagnostics(uri)));
+    const reports = uris.map((uri) => toReport(uri, api.getDiagnostics(uri)));
+    if (!this.server.isRunning()) {
+      return;
+    }
+    try {
+      await this.server.execute(ServerCommand.reportDiagnostics, reports);
+    } catch (error) {
+      this.output.append(`        could not report diagnostics: ${(error as Error).message}\n`);
+    }
+  }
+
+  /** toolgate/event: transcript, run state and progress. */
+  handleEvent(event: AgentEvent): void {
+    this.output.append(this.transcript.format(event));
+    if (event.type === 'run_started') {
+      this.runId = event.runId;
+      this.state = 'running';
+      this.startProgress(event.task ?? '');
+    } else if (event.type === 'run_finished') {
+      if (!event.runId || event.runId === this.runId) {
+        this.runId = undefined;
+        this.state = 'idle';
+        this.endProgress();
+      }
+      if (event.status && event.status !== 'completed' && event.status !== 'cancelled') {
+        const reason = event.reason ? `: ${event.reason}` : '';
+        void api
+          .showWarningMessage(`Toolgate run ${event.status.replace(/_/g, ' ')}${reason}`, 'Show Transcript')
+          .then((choice) => {
+            if (choice) {
+              this.output.show(true);
+            }
+          });
+      }
+    } else if (event.type === 'tool_call' && this.progressReport) {
+      this.progressReport(`${event.tool ?? ''} (${event.decision ?? ''})`);
+    }
+    this.render();
+  }
+
+  /** toolgate/saveDocuments: save each buffer so tests run on the accepted text. */
+  async handleSaveDocuments(params: SaveDocumentsParams): Promise<SaveDocumentsResult> {
+    const saved: string[] = [];
+    for (const uri of params.uris ?? []) {
+      try {
+        if (await api.saveDocument(uri)) {
+          saved.push(uri);
+        }
+      } catch (error) {
+        this.output.append(`        could not save ${uri}: ${(error as Error).message}\n`);
+      }
+    }
+    return { saved };
+  }
+
+  /** Start a run. */
+  async ask(task: string, context?: AskContext): Promise<string | undefined> {
+    const argument: { task: string; context?: AskContext } = { task };
+    if (context) {
+      argument.context = context;
+    }
+    const result = await this.server.execute<{ runId: string }>(ServerCommand.ask, [argument]);
+    if (result?.runId && !this.runId) {
+      this.runId = result.runId;
+    }
+    return result?.runId;
+  }
+
+  /** Accept a proposal, all of it or only some hunks. */
+  async accept(id: string, hunks?: number[]): Promise<AcceptResult | undefined> {
+    const args: unknown[] = hunks ? [id, hunks] : [id];
+    return this.server.execute<AcceptResult>(ServerCommand.acceptProposal, args);
+  }
+
+  /** Reject a proposal; the reason goes to the model. */
+  async reject(id: string, reason: string | undefined): Promise<void> {
+    const args: unknown[] = reason ? [id, reason] : [id];
+    await this.server.execute(ServerCommand.rejectProposal, args);
+  }
+
+  /** Record a CodeLens decision on one hunk; answer the server once every hunk is decided. */
+  async decideHunk(id: string, index: number, accept: boolean): Promise<void> {
+    const proposal = this.store.get(id);
+    if (!proposal) {
+      return;
+    }
+    const outcome = this.store.decideHunk(id, index, accept);
+    if (!outcome.done) {
+      return;
+    }
+    if (outcome.accepted.length === 0) {
+      await this.reject(id, undefined);
+    } else if (outcome.accepted.length === proposal.hunks.length) {
+      await this.accept(id);
+    } else {
+      await this.accept(id, outcome.accepted);
+    }
+  }
+
+  async acceptAll(): Promise<string[]> {
+    const result = await this.server.execute<{ accepted: string[] }>(ServerCommand.acceptAll, []);
+    return result?.accepted ?? [];
+  }
+
+  /** Ask the server for the pending proposals and replace the local list with them. */
+  async syncProposals(): Promise<void> {
+    const proposals = await this.server.execute<Proposal[]>(ServerCommand.listProposals, []);
+    this.store.replaceAll(Array.isArray(proposals) ? proposals : []);
+  }
+
+  /** Run the project's tests through the server; failures arrive as diagnostics. */
+  async runTests(command?: string): Promise<RunTestsResult | undefined> {
+    return this.server.execute<RunTestsResult>(ServerCommand.runTests, [command ? { command } : {}]);
+  }
+
+  async stop(): Promise<boolean> {
+    const args = this.runId ? [this.runId] : [];
+    const result = await this.server.execute<{ cancelled: boolean }>(ServerCommand.cancel, args);
+    return result?.cancelled === true;
+  }
+
+  private startProgress(task: string): void {
+    this.endProgress();
+    const runId = this.runId;
+    void api.withNotificationProgress('Toolgate', (progress, token) => {
+      progress.report({ message: task.length > 80 ? `${task.slice(0, 80)}…` : task });
+      this.progressReport = (message) => progress.report({ message });
+      token.onCancellationRequested(() => {
+        void this.server
+          .execute(ServerCommand.cancel, runId ? [runId] : [])
+          .catch((error: Error) => this.output.append(`        cancel failed: ${error.message}\n`));
+      });
+      return new Promise<void>((resolve) => {
+        this.finishProgress = resolve;
+      });
+    });
+  }
+
+  private endProgress(): void {
+    this.finishProgress?.();
+    this.finishProgress = undefined;
+    this.progressReport = undefined;
+  }
+
+  private render(): void {
+    this.statusBar.text = statusText(this.state, this.store.size);
+    this.statusBar.tooltip = statusTooltip(this.state, this.store.size);
+    this.statusBar.show();
+  }
+}

@@ -1,0 +1,98 @@
+/** Entry point: builds the pieces, registers commands and providers, starts the server. */
+import * as api from './vscodeapi';
+import { ServerManager } from './client';
+import { Controller } from './controller';
+import { API_KEY_SECRET, Command, registerCommands } from './commands';
+import { HunkCodeLensProvider } from './codeLens';
+import { PROPOSAL_SCHEME } from './protocol';
+import { ProposalStore } from './proposals';
+import { DiffReview, ProposalContentProvider } from './review';
+import { needsRestart, readSettings } from './settings';
+
+let manager: ServerManager | undefined;
+
+/** Called by the editor when the extension activates. */
+export async function activate(context: api.ExtensionContext): Promise<void> {
+  const transcript = api.createOutputChannel('Toolgate');
+  const serverOutput = api.createLogOutputChannel('Toolgate Server');
+  const statusBar = api.createStatusBarItem(50);
+  statusBar.command = Command.showPending;
+  let cachedKey: string | undefined;
+  const apiKey = async () => {
+    cachedKey = await context.secrets.get(API_KEY_SECRET);
+    return cachedKey;
+  };
+  await apiKey();
+
+  // The manager reaches the controller through a getter: each needs the other.
+  const store = new ProposalStore();
+  const review = new DiffReview(store);
+  const contentProvider = new ProposalContentProvider(store);
+  const holder: { controller?: Controller } = {};
+  const serverManager = new ServerManager({
+    serverOutput,
+    transcript,
+    apiKey,
+    controller: () => holder.controller as Controller,
+    refreshProposal: (proposal) => contentProvider.refresh(proposal),
+  });
+  manager = serverManager;
+  const controller = new Controller(
+    store,
+    serverManager,
+    review,
+    transcript,
+    statusBar,
+    () => readSettings(api.getSetting).openDiff,
+    () => [cachedKey],
+  );
+  holder.controller = controller;
+  const lenses = new HunkCodeLensProvider(store);
+
+  context.subscriptions.push(
+    transcript,
+    serverOutput,
+    statusBar,
+    contentProvider,
+    lenses,
+    api.registerTextDocumentContentProvider(PROPOSAL_SCHEME, contentProvider),
+    api.registerCodeLensProvider([{ scheme: 'file' }, { scheme: PROPOSAL_SCHEME }], lenses),
+    api.onDidChangeTabs(() => void review.updateContext()),
+    ...registerCommands({
+      controller,
+      review,
+      secrets: context.secrets,
+      output: transcript,
+      onApiKeyChanged: () => serverManager.pushConfiguration(),
+      restartServer: () => serverManager.restart(),
+      serverRunning: () => serverManager.isRunning(),
+    }),
+    api.onDidChangeConfiguration((affects) => {
+      if (!affects('toolgate')) {
+        return;
+      }
+      if (needsRestart(affects)) {
+        void serverManager.restart();
+      } else {
+        void serverManager.pushConfiguration();
+      }
+    }),
+    api.onDidGrantWorkspaceTrust(() => {
+      void serverManager.restart().then(() =>
+        api.showInformationMessage('Toolgate: the workspace is trusted now; the agent may run tests and git.'),
+      );
+    }),
+    { dispose: () => void serverManager.stop() },
+  );
+  if (!api.isTrusted()) {
+    transcript.append('Restricted workspace: the agent may read and propose edits; tests, git and manifest tools are refused.\n');
+  }
+  await review.updateContext();
+  await serverManager.start();
+}
+
+/** Called by the editor on shutdown. */
+export async function deactivate(): Promise<void> {
+  await manager?.stop();
+  manager = undefined;
+}

@@ -1,0 +1,163 @@
+/** The server's protocol as this client uses it (docs/PROTOCOL.md): ids, names and message shapes. */
+
+/** Commands the server registers (executeCommandProvider); called through workspace/executeCommand only. */
+export const ServerCommand = {
+  ask: 'toolgate.ask',
+  acceptProposal: 'toolgate.acceptProposal',
+  rejectProposal: 'toolgate.rejectProposal',
+  acceptAll: 'toolgate.acceptAll',
+  listProposals: 'toolgate.listProposals',
+  cancel: 'toolgate.cancel',
+  runTests: 'toolgate.runTests',
+  fixFailure: 'toolgate.fixFailure',
+  reportDiagnostics: 'toolgate.reportDiagnostics',
+} as const;
+
+/** Custom notifications and requests. */
+export const Method = {
+  proposal: 'toolgate/proposal',
+  proposalResolved: 'toolgate/proposalResolved',
+  event: 'toolgate/event',
+  saveDocuments: 'toolgate/saveDocuments',
+} as const;
+
+/** URI scheme of the read-only documents that hold proposed text. */
+export const PROPOSAL_SCHEME = 'toolgate-proposal';
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export interface Hunk {
+  index: number;
+  range: Range;
+  oldText: string;
+  newText: string;
+  header: string;
+}
+
+export type ProposalStatus =
+  | 'pending'
+  | 'accepted'
+  | 'partially_accepted'
+  | 'rejected'
+  | 'stale'
+  | 'cancelled';
+
+/** Body of toolgate/proposal (and of each item of toolgate.listProposals). */
+export interface Proposal {
+  id: string;
+  runId: string;
+  tool: string;
+  uri: string;
+  diff: string;
+  hunks: Hunk[];
+  why?: string | null;
+  status: ProposalStatus;
+  isNewFile: boolean;
+  proposedText: string;
+  version?: number | null;
+}
+
+/** Body of toolgate/proposalResolved. */
+export interface ProposalResolved {
+  id: string;
+  status: ProposalStatus;
+  hunksApplied?: number[];
+  reason?: string | null;
+}
+
+export type RunFinishedStatus =
+  | 'completed'
+  | 'failed'
+  | 'blocked_by_policy'
+  | 'limit_reached'
+  | 'cancelled';
+
+/** Body of toolgate/event; the fields present depend on `type`. */
+export interface AgentEvent {
+  type:
+    | 'run_started'
+    | 'assistant_text'
+    | 'tool_call'
+    | 'tool_result'
+    | 'parse_error'
+    | 'mode_changed'
+    | 'run_finished'
+    | string;
+  runId?: string;
+  task?: string;
+  text?: string;
+  callId?: string;
+  tool?: string;
+  arguments?: unknown;
+  decision?: string;
+  why?: string | null;
+  success?: boolean;
+  error?: string | null;
+  rawExcerpt?: string;
+  status?: RunFinishedStatus | string;
+  reason?: string | null;
+  answer?: string | null;
+  [key: string]: unknown;
+}
+
+/** Params of toolgate/saveDocuments and its result. */
+export interface SaveDocumentsParams {
+  uris: string[];
+}
+export interface SaveDocumentsResult {
+  saved: string[];
+}
+
+/** Result of toolgate.acceptProposal. */
+export interface AcceptResult {
+  id: string;
+  status: ProposalStatus;
+  hunksApplied: number[];
+}
+
+/** Context that goes with toolgate.ask. */
+export interface AskContext {
+  uri: string;
+  range?: Range;
+  text?: string;
+}
+
+/** A diagnostic as reported back to the server with toolgate.reportDiagnostics (LSP shape). */
+export interface ReportedDiagnostic {
+  range: Range;
+  severity: 1 | 2 | 3 | 4;
+  message: string;
+  source?: string;
+  code?: string | number;
+}
+
+export interface ReportedDiagnostics {
+  uri: string;
+  diagnostics: ReportedDiagnostic[];
+}
+
+/** Result of toolgate.runTests. */
+export interface RunTestsResult {
+  summary: {
+    total: number;
+    passed: number;
+    failed: number;
+    skipped: number;
+    errors: number;
+    duration_seconds: number;
+  };
+  failures: unknown[];
+}
+
+/** Terminal proposal states: the proposal no longer waits for a decision. */
+export function isResolved(status: ProposalStatus): boolean {
+  return status !== 'pending';
+}

@@ -1,0 +1,117 @@
+/** The `toolgate.*` settings and the initializationOptions the server is started with. */
+
+export type ToolCallingMode = 'auto' | 'native' | 'text';
+export type Approval = 'auto' | 'ask' | 'deny';
+
+/** Every setting this extension reads, with its value after defaults. */
+export interface ToolgateSettings {
+  model: string;
+  baseUrl: string;
+  toolCallingMode: ToolCallingMode;
+  approval: Record<string, Approval>;
+  limits: { maxSteps: number; maxLlmCalls: number; maxRunSeconds: number };
+  confirmInEditor: boolean;
+  openDiff: 'auto' | 'notify';
+  testFailureSeverity: 'error' | 'warning' | 'information' | 'hint';
+  pythonPath: string;
+  serverCommand: string[];
+}
+
+/** What the server receives as initializationOptions and in didChangeConfiguration. */
+export interface InitializationOptions {
+  model: string;
+  baseUrl: string;
+  apiKey?: string;
+  toolCalling: { mode: ToolCallingMode };
+  approval: Record<string, Approval>;
+  limits: { maxSteps: number; maxLlmCalls: number; maxRunSeconds: number };
+  review: { confirmInEditor: boolean };
+  diagnostics: { testFailureSeverity: ToolgateSettings['testFailureSeverity'] };
+  trusted: boolean;
+}
+
+/** Reads one key below `toolgate.` (e.g. `limits.maxSteps`); undefined when unset. */
+export type SettingReader = (key: string) => unknown;
+
+/** Settings whose change needs a new server process rather than didChangeConfiguration. */
+export const RESTART_KEYS = ['pythonPath', 'serverCommand'] as const;
+
+const APPROVALS = new Set<Approval>(['auto', 'ask', 'deny']);
+
+function str(value: unknown, fallback: string): string {
+  return typeof value === 'string' ? value : fallback;
+}
+
+function int(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0
+    ? Math.floor(value)
+    : fallback;
+}
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
+  return allowed.includes(value as T) ? (value as T) : fallback;
+}
+
+/** Read and validate the settings; a wrong value falls back to its default. */
+export function readSettings(get: SettingReader): ToolgateSettings {
+  const approvalRaw = get('approval');
+  const approval: Record<string, Approval> = {};
+  if (approvalRaw && typeof approvalRaw === 'object') {
+    for (const [tool, value] of Object.entries(approvalRaw as Record<string, unknown>)) {
+      if (APPROVALS.has(value as Approval)) {
+        approval[tool] = value as Approval;
+      }
+    }
+  }
+  const serverCommandRaw = get('serverCommand');
+  const serverCommand = Array.isArray(serverCommandRaw)
+    ? serverCommandRaw.filter((part): part is string => typeof part === 'string' && part !== '')
+    : [];
+  return {
+    model: str(get('model'), 'gpt-4o-mini'),
+    baseUrl: str(get('baseUrl'), 'https://api.openai.com/v1'),
+    toolCallingMode: oneOf(get('toolCalling.mode'), ['auto', 'native', 'text'] as const, 'auto'),
+    approval,
+    limits: {
+      maxSteps: int(get('limits.maxSteps'), 30),
+      maxLlmCalls: int(get('limits.maxLlmCalls'), 40),
+      maxRunSeconds: int(get('limits.maxRunSeconds'), 900),
+    },
+    confirmInEditor: get('review.confirmInEditor') === true,
+    openDiff: oneOf(get('review.openDiff'), ['auto', 'notify'] as const, 'auto'),
+    testFailureSeverity: oneOf(
+      get('diagnostics.testFailureSeverity'),
+      ['error', 'warning', 'information', 'hint'] as const,
+      'error',
+    ),
+    pythonPath: str(get('pythonPath'), '').trim(),
+    serverCommand,
+  };
+}
+
+/** Build the server's options; the API key is included only when there is one. */
+export function toInitializationOptions(
+  settings: ToolgateSettings,
+  apiKey: string | undefined,
+  trusted: boolean,
+): InitializationOptions {
+  const options: InitializationOptions = {
+    model: settings.model,
+    baseUrl: settings.baseUrl,
+    toolCalling: { mode: settings.toolCallingMode },
+    approval: { ...settings.approval },
+    limits: { ...settings.limits },
+    review: { confirmInEditor: settings.confirmInEditor },
+    diagnostics: { testFailureSeverity: settings.testFailureSeverity },
+    trusted,
+  };
+  if (apiKey) {
+    options.apiKey = apiKey;
+  }
+  return options;
+}
+
+/** True when any of the changed settings needs the server restarted. */
+export function needsRestart(affects: (section: string) => boolean): boolean {
+  return RESTART_KEYS.some((key) => affects(`toolgate.${key}`));
+}

@@ -1,0 +1,249 @@
+/**
+ * The one module that touches the `vscode` API at run time. Everything else calls these thin
+ * wrappers, so unit tests can replace this module alone.
+ */
+import * as vscode from 'vscode';
+
+export type {
+  CancellationToken,
+  CodeLens,
+  Disposable,
+  Event,
+  LogOutputChannel,
+  ExtensionContext,
+  OutputChannel,
+  Progress,
+  QuickPickItem,
+  SecretStorage,
+  StatusBarItem,
+  TextDocument,
+  TextDocumentContentProvider,
+  CodeLensProvider,
+  Uri,
+} from 'vscode';
+
+// ---- window
+export function showInformationMessage(message: string, ...items: string[]): Thenable<string | undefined> {
+  return vscode.window.showInformationMessage(message, ...items);
+}
+export function showWarningMessage(message: string, ...items: string[]): Thenable<string | undefined> {
+  return vscode.window.showWarningMessage(message, ...items);
+}
+export function showErrorMessage(message: string, ...items: string[]): Thenable<string | undefined> {
+  return vscode.window.showErrorMessage(message, ...items);
+}
+export function showInputBox(options: vscode.InputBoxOptions): Thenable<string | undefined> {
+  return vscode.window.showInputBox(options);
+}
+export function showQuickPick<T extends vscode.QuickPickItem>(
+  items: T[],
+  options: vscode.QuickPickOptions,
+): Thenable<T | undefined> {
+  return vscode.window.showQuickPick(items, options);
+}
+export function createOutputChannel(name: string): vscode.OutputChannel {
+  return vscode.window.createOutputChannel(name);
+}
+export function createLogOutputChannel(name: string): vscode.LogOutputChannel {
+  return vscode.window.createOutputChannel(name, { log: true });
+}
+export function createStatusBarItem(priority: number): vscode.StatusBarItem {
+  return vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, priority);
+}
+export function setStatusBarMessage(text: string, timeoutMs: number): vscode.Disposable {
+  return vscode.window.setStatusBarMessage(text, timeoutMs);
+}
+/** A cancellable progress notification. */
+export function withNotificationProgress<R>(
+  title: string,
+  task: (progress: vscode.Progress<{ message?: string }>, token: vscode.CancellationToken) => Thenable<R>,
+): Thenable<R> {
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+    task,
+  );
+}
+/** The active editor's document uri and selection, when it shows a file. */
+export function activeSelection():
+  | { uri: string; text: string; range: { start: { line: number; character: number }; end: { line: number; character: number } }; empty: boolean }
+  | undefined {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.uri.scheme !== 'file') {
+    return undefined;
+  }
+  const { selection, document } = editor;
+  return {
+    uri: document.uri.toString(),
+    text: document.getText(selection),
+    range: {
+      start: { line: selection.start.line, character: selection.start.character },
+      end: { line: selection.end.line, character: selection.end.character },
+    },
+    empty: selection.isEmpty,
+  };
+}
+
+// ---- tabs (the diff views)
+/** One open tab that shows a diff, with the uris of both sides. */
+export interface DiffTab {
+  original: vscode.Uri;
+  modified: vscode.Uri;
+  isActive: boolean;
+  /** Active in its group: visible on screen. */
+  isVisible: boolean;
+  tab: vscode.Tab;
+}
+export function diffTabs(): DiffTab[] {
+  const out: DiffTab[] = [];
+  for (const group of vscode.window.tabGroups.all) {
+    for (const tab of group.tabs) {
+      if (tab.input instanceof vscode.TabInputTextDiff) {
+        out.push({
+          original: tab.input.original,
+          modified: tab.input.modified,
+          isActive: group.isActive && tab.isActive,
+          isVisible: tab.isActive,
+          tab,
+        });
+      }
+    }
+  }
+  return out;
+}
+export function closeTabs(tabs: vscode.Tab[]): Thenable<boolean> {
+  return vscode.window.tabGroups.close(tabs, true);
+}
+export function onDidChangeTabs(listener: () => void): vscode.Disposable {
+  const a = vscode.window.tabGroups.onDidChangeTabs(listener);
+  const b = vscode.window.tabGroups.onDidChangeTabGroups(listener);
+  const c = vscode.window.onDidChangeActiveTextEditor(listener);
+  return vscode.Disposable.from(a, b, c);
+}
+
+// ---- commands
+export function registerCommand(id: string, handler: (...args: unknown[]) => unknown): vscode.Disposable {
+  return vscode.commands.registerCommand(id, handler);
+}
+export function executeCommand<T = unknown>(id: string, ...args: unknown[]): Thenable<T> {
+  return vscode.commands.executeCommand<T>(id, ...args);
+}
+export function setContext(key: string, value: unknown): Thenable<unknown> {
+  return vscode.commands.executeCommand('setContext', key, value);
+}
+
+// ---- workspace
+export function getSetting(key: string): unknown {
+  return vscode.workspace.getConfiguration('toolgate').get(key);
+}
+export function onDidChangeConfiguration(
+  listener: (affects: (section: string) => boolean) => void,
+): vscode.Disposable {
+  return vscode.workspace.onDidChangeConfiguration((event) =>
+    listener((section) => event.affectsConfiguration(section)),
+  );
+}
+export function isTrusted(): boolean {
+  return vscode.workspace.isTrusted;
+}
+export function onDidGrantWorkspaceTrust(listener: () => void): vscode.Disposable {
+  return vscode.workspace.onDidGrantWorkspaceTrust(listener);
+}
+export function workspaceFolderPath(): string | undefined {
+  return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+}
+export function asRelativePath(uri: string): string {
+  return vscode.workspace.asRelativePath(vscode.Uri.parse(uri), false);
+}
+export function parseUri(uri: string): vscode.Uri {
+  return vscode.Uri.parse(uri);
+}
+export function makeUri(scheme: string, path: string, query: string): vscode.Uri {
+  return vscode.Uri.from({ scheme, path, query });
+}
+/** Save an open document when it has unsaved changes; true when it is clean on disk afterwards. */
+export async function saveDocument(uri: string): Promise<boolean> {
+  const target = vscode.Uri.parse(uri).toString();
+  let document = vscode.workspace.textDocuments.find((doc) => doc.uri.toString() === target);
+  if (!document) {
+    try {
+      document = await vscode.workspace.openTextDocument(vscode.Uri.parse(uri));
+    } catch {
+      return false;
+    }
+  }
+  if (!document.isDirty) {
+    return true;
+  }
+  return document.save();
+}
+export function registerTextDocumentContentProvider(
+  scheme: string,
+  provider: vscode.TextDocumentContentProvider,
+): vscode.Disposable {
+  return vscode.workspace.registerTextDocumentContentProvider(scheme, provider);
+}
+
+// ---- languages
+export function registerCodeLensProvider(
+  selector: vscode.DocumentSelector,
+  provider: vscode.CodeLensProvider,
+): vscode.Disposable {
+  return vscode.languages.registerCodeLensProvider(selector, provider);
+}
+export function makeCodeLens(line: number, title: string, command: string, args: unknown[]): vscode.CodeLens {
+  const range = new vscode.Range(line, 0, line, 0);
+  return new vscode.CodeLens(range, { title, command, arguments: args });
+}
+export function getDiagnostics(uri: string): vscode.Diagnostic[] {
+  return vscode.languages.getDiagnostics(vscode.Uri.parse(uri));
+}
+export function onDidChangeDiagnostics(listener: (uris: string[]) => void): vscode.Disposable {
+  return vscode.languages.onDidChangeDiagnostics((event) =>
+    listener(event.uris.map((uri) => uri.toString())),
+  );
+}
+
+// ---- events and disposables
+export function newEventEmitter<T>(): vscode.EventEmitter<T> {
+  return new vscode.EventEmitter<T>();
+}
+export function disposableFrom(...items: { dispose(): unknown }[]): vscode.Disposable {
+  return vscode.Disposable.from(...items);
+}
+
+// ---- extensions and env
+/** The Python extension's selected interpreter for the workspace, if that extension is installed. */
+export async function pythonExtensionInterpreter(): Promise<string | undefined> {
+  const extension = vscode.extensions.getExtension('ms-python.python');
+  if (!extension) {
+    return undefined;
+  }
+  const api = (extension.isActive ? extension.exports : await extension.activate()) as
+    | {
+        environments?: {
+          getActiveEnvironmentPath(resource?: vscode.Uri): { path: string } | undefined;
+          resolveEnvironment?(env: unknown): Promise<{ executable?: { uri?: vscode.Uri } } | undefined>;
+        };
+        settings?: { getExecutionDetails(resource?: vscode.Uri): { execCommand?: string[] } };
+      }
+    | undefined;
+  const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const environments = api?.environments;
+  if (environments) {
+    const active = environments.getActiveEnvironmentPath(resource);
+    if (active && environments.resolveEnvironment) {
+      const resolved = await environments.resolveEnvironment(active);
+      const executable = resolved?.executable?.uri?.fsPath;
+      if (executable) {
+        return executable;
+      }
+    }
+    if (active?.path) {
+      return active.path;
+    }
+  }
+  return api?.settings?.getExecutionDetails(resource).execCommand?.[0];
+}
+export function writeClipboard(text: string): Thenable<void> {
+  return vscode.env.clipboard.writeText(text);
+}
