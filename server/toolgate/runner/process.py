@@ -23,6 +23,7 @@ TERM_GRACE_SECONDS = 2.0
 EOF_GRACE_SECONDS = 1.0
 
 _READ_CHUNK = 65536
+_POLL_SECONDS = 0.05
 
 # Environment variables that hold secrets of the person running Toolgate; the workspace's code
 # (its tests, its conftest) has no business reading them.
@@ -119,17 +120,26 @@ def _signal_group(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
 
 
+async def _wait_exit(process: asyncio.subprocess.Process, seconds: float) -> None:
+    """Wait until the command itself has exited, at most `seconds`.
+
+    `returncode` is polled rather than awaiting `process.wait()`, which (before Python 3.12)
+    also waits for the output pipe to close — a pipe a leftover child may hold forever.
+    """
+    deadline = time.monotonic() + seconds
+    while process.returncode is None and time.monotonic() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(_POLL_SECONDS)
+
+
 async def _end_group(process: asyncio.subprocess.Process, *, grace: float) -> None:
     """Ask the whole process group to stop, force it after `grace` seconds, and reap the leader."""
     pgid = process.pid
     if grace > 0:
         _signal_group(pgid, signal.SIGTERM)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(process.wait(), grace)
+        await _wait_exit(process, grace)
     # The leader may have gone on SIGTERM while its children ignored it: force them all.
     _signal_group(pgid, signal.SIGKILL)
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(process.wait(), 5.0)
+    await _wait_exit(process, 5.0)
 
 
 async def _pump(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
@@ -201,23 +211,35 @@ async def run_process(
     assert process.stdout is not None
     pump = asyncio.ensure_future(_pump(process.stdout, capture))
     timed_out = False
+    deadline = started + timeout_seconds
+    exited_at: float | None = None
     try:
-        try:
-            await asyncio.wait_for(process.wait(), timeout_seconds)
-        except asyncio.TimeoutError:
-            timed_out = True
-            await _end_group(process, grace=TERM_GRACE_SECONDS)
-        else:
-            try:
-                await asyncio.wait_for(asyncio.shield(pump), EOF_GRACE_SECONDS)
-            except asyncio.TimeoutError:
-                # A descendant still holds the pipe open after the command exited.
-                _signal_group(process.pid, signal.SIGKILL)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(pump), EOF_GRACE_SECONDS)
+        # Done when the command has exited and its output has ended. Polled, so that an exit is
+        # noticed even while a leftover child keeps the pipe open.
+        while True:
+            now = time.monotonic()
+            exited = process.returncode is not None
+            if exited and pump.done():
+                break
+            if now >= deadline:
+                timed_out = True
+                await _end_group(process, grace=TERM_GRACE_SECONDS)
+                break
+            if exited:
+                exited_at = exited_at if exited_at is not None else now
+                if now - exited_at >= EOF_GRACE_SECONDS:
+                    # The command is gone; what holds the pipe is a child it left behind.
+                    _signal_group(process.pid, signal.SIGKILL)
+                    break
+            step = min(_POLL_SECONDS, deadline - now)
+            if pump.done():
+                await asyncio.sleep(step)
+            else:
+                await asyncio.wait({pump}, timeout=step)
+        await asyncio.wait({pump}, timeout=EOF_GRACE_SECONDS)
+        await _wait_exit(process, EOF_GRACE_SECONDS)
     except asyncio.CancelledError:
         await _end_group(process, grace=0)
-        pump.cancel()
         raise
     finally:
         if not pump.done():
