@@ -1,0 +1,291 @@
+// End-to-end test of the extension in a real VS Code (code-server) driven by headless Chromium.
+//
+//   node e2e/run.mjs --python /path/to/python --vsix dist/toolgate-vscode.vsix --artifacts DIR [--smoke]
+//
+// Full scenario, against a scripted model server: Ask → the diff opens → Accept → the file on
+// disk has the new content; Reject with a reason on a second proposal → the file is unchanged
+// and the model reads the reason; run_tests → the failing test is in the Problems panel.
+// --smoke only checks that the workbench lists the extension's commands (no server needed).
+// Exits 0 on success, 1 on failure; screenshots and logs go to --artifacts.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import {
+  answerInputBox,
+  launchBrowser,
+  locateTools,
+  openWorkbench,
+  runCommand,
+  startCodeServer,
+  waitUntil,
+} from './codeserver.mjs';
+import { startScriptedModel } from './scripted-model.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const { values: opts } = parseArgs({
+  options: {
+    python: { type: 'string', default: 'python3' },
+    vsix: { type: 'string', default: path.join(here, '..', 'dist', 'toolgate-vscode.vsix') },
+    artifacts: { type: 'string', default: path.join(here, '..', '..', 'test-artifacts', 'vscode') },
+    smoke: { type: 'boolean', default: false },
+    keep: { type: 'boolean', default: false },
+  },
+});
+
+const API_KEY = 'sk-e2e-0123456789-never-shown';
+const REJECT_REASON = 'Multiplication is a * b, not a power';
+
+const ORIGINAL_CALC = `def add(a, b):
+    return a - b
+
+
+def mul(a, b):
+    return a + b
+`;
+const ACCEPTED_CALC = `def add(a, b):
+    return a + b
+
+
+def mul(a, b):
+    return a + b
+`;
+const REJECTED_CALC = `def add(a, b):
+    return a + b
+
+
+def mul(a, b):
+    return a ** b
+`;
+const TESTS = `from calc import add, mul
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_mul():
+    assert mul(2, 3) == 6
+`;
+
+/** The model's turns: write_file (accepted), write_file (rejected), run_tests, final answer. */
+const SCRIPT = [
+  {
+    content: 'add subtracts; I will fix it.',
+    tool_calls: [{ name: 'write_file', arguments: { path: 'calc.py', content: ACCEPTED_CALC } }],
+  },
+  {
+    content: 'Now mul.',
+    tool_calls: [{ name: 'write_file', arguments: { path: 'calc.py', content: REJECTED_CALC } }],
+  },
+  { content: 'Let me run the tests.', tool_calls: [{ name: 'run_tests', arguments: {} }] },
+  { content: 'add is fixed; test_mul still fails.' },
+];
+
+function log(message) {
+  process.stderr.write(`[e2e ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+function makeWorkspace(root) {
+  const workspace = path.join(root, 'project');
+  fs.mkdirSync(workspace, { recursive: true });
+  fs.writeFileSync(path.join(workspace, 'calc.py'), ORIGINAL_CALC);
+  fs.writeFileSync(path.join(workspace, 'test_calc.py'), TESTS);
+  const git = (...args) => execFileSync('git', args, { cwd: workspace, stdio: 'ignore' });
+  git('init', '-q');
+  git('-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', 'add', '.');
+  git('-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', 'commit', '-qm', 'start');
+  return workspace;
+}
+
+function readText(file) {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+}
+
+async function main() {
+  const tools = locateTools();
+  fs.mkdirSync(opts.artifacts, { recursive: true });
+  if (!fs.existsSync(opts.vsix)) {
+    throw new Error(`no .vsix at ${opts.vsix}: run \`npm run package\` first`);
+  }
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-e2e-'));
+  log(`temp folder ${root}`);
+  const workspace = makeWorkspace(root);
+  const model = await startScriptedModel(SCRIPT, { model: 'scripted-model' });
+  const settings = {
+    'toolgate.pythonPath': opts.python,
+    'toolgate.baseUrl': model.baseUrl,
+    'toolgate.model': 'scripted-model',
+    'toolgate.toolCalling.mode': 'native',
+    'toolgate.review.openDiff': 'auto',
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.enableExperiments': false,
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoUpdate': false,
+    'extensions.autoCheckUpdates': false,
+    'update.mode': 'none',
+    'files.autoSave': 'off',
+    'chat.disableAIFeatures': true,
+    'window.commandCenter': false,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  };
+  let server;
+  let browser;
+  let failed = false;
+  try {
+    server = await startCodeServer({ tools, root, vsix: opts.vsix, workspace, settings });
+    log(`code-server at ${server.url}`);
+    browser = await launchBrowser(tools, path.join(root, 'chromium'));
+    const page = browser.pages()[0] ?? (await browser.newPage());
+    await openWorkbench(page, server.url, workspace);
+    log('workbench is up');
+    const shot = (name) => page.screenshot({ path: path.join(opts.artifacts, name) });
+
+    // The extension's commands appear in the palette.
+    await runCommand(page, 'Toolgate: Show Transcript');
+    log('the palette lists the extension');
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget input.input').fill('>Toolgate:');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Toolgate: Ask Agent' }).first().waitFor();
+    await shot('palette.png');
+    await page.keyboard.press('Escape');
+    if (opts.smoke) {
+      log('smoke test passed');
+      return;
+    }
+
+    // Set the API key through SecretStorage.
+    await runCommand(page, 'Toolgate: Set API Key');
+    await answerInputBox(page, API_KEY);
+    await page.locator('.notifications-toasts', { hasText: 'API key saved' }).waitFor({ timeout: 15_000 });
+
+    // Wait for the server: the status bar says idle once the client has started it.
+    await waitUntil(
+      'the server to start (status bar "Toolgate: idle")',
+      async () => (await page.locator('.statusbar').innerText()).includes('Toolgate: idle'),
+      { timeout: 60_000 },
+    );
+    log('server started');
+
+    // 1. Ask → diff opens → Accept → file on disk changes.
+    const calcPath = path.join(workspace, 'calc.py');
+    await runCommand(page, 'Toolgate: Ask Agent');
+    await answerInputBox(page, 'Make the tests in test_calc.py pass');
+    const diffTab = page.locator('.tabs-container .tab', { hasText: 'write_file: calc.py' });
+    await diffTab.first().waitFor({ timeout: 60_000 });
+    await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30_000 });
+    await waitUntil('the proposed text in the diff', async () =>
+      (await page.locator('.monaco-diff-editor .modified-in-monaco-diff-editor').first().innerText()).includes('a + b'),
+    );
+    await page.waitForTimeout(500);
+    await shot('diff.png');
+    log('first diff is open');
+    const accept = page.locator('.editor-actions [aria-label^="Accept Proposed Edit"]').first();
+    await accept.waitFor({ state: 'visible', timeout: 15_000 });
+    await accept.click();
+    await waitUntil('calc.py on disk to hold the accepted text', () => readText(calcPath) === ACCEPTED_CALC, {
+      timeout: 60_000,
+    });
+    log('accepted text is on disk');
+
+    // 2. The second proposal: Reject with a reason → file unchanged.
+    await waitUntil('the second proposal', () => model.served() >= 2, { timeout: 60_000 });
+    await waitUntil('the second diff', async () =>
+      (await page.locator('.monaco-diff-editor .modified-in-monaco-diff-editor').first().innerText()).includes('a ** b'),
+    );
+    await shot('diff-second.png');
+    const reject = page.locator('.editor-actions [aria-label^="Reject Proposed Edit"]').first();
+    await reject.waitFor({ state: 'visible', timeout: 15_000 });
+    await reject.click();
+    await answerInputBox(page, REJECT_REASON);
+    log('second proposal rejected');
+
+    // 3. run_tests → the failing test is in the Problems panel.
+    await waitUntil('the model to be asked after the tests ran', () => model.served() >= 4, { timeout: 120_000 });
+    await runCommand(page, 'View: Focus Problems');
+    const problems = page.locator('.markers-panel');
+    await waitUntil(
+      'test_mul in the Problems panel',
+      async () => /test_mul|assert/.test(await problems.innerText()),
+      { timeout: 60_000 },
+    );
+    await page.waitForTimeout(500);
+    await shot('problems.png');
+    const problemsText = await problems.innerText();
+    log(`problems panel: ${problemsText.replace(/\s+/g, ' ').slice(0, 200)}`);
+
+    // Checks on what reached the disk and the model.
+    const finalCalc = readText(calcPath);
+    if (finalCalc !== ACCEPTED_CALC) {
+      throw new Error(`calc.py changed after the rejection:\n${finalCalc}`);
+    }
+    const toolMessages = model.requests.flatMap((request) =>
+      (request.body.messages ?? []).filter((message) => message.role === 'tool').map((message) => JSON.stringify(message.content)),
+    );
+    if (!toolMessages.some((content) => content.includes(REJECT_REASON))) {
+      throw new Error(`the rejection reason did not reach the model; tool messages: ${toolMessages.join(' | ').slice(0, 2000)}`);
+    }
+    const auth = model.requests.map((request) => request.headers.authorization);
+    if (!auth.every((header) => header === `Bearer ${API_KEY}`)) {
+      throw new Error(`the model server did not get the API key from SecretStorage: ${JSON.stringify(auth)}`);
+    }
+
+    // The transcript shows the calls and never the key.
+    await runCommand(page, 'Toolgate: Show Transcript');
+    const output = page.locator('.output-view, .panel .monaco-editor').first();
+    await waitUntil('the transcript', async () => (await output.innerText()).includes('write_file'), { timeout: 20_000 });
+    const transcript = await output.innerText();
+    await shot('transcript.png');
+    if (transcript.includes(API_KEY)) {
+      throw new Error('the API key appears in the transcript');
+    }
+    log('end-to-end scenario passed');
+  } catch (error) {
+    failed = true;
+    log(`FAILED: ${error.stack ?? error}`);
+    const page = browser?.pages()[0];
+    if (page) {
+      await page.screenshot({ path: path.join(opts.artifacts, 'failure.png') }).catch(() => {});
+    }
+  } finally {
+    await browser?.close().catch(() => {});
+    await server?.stop().catch(() => {});
+    await model.close();
+    if (server) {
+      copyLogs(root, server, opts.artifacts);
+    }
+    if (!opts.keep && !failed) {
+      fs.rmSync(root, { recursive: true, force: true });
+    } else {
+      log(`kept ${root}`);
+    }
+  }
+  if (failed) {
+    process.exitCode = 1;
+  }
+}
+
+/** Keep code-server's log and the extension host's logs (the server's channel among them). */
+function copyLogs(root, server, artifacts) {
+  const logs = path.join(artifacts, 'logs');
+  fs.rmSync(logs, { recursive: true, force: true });
+  fs.mkdirSync(logs, { recursive: true });
+  try {
+    fs.copyFileSync(server.logFile, path.join(logs, 'code-server.log'));
+    const userLogs = path.join(server.dirs.userData, 'logs');
+    if (fs.existsSync(userLogs)) {
+      fs.cpSync(userLogs, path.join(logs, 'user-data'), { recursive: true });
+    }
+  } catch (error) {
+    log(`could not copy logs: ${error.message}`);
+  }
+}
+
+main().catch((error) => {
+  log(`FAILED: ${error.stack ?? error}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,109 @@
+// A scripted OpenAI-compatible chat server on 127.0.0.1 for the end-to-end test.
+// POST /v1/chat/completions answers each request with the next turn of a script, streamed as
+// SSE when the request asks for it; GET /v1/models lists the one model. Every request is kept.
+//
+// A turn: {content?: string, tool_calls?: [{name, arguments}]}. When the script runs out the
+// server answers with `fallback` (a plain final answer), so a run always ends.
+import http from 'node:http';
+
+/** Start the server; resolves to {baseUrl, requests, close()}. */
+export function startScriptedModel(script, { model = 'scripted-model', fallback = { content: 'Done.' } } = {}) {
+  const requests = [];
+  let turn = 0;
+  let callCounter = 0;
+
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk) => {
+      raw += chunk;
+    });
+    req.on('end', () => {
+      if (req.method === 'GET' && /\/models\/?$/.test(req.url)) {
+        sendJson(res, 200, { object: 'list', data: [{ id: model, object: 'model', owned_by: 'tests' }] });
+        return;
+      }
+      if (req.method !== 'POST' || !/\/chat\/completions\/?$/.test(req.url)) {
+        sendJson(res, 404, { error: { message: `not found: ${req.method} ${req.url}` } });
+        return;
+      }
+      let body;
+      try {
+        body = JSON.parse(raw || '{}');
+      } catch (error) {
+        sendJson(res, 400, { error: { message: `bad JSON: ${error.message}` } });
+        return;
+      }
+      requests.push({ headers: req.headers, body });
+      const entry = turn < script.length ? script[turn] : fallback;
+      turn += 1;
+      const calls = (entry.tool_calls ?? []).map((call) => ({
+        id: `call_${++callCounter}`,
+        type: 'function',
+        function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) },
+      }));
+      if (body.stream) {
+        stream(res, body.model ?? model, entry.content ?? '', calls);
+      } else {
+        sendJson(res, 200, {
+          id: `chatcmpl-${turn}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: body.model ?? model,
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: entry.content ?? (calls.length ? null : ''), ...(calls.length ? { tool_calls: calls } : {}) },
+              finish_reason: calls.length ? 'tool_calls' : 'stop',
+            },
+          ],
+          usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+        });
+      }
+    });
+  });
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      resolve({
+        baseUrl: `http://127.0.0.1:${port}/v1`,
+        requests,
+        /** How many turns of the script have been served. */
+        served: () => turn,
+        close: () => new Promise((done) => server.close(() => done())),
+      });
+    });
+  });
+}
+
+function sendJson(res, status, payload) {
+  const data = JSON.stringify(payload);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) });
+  res.end(data);
+}
+
+function stream(res, model, content, calls) {
+  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+  const id = `chatcmpl-${Date.now()}`;
+  const created = Math.floor(Date.now() / 1000);
+  const send = (delta, finish = null) =>
+    res.write(
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+    );
+  send({ role: 'assistant', content: '' });
+  for (let i = 0; i < content.length; i += 12) {
+    send({ content: content.slice(i, i + 12) });
+  }
+  calls.forEach((call, index) => {
+    // Like real servers: the name first, then the arguments in pieces.
+    send({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] });
+    const args = call.function.arguments;
+    for (let i = 0; i < args.length; i += 40) {
+      send({ tool_calls: [{ index, function: { arguments: args.slice(i, i + 40) } }] });
+    }
+  });
+  send({}, calls.length ? 'tool_calls' : 'stop');
+  res.write('data: [DONE]\n\n');
+  res.end();
+}
