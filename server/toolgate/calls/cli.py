@@ -1,0 +1,106 @@
+"""`toolgate calls parse`: model text on stdin in, the parser's JSON out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolgate.calls.parser import parse_text
+
+
+def _obj(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+_PATH = {"type": "string"}
+
+# Used only when the tool registry cannot be imported; mirrors the built-in tools' arguments.
+_FALLBACK_SCHEMAS: dict[str, dict[str, Any]] = {
+    "run_tests": _obj(
+        {
+            "command": {"type": "string", "default": "pytest -q --tb=short"},
+            "cwd": {**_PATH, "default": "."},
+        },
+        [],
+    ),
+    "read_file": _obj({"path": _PATH}, ["path"]),
+    "write_file": _obj({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
+    "list_directory": _obj(
+        {"path": {**_PATH, "default": "."}, "recursive": {"type": "boolean", "default": False}},
+        [],
+    ),
+    "git_status": _obj({}, []),
+    "git_add": _obj({"files": {"type": "array", "items": {"type": "string"}}}, ["files"]),
+    "git_commit": _obj({"message": {"type": "string"}}, ["message"]),
+    "search_code": _obj(
+        {
+            "pattern": {"type": "string"},
+            "path": {**_PATH, "default": "."},
+            "glob": {"type": "string"},
+        },
+        ["pattern"],
+    ),
+    "edit_file": _obj(
+        {"path": _PATH, "search": {"type": "string"}, "replace": {"type": "string"}},
+        ["path", "search", "replace"],
+    ),
+    "run_command": _obj(
+        {"command": {"type": "string"}, "cwd": {**_PATH, "default": "."}}, ["command"]
+    ),
+}
+
+
+def default_tool_schemas() -> dict[str, dict[str, Any]]:
+    """Tool name → argument schema of the built-in tools."""
+    try:
+        from toolgate.tools.builtins import builtin_registry
+
+        schemas = builtin_registry().argument_schemas()
+        if schemas:
+            return {name: dict(schema) for name, schema in schemas.items()}
+    except Exception:  # noqa: BLE001 - any failure here means "use the copy below"
+        pass
+    return {name: dict(schema) for name, schema in _FALLBACK_SCHEMAS.items()}
+
+
+def schemas_from_tools(tools: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Tool name → argument schema from an OpenAI-style tools list (or bare tool objects)."""
+    out: dict[str, dict[str, Any]] = {}
+    for entry in tools:
+        if not isinstance(entry, Mapping):
+            raise ValueError("each tool must be a JSON object")
+        fn = entry.get("function", entry)
+        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+            raise ValueError("each tool needs a name")
+        params = fn.get("parameters", fn.get("input_schema", {"type": "object"}))
+        out[fn["name"]] = dict(params) if isinstance(params, Mapping) else {"type": "object"}
+    return out
+
+
+def load_tools_file(path: str) -> dict[str, dict[str, Any]]:
+    """Read a schemas.json: an OpenAI tools list, or {"tools": [...]}."""
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    if isinstance(doc, Mapping):
+        doc = doc.get("tools")
+    if not isinstance(doc, list):
+        raise ValueError('expected a list of tools or {"tools": [...]}')
+    return schemas_from_tools(doc)
+
+
+def calls_parse_main(
+    stdin_text: str, tools_file: str | None, allow_deprecated: bool
+) -> tuple[dict[str, Any], int]:
+    """The JSON for `toolgate calls parse`, and the exit code (2 when the tools file is bad)."""
+    try:
+        tools = load_tools_file(tools_file) if tools_file else default_tool_schemas()
+    except (OSError, ValueError) as exc:
+        return {"error": f"cannot read tools file {tools_file}: {exc}"}, 2
+    result = parse_text(stdin_text, tools, allow_deprecated_syntax=allow_deprecated)
+    return result.to_json(), 0

@@ -1,0 +1,1732 @@
+"""Streaming parser for tool calls a model writes as text, in every syntax models are seen to use.
+
+The parser is a small state machine over a buffer that holds only the text not yet decided.
+Prose is found with compiled regular expressions from a resume position, so the total work is
+linear in the length of the answer; a construct that may be a call is held back until it is
+decided, and every decision depends on the text alone, never on where a chunk ended.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_CALL_CHARS = 4 * 1024 * 1024
+_EXCERPT_CHARS = 500
+_WINDOW = 256  # look-ahead used to decide whether something opens a call at all
+_INLINE_WINDOW = 1000  # how far on one line an inline code span may reach
+
+SYNTAXES: dict[str, str] = {
+    "tag": '<tool name="NAME" args>{JSON}</tool> (also without args, single quotes, &quot;)',
+    "short_tag": "<tool:NAME>{JSON} optionally closed by </tool> (deprecated)",
+    "arrow_block": ">>> RUN COMMAND + command line, or >>> WRITE FILE: path + fenced block",
+    "hermes": '<tool_call>{"name": …, "arguments": …}</tool_call> (Hermes, Qwen 2.5)',
+    "qwen_xml": "<function=NAME><parameter=P>value</parameter></function> (Qwen3-Coder)",
+    "mistral": '[TOOL_CALLS][{"name": …, "arguments": …}, …]',
+    "mistral_v11": "[TOOL_CALLS]NAME[ARGS]{JSON}",
+    "llama_json": '{"name": …, "parameters": …} alone on its line, or after <|python_tag|>',
+    "pythonic": '[name(a=1, b="x"), other()] alone on its line',
+    "xml_element": "<NAME><param>value</param>…</NAME> for a registered tool NAME",
+    "fenced_json": '```json / ```tool / ```tool_call fence holding {"name": …, "arguments": …}',
+}
+
+EXPECTED = '<tool name="NAME" args>{"argument": "value"}</tool>'
+
+
+@dataclass(frozen=True)
+class ParsedCall:
+    """One call recognised in the model's text."""
+
+    name: str
+    arguments: dict[str, Any]
+    syntax: str
+    deprecated_syntax: bool
+    raw_excerpt: str
+
+
+@dataclass(frozen=True)
+class CallParseError:
+    """Something written as a call that cannot be run; the model is told why."""
+
+    error: str
+    raw_excerpt: str
+
+
+Item = ParsedCall | CallParseError
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """Everything found in one whole answer."""
+
+    calls: list[ParsedCall] = field(default_factory=list)
+    content: str = ""
+    errors: list[CallParseError] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON shape printed by `toolgate calls parse`."""
+        return {
+            "calls": [
+                {
+                    "name": c.name,
+                    "arguments": c.arguments,
+                    "syntax": c.syntax,
+                    "deprecated_syntax": c.deprecated_syntax,
+                }
+                for c in self.calls
+            ],
+            "content": self.content,
+            "errors": [{"error": e.error, "raw_excerpt": e.raw_excerpt} for e in self.errors],
+        }
+
+
+def parse_text(
+    text: str, tools: Mapping[str, Mapping[str, Any]], *, allow_deprecated_syntax: bool = True
+) -> ParseResult:
+    """Parse a whole answer at once."""
+    parser = StreamingCallParser(tools, allow_deprecated_syntax=allow_deprecated_syntax)
+    items = parser.feed(text) + parser.finish()
+    return ParseResult(
+        calls=[i for i in items if isinstance(i, ParsedCall)],
+        content=parser.content,
+        errors=[i for i in items if isinstance(i, CallParseError)],
+    )
+
+
+def excerpt(text: str) -> str:
+    """Cap a call's source text for errors and logs."""
+    if len(text) <= _EXCERPT_CHARS:
+        return text
+    return text[:340] + " … " + text[-150:]
+
+
+class _Bad(Exception):
+    """A call-shaped construct that cannot become a call; the message goes to the model."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Regular expressions. Triggers are what may open a call; everything else is prose.
+
+_TRIGGER = re.compile(r"[<`]|\[TOOL_CALLS\]|\n(?=[ \t]*(?:>>>|[{\[~`]))")
+_LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,})")
+_LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2})?")
+_NL_TAIL = re.compile(r"[ \t]*(?:>{1,2})?")
+_WORD = re.compile(r"[\w.-]*")
+_WS = re.compile(r"\s*")
+_BLANK_LINES = re.compile(r"(?:[ \t]*\r?\n)*")
+_BACKTICKS = re.compile(r"`+")
+_FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})")
+
+_TAG_NAME = re.compile(
+    r"""\bname\s*=\s*(?:"([^"]*)"|'([^']*)'|&quot;(.*?)&quot;|&\#34;(.*?)&\#34;|([^\s"'>]+))"""
+)
+_SHORT_OPEN = re.compile(r"<tool:\s*([A-Za-z_][\w.-]*)\s*>")
+_FUNCTION_OPEN = re.compile(r"<function=\s*([^<>\s]+)\s*>")
+_PARAMETER_OPEN = re.compile(r"<parameter=\s*([^<>\s]+)\s*>")
+_XML_CHILD = re.compile(r"<([A-Za-z_][\w.-]*)>")
+_MISTRAL_V11 = re.compile(r"([A-Za-z_][\w.-]*)(?:\[CALL_ID\][^\[\]\s]*)?\[ARGS\]\s*")
+_RUN_COMMAND = re.compile(r"[ \t]*>>>[ \t]*RUN[ \t]+COMMAND[ \t]*:?[ \t]*(.*?)[ \t]*\r?", re.I)
+_WRITE_FILE = re.compile(r"[ \t]*>>>[ \t]*WRITE[ \t]+FILE[ \t]*:?[ \t]*(.*?)[ \t]*\r?", re.I)
+_PYTEST = re.compile(r"\s*(?:pytest|py\.test|python3?(?:\.\d+)?\s+-m\s+pytest)(?:\s|$)")
+
+# A JSON call object's opening, and what may still grow into one (for early decisions).
+_CALL_PREFIX = re.compile(r'\s*(\[\s*)?\{\s*"name"\s*:\s*"([^"\\\r\n]{1,200})"')
+_CALL_VIABLE = re.compile(
+    r'\s*(?:\[\s*)?(?:\{\s*(?:"(?:n(?:a(?:m(?:e(?:"\s*(?::\s*(?:"[^"\\\r\n]{0,200})?)?)?)?)?)?)?)?)?'
+)
+_PY_PREFIX = re.compile(r"\[\s*([A-Za-z_]\w*)\s*\(")
+_PY_VIABLE = re.compile(r"\[\s*(?:[A-Za-z_]\w*\s*)?")
+
+_OTHER_CALL_SYNTAX = re.compile(r"<tool[\s:>]|<tool_call>|<function=|\[TOOL_CALLS\]")
+_CALL_FENCE_LANGS = {"json", "tool", "tool_call"}
+_STRICT_FENCE_LANGS = {"tool", "tool_call"}
+_PYTHON_TAG = "<|python_tag|>"
+
+
+def _json_scanner(close: str | None, nested: str | None) -> tuple[re.Pattern[str], ...]:
+    """Regexes for a string-aware scan: outside strings, and inside strings."""
+    outside = [r'[{}\[\]"]']
+    if close:
+        outside.append(re.escape(close))
+    if nested:
+        outside.append(re.escape(nested) + (r"[\s:>]" if not nested.endswith(">") else ""))
+    inside = r'["\\]' + ("|" + re.escape(close) if close else "")
+    return re.compile("|".join(outside)), re.compile(inside)
+
+
+_SCAN_PLAIN = _json_scanner(None, None)
+_SCAN_TAG = _json_scanner("</tool>", "<tool")
+_SCAN_HERMES = _json_scanner("</tool_call>", "<tool_call>")
+_SCAN_SHORT = (_json_scanner(None, "<tool")[0], _SCAN_TAG[1])
+
+
+class _Construct:
+    """What the parser knows about the construct it is reading."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.syntax = kind
+        self.name: str | None = None
+        self.open_len = 0
+        self.strict = True
+        # string-aware scan
+        self.out_re: re.Pattern[str] = _SCAN_PLAIN[0]
+        self.in_re: re.Pattern[str] = _SCAN_PLAIN[1]
+        self.hold = 0
+        self.close: str | None = None
+        self.depth_mode = True
+        self.in_str = False
+        self.quote = ""
+        self.depth = 0
+        self.fallback = -1
+        self.value_start = 0
+        self.value_end = 0
+        # element forms
+        self.params: list[tuple[str, int, int]] = []
+        self.child: str | None = None
+        self.wrapped = False
+        # fences
+        self.fchar = "`"
+        self.flen = 3
+        self.lang = ""
+        self.mode = "plain"
+        self.decided = False
+        self.body_ls = True
+        self.body_start = 0
+        self.cand_re: re.Pattern[str] | None = None
+        self.after: str = ""
+
+
+class _Content:
+    """Visible prose, with the blank lines around stripped calls kept to one."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.fresh: list[str] = []  # produced since the last take_content()
+        self.held = ""  # trailing whitespace not yet known to be inside the text
+        self.seam = False
+        self.started = False
+
+    def emit(self, text: str) -> None:
+        if not text:
+            return
+        core = text.lstrip(" \t\r\n")
+        if not core:
+            self.held += text
+            return
+        lead = text[: len(text) - len(core)]
+        middle = core.rstrip(" \t\r\n")
+        run = self.held + lead
+        if self.seam:
+            run = "" if not self.started else _collapse(run)
+        self._out(run + middle)
+        self.held = core[len(middle) :]
+        self.seam = False
+        self.started = True
+
+    def mark_seam(self) -> None:
+        self.seam = True
+
+    def close(self) -> None:
+        if self.held and not self.seam:
+            self._out(self.held)
+        self.held = ""
+
+    def _out(self, text: str) -> None:
+        if text:
+            self.parts.append(text)
+            self.fresh.append(text)
+
+    def take(self) -> str:
+        text = "".join(self.fresh)
+        self.fresh = []
+        return text
+
+    def text(self) -> str:
+        if len(self.parts) > 1:
+            self.parts = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+
+def _collapse(run: str) -> str:
+    if run.count("\n") < 3:
+        return run
+    return "\r\n\r\n" if "\r\n" in run else "\n\n"
+
+
+class StreamingCallParser:
+    """Feed the model's text chunk by chunk; get each call the moment it closes."""
+
+    def __init__(
+        self,
+        tools: Mapping[str, Mapping[str, Any]],
+        *,
+        allow_deprecated_syntax: bool = True,
+        max_call_chars: int = MAX_CALL_CHARS,
+    ) -> None:
+        self._tools = {str(k): (v if isinstance(v, Mapping) else {}) for k, v in tools.items()}
+        self._allow_deprecated = allow_deprecated_syntax
+        self._cap = max(4096, max_call_chars)
+        self._buf = ""
+        self._pos = 0
+        self._prev = "\n"
+        self._eof = False
+        self._finished = False
+        self._items: list[Item] = []
+        self._acc: list[str] = []
+        self._acc_n = 0
+        self._k = _Construct("prose")
+        self._state: Callable[[], bool] = self._st_prose
+        self._content = _Content()
+
+    # -- public -------------------------------------------------------------------------------
+
+    def feed(self, chunk: str) -> list[Item]:
+        """Add text; return the calls and errors that closed in it, in order."""
+        if self._finished:
+            raise RuntimeError("feed() after finish()")
+        if chunk:
+            self._buf += chunk
+            self._run()
+        return self._drain()
+
+    def finish(self) -> list[Item]:
+        """End of output: decide everything held back; an unclosed call is an error."""
+        if not self._finished:
+            self._eof = True
+            self._run()
+            if self._state != self._st_prose or self._pos < len(self._buf):
+                # Defensive: every state resolves at end of output; never lose text silently.
+                rest = self._construct_text() + self._buf[self._pos :]
+                self._buf, self._pos = "", 0
+                self._error("the output ended inside an unfinished call", rest)
+                self._state = self._st_prose
+            self._content.close()
+            self._finished = True
+        return self._drain()
+
+    def take_content(self) -> str:
+        """Visible prose produced since the last call of this method."""
+        return self._content.take()
+
+    @property
+    def content(self) -> str:
+        """All visible prose so far."""
+        return self._content.text()
+
+    # -- machinery ----------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while self._state():
+            pass
+        if self._pos:
+            self._prev = self._buf[self._pos - 1]
+            self._buf = self._buf[self._pos :]
+            self._pos = 0
+
+    def _drain(self) -> list[Item]:
+        items, self._items = self._items, []
+        return items
+
+    def _prev_char(self) -> str:
+        return self._buf[self._pos - 1] if self._pos else self._prev
+
+    def _prose_to(self, end: int) -> None:
+        if end > self._pos:
+            self._content.emit(self._buf[self._pos : end])
+            self._pos = end
+
+    def _start(self, kind: str, state: Callable[[], bool]) -> _Construct:
+        self._k = _Construct(kind)
+        self._acc = []
+        self._acc_n = 0
+        self._state = state
+        return self._k
+
+    def _take(self, end: int) -> bool:
+        """Move buffer text up to `end` into the construct; False when the size cap cut it."""
+        if end > self._pos:
+            self._acc.append(self._buf[self._pos : end])
+            self._acc_n += end - self._pos
+            self._pos = end
+            if self._acc_n > self._cap:
+                self._overflow()
+                return False
+        return True
+
+    def _construct_text(self) -> str:
+        text = "".join(self._acc)
+        self._acc = [text] if text else []
+        return text
+
+    def _done(self) -> str:
+        text = "".join(self._acc)
+        self._acc = []
+        self._acc_n = 0
+        self._state = self._st_prose
+        return text
+
+    def _overflow(self) -> None:
+        text = self._done()
+        head, rest = text[: self._cap], text[self._cap :]
+        self._error(
+            f"call too large: more than {self._cap} characters without closing; "
+            "write big files in several smaller edits",
+            head,
+        )
+        self._pushback(rest, head[-1:])
+
+    def _pushback(self, text: str, prev: str) -> None:
+        """Put decided-against construct text back in front of the buffer, to read as prose."""
+        self._buf = text + self._buf[self._pos :]
+        self._pos = 0
+        self._prev = prev or self._prev
+
+    def _as_prose(self, text: str) -> None:
+        self._content.emit(text)
+
+    def _error(self, message: str, raw: str) -> None:
+        self._items.append(CallParseError(message, excerpt(raw)))
+        self._content.mark_seam()
+
+    def _call(
+        self,
+        name: str,
+        args: Any,
+        syntax: str,
+        raw: str,
+        *,
+        deprecated: bool = False,
+    ) -> None:
+        """Emit a call, or the error that stands in for it."""
+        self._content.mark_seam()
+        try:
+            self._items.append(self._make_call(name, args, syntax, raw, deprecated))
+        except _Bad as exc:
+            self._items.append(CallParseError(str(exc), excerpt(raw)))
+
+    def _make_call(self, name: str, args: Any, syntax: str, raw: str, deprecated: bool) -> Item:
+        if name not in self._tools:
+            raise _Bad(_unknown(name, self._tools))
+        if isinstance(args, str):
+            args = _loads(args, name) if args.strip() else {}
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise _Bad(
+                f"the arguments of '{name}' must be a JSON object, got {type(args).__name__}; "
+                f"expected {EXPECTED}"
+            )
+        if not args:
+            required = self._tools[name].get("required") or []
+            if required:
+                raise _Bad(
+                    f"empty arguments; tool '{name}' needs: {', '.join(map(str, required))}; "
+                    f"expected {EXPECTED}"
+                )
+        if deprecated and not self._allow_deprecated:
+            raise _Bad(
+                f"the short form <tool:{name}> is deprecated and not accepted here; "
+                f'use <tool name="{name}" args>{{…}}</tool>'
+            )
+        return ParsedCall(name, args, syntax, deprecated, excerpt(raw))
+
+    def _schema_props(self, name: str | None) -> Mapping[str, Any]:
+        props = self._tools.get(name or "", {}).get("properties")
+        return props if isinstance(props, Mapping) else {}
+
+    # -- prose --------------------------------------------------------------------------------
+
+    def _st_prose(self) -> bool:
+        buf, pos = self._buf, self._pos
+        n = len(buf)
+        if pos >= n:
+            return False
+        if self._prev_char() == "\n":
+            decided = self._at_line_start()
+            if decided is not None:
+                return decided
+        m = _TRIGGER.search(buf, pos)
+        if m is None:
+            hold = n if self._eof else self._prose_hold(pos)
+            if hold > pos:
+                self._prose_to(hold)
+                return True
+            return False
+        i = m.start()
+        c = buf[i]
+        if c == "\n":
+            self._prose_to(i + 1)
+            return True
+        if i > pos:
+            self._prose_to(i)
+            return True
+        if c == "<":
+            return self._at_lt()
+        if c == "`":
+            return self._at_backtick()
+        return self._at_mistral()
+
+    def _prose_hold(self, pos: int) -> int:
+        buf = self._buf
+        n = len(buf)
+        hold = n
+        j = buf.rfind("\n", pos)
+        if j >= 0 and _NL_TAIL.fullmatch(buf, j + 1):
+            hold = j + 1
+        k = buf.rfind("[", max(pos, n - 11))
+        if k >= 0 and "[TOOL_CALLS]".startswith(buf[k:]):
+            hold = min(hold, k)
+        return hold
+
+    def _classify(self, full: re.Pattern[str], viable: re.Pattern[str], s: int) -> Any:
+        """Match `full` at s within the look-ahead window; ... when undecided."""
+        seg = self._buf[s : s + _WINDOW]
+        m = full.match(seg)
+        if m or self._eof or len(seg) >= _WINDOW or not viable.fullmatch(seg):
+            return m
+        return ...
+
+    def _at_line_start(self) -> bool | None:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        m = _LINE_START.match(buf, pos)
+        if m is None:
+            if not self._eof and _LINE_START_PARTIAL.fullmatch(buf, pos):
+                return False
+            return None
+        tok, s = m.group(1), m.start(1)
+        if tok[0] in "`~":
+            if m.end() == n and not self._eof:
+                return False
+            return self._at_fence(m)
+        if tok == ">>>":
+            return self._at_arrow()
+        if tok == "{":
+            got = self._classify(_CALL_PREFIX, _CALL_VIABLE, s)
+            if got is ...:
+                return False
+            if got is None or got.group(1) or got.group(2) not in self._tools:
+                return None
+            self._prose_to(s)
+            k = self._start("llama", self._st_json)
+            k.syntax, k.after = "llama_json", "standalone"
+            k.strict = False
+            return True
+        # "[": Mistral marker, a JSON list of calls, or a pythonic call list
+        if buf.startswith("[TOOL_CALLS]", s) or "[TOOL_CALLS]".startswith(buf[s : s + 12]):
+            return None
+        got = self._classify(_CALL_PREFIX, _CALL_VIABLE, s)
+        py = self._classify(_PY_PREFIX, _PY_VIABLE, s)
+        if got is not None and got is not ... and got.group(1):
+            if got.group(2) not in self._tools:
+                return None
+            self._prose_to(s)
+            k = self._start("llama", self._st_json)
+            k.syntax, k.after, k.strict = "llama_json", "standalone", False
+            return True
+        if py is not None and py is not ...:
+            if py.group(1) not in self._tools:
+                return None
+            self._prose_to(s)
+            self._start("pythonic", self._st_python)
+            return True
+        if got is ... or py is ...:
+            return False
+        return None
+
+    # -- "<" openings ---------------------------------------------------------------------------
+
+    def _at_lt(self) -> bool:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        if buf.startswith("<|", pos) or (pos + 1 == n and not self._eof):
+            if buf.startswith(_PYTHON_TAG, pos):
+                k = self._start("pytag", self._st_pytag)
+                k.syntax, k.after = "llama_json", ""
+                return self._take(pos + len(_PYTHON_TAG)) or True
+            if _PYTHON_TAG.startswith(buf[pos:]) and not self._eof:
+                return False
+            if buf.startswith("<|", pos):
+                self._prose_to(pos + 2)
+                return True
+        m = _WORD.match(buf, pos + 1)
+        end = m.end()
+        if end >= n and not self._eof:
+            if end - pos > _WINDOW:
+                self._prose_to(pos + 1)
+                return True
+            return False
+        word = m.group()
+        nxt = buf[end] if end < n else ""
+        if word == "tool" and nxt == ":":
+            return self._open_short()
+        if word == "tool" and (nxt == ">" or nxt.isspace()):
+            return self._open_tag()
+        if word == "tool_call" and nxt == ">":
+            k = self._start("hermes", self._st_hermes_open)
+            k.syntax = "hermes"
+            return self._take(end + 1) or True
+        if word == "function" and nxt == "=":
+            return self._open_function(wrapped=False)
+        if word in self._tools and nxt == ">":
+            k = self._start("xml", self._st_xml)
+            k.syntax, k.name, k.strict = "xml_element", word, False
+            self._take(end + 1)
+            k.open_len = self._acc_n
+            return True
+        self._prose_to(pos + 1)
+        return True
+
+    def _open_tag(self) -> bool:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        gt = buf.find(">", pos, pos + _WINDOW)
+        if gt < 0:
+            if n - pos < _WINDOW and not self._eof:
+                return False
+            self._prose_to(pos + 1)
+            return True
+        if buf.find("<", pos + 1, gt) >= 0:
+            self._prose_to(pos + 1)
+            return True
+        attrs = buf[pos + 5 : gt]
+        nm = _TAG_NAME.search(attrs)
+        name = next((g for g in nm.groups() if g is not None), "").strip() if nm else None
+        if name is None:
+            if attrs.strip() not in ("", "args", "/"):
+                self._prose_to(pos + 1)
+                return True
+            # A tag without a name counts only when a {"name": …} object follows.
+            ws = _WS.match(buf, gt + 1).end()
+            if ws >= n and not self._eof:
+                return False
+            if ws >= n or buf[ws] != "{":
+                self._prose_to(pos + 1)
+                return True
+        k = self._start("tag", self._st_tag)
+        k.name = name
+        k.out_re, k.in_re = _SCAN_TAG
+        k.close, k.hold, k.depth_mode = "</tool>", 6, False
+        self._take(gt + 1)
+        k.open_len = self._acc_n
+        return True
+
+    def _open_short(self) -> bool:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        gt = buf.find(">", pos, pos + _WINDOW)
+        if gt < 0 and n - pos < _WINDOW and not self._eof:
+            return False
+        m = _SHORT_OPEN.match(buf, pos, gt + 1) if gt >= 0 else None
+        if m is None:
+            self._prose_to(pos + 1)
+            return True
+        k = self._start("short", self._st_short_open)
+        k.syntax, k.name = "short_tag", m.group(1)
+        self._take(m.end())
+        k.open_len = self._acc_n
+        return True
+
+    def _open_function(self, *, wrapped: bool) -> bool:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        gt = buf.find(">", pos, pos + _WINDOW)
+        if gt < 0 and n - pos < _WINDOW and not self._eof:
+            return False
+        m = _FUNCTION_OPEN.match(buf, pos, gt + 1) if gt >= 0 else None
+        if not wrapped:
+            k = self._start("qwen", self._st_qwen)
+        else:
+            k = self._k
+            self._state = self._st_qwen
+        k.kind, k.syntax, k.wrapped = "qwen", "qwen_xml", wrapped
+        if m is None:
+            self._take(pos + len("<function="))
+            self._fail(
+                "malformed <function=NAME> opening; expected "
+                "<function=NAME><parameter=P>value</parameter></function>"
+            )
+            return True
+        k.name = m.group(1)
+        self._take(m.end())
+        return True
+
+    # -- canonical tag and <tool_call> ----------------------------------------------------------
+
+    def _scan_json(self, k: _Construct) -> tuple[str, int, int] | None:
+        """Advance a string-aware scan; an event (kind, start, end), or None for more text."""
+        buf = self._buf
+        n = len(buf)
+        while True:
+            pos = self._pos
+            rx = k.in_re if k.in_str else k.out_re
+            m = rx.search(buf, pos)
+            if m is None:
+                if self._eof:
+                    if not self._take(n):
+                        return ("cut", 0, 0)
+                    return ("eof", n, n)
+                if not self._take(max(pos, n - k.hold)):
+                    return ("cut", 0, 0)
+                return None
+            s = m.group()
+            if k.in_str:
+                if s == '"':
+                    k.in_str = False
+                elif s == "\\":
+                    if m.end() >= n and not self._eof:
+                        if not self._take(m.start()):
+                            return ("cut", 0, 0)
+                        return None
+                    if not self._take(min(n, m.end() + 1)):
+                        return ("cut", 0, 0)
+                    continue
+                elif k.fallback < 0:
+                    k.fallback = self._acc_n + (m.end() - pos)
+                if not self._take(m.end()):
+                    return ("cut", 0, 0)
+                continue
+            if s == '"':
+                k.in_str = True
+            elif s in "{[":
+                k.depth += 1
+            elif s in "}]":
+                k.depth -= 1
+                if k.depth_mode and k.depth <= 0:
+                    if not self._take(m.end()):
+                        return ("cut", 0, 0)
+                    return ("end", m.start(), m.end())
+            elif s == k.close:
+                return ("close", m.start(), m.end())
+            else:
+                return ("nested", m.start(), m.end())
+            if not self._take(m.end()):
+                return ("cut", 0, 0)
+
+    def _st_hermes_open(self) -> bool:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        ws = _WS.match(buf, pos).end()
+        if buf.startswith("<function=", ws):
+            if not self._take(ws):
+                return True
+            return self._open_function(wrapped=True)
+        if not self._eof and (ws >= n or "<function=".startswith(buf[ws : ws + 10])):
+            return False
+        k = self._k
+        k.out_re, k.in_re = _SCAN_HERMES
+        k.close, k.hold, k.depth_mode = "</tool_call>", 11, False
+        k.open_len = self._acc_n
+        self._state = self._st_tag
+        return True
+
+    def _st_tag(self) -> bool:
+        k = self._k
+        ev = self._scan_json(k)
+        if ev is None:
+            return False
+        kind, i, j = ev
+        if kind == "cut":
+            return True
+        if kind == "close":
+            if not self._take(i):
+                return True
+            body_end = self._acc_n
+            if not self._take(j):
+                return True
+            text = self._done()
+            self._resolve_tag(k, text[k.open_len : body_end], text)
+            return True
+        if kind == "nested":
+            if not self._take(j):
+                return True
+            k.depth = 2
+            self._state = self._st_nested
+            return True
+        text = self._done()
+        if k.fallback >= 0:
+            self._error(
+                f"broken JSON in {_what(k)}: a string is never closed; "
+                f"expected {EXPECTED} with valid JSON",
+                text[: k.fallback],
+            )
+            self._pushback(text[k.fallback :], text[k.fallback - 1])
+            return True
+        self._error(
+            f"unclosed {_what(k)}: the output ended before {k.close}; nothing was run; "
+            f"expected {EXPECTED}",
+            text,
+        )
+        return True
+
+    def _st_nested(self) -> bool:
+        """Skip to the close matching a call opened inside another; the whole is one error."""
+        k = self._k
+        rx = _NESTED_HERMES if k.kind == "hermes" else _NESTED_TAG
+        buf, n = self._buf, len(self._buf)
+        while True:
+            pos = self._pos
+            m = rx.search(buf, pos)
+            if m is None:
+                if not self._eof:
+                    return not self._take(max(pos, n - 11))
+                if not self._take(n):
+                    return True
+                break
+            k.depth += -1 if m.group().startswith("</") else 1
+            if not self._take(m.end()):
+                return True
+            if k.depth <= 0:
+                break
+        self._error(
+            f"nested tag: a call opened inside {_what(k)} before it was closed; nothing was run; "
+            f"write one call per tag: {EXPECTED}",
+            self._done(),
+        )
+        return True
+
+    def _resolve_tag(self, k: _Construct, body: str, raw: str) -> None:
+        text = _strip_fence(body.strip())
+        try:
+            if k.kind == "hermes" or k.name is None:
+                name, args = _name_and_args(_loads(text, k.name or "tool_call"), _what(k))
+            else:
+                name = k.name
+                args = _loads(text, name) if text else {}
+                if (
+                    isinstance(args, dict)
+                    and args.get("name") == name
+                    and set(args) in ({"name", "arguments"}, {"name", "parameters"})
+                    and "name" not in self._schema_props(name)
+                ):
+                    args = args.get("arguments", args.get("parameters"))
+        except _Bad as exc:
+            self._error(str(exc), raw)
+            return
+        self._call(name, args, k.syntax, raw)
+
+    # -- short tag ------------------------------------------------------------------------------
+
+    def _st_short_open(self) -> bool:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        ws = _WS.match(buf, pos).end()
+        k = self._k
+        if ws < n and buf[ws] == "{":
+            if not self._take(ws):
+                return True
+            k.out_re, k.in_re = _SCAN_SHORT
+            k.hold, k.close = 6, None
+            self._state = self._st_short_body
+            return True
+        if buf.startswith("</tool>", ws):
+            self._take(ws + 7)
+            text = self._done()
+            self._call(k.name or "", {}, "short_tag", text, deprecated=True)
+            return True
+        if not self._eof and (ws >= n or "</tool>".startswith(buf[ws:])):
+            return False
+        text = self._done()
+        self._call(k.name or "", {}, "short_tag", text, deprecated=True)
+        return True
+
+    def _st_short_body(self) -> bool:
+        k = self._k
+        ev = self._scan_json(k)
+        if ev is None:
+            return False
+        kind, i, _ = ev
+        if kind == "cut":
+            return True
+        if kind == "end":
+            k.value_end = self._acc_n
+            self._state = self._st_short_after
+            return True
+        if kind == "nested":
+            if not self._take(i):
+                return True
+            self._error(
+                f"nested tag: a call opened inside <tool:{k.name}> before its JSON was "
+                f"complete; nothing was run; expected {EXPECTED}",
+                self._done(),
+            )
+            return True
+        text = self._done()
+        if k.fallback >= 0:
+            self._error(
+                f"broken JSON in <tool:{k.name}>: a string is never closed; expected {EXPECTED}",
+                text[: k.fallback],
+            )
+            self._pushback(text[k.fallback :], text[k.fallback - 1])
+            return True
+        self._error(
+            f"unclosed <tool:{k.name}>: the output ended inside its JSON; nothing was run; "
+            f"expected {EXPECTED}",
+            text,
+        )
+        return True
+
+    def _st_short_after(self) -> bool:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        ws = _WS.match(buf, pos).end()
+        if buf.startswith("</tool>", ws):
+            if not self._take(ws + 7):
+                return True
+        elif not self._eof and (ws >= n or "</tool>".startswith(buf[ws:])):
+            return False
+        k = self._k
+        text = self._done()
+        try:
+            args = _loads(text[k.open_len : k.value_end].strip(), k.name or "")
+        except _Bad as exc:
+            self._error(str(exc), text)
+            return True
+        self._call(k.name or "", args, "short_tag", text, deprecated=True)
+        return True
+
+    # -- generic JSON value (Mistral, Llama, <|python_tag|>) ------------------------------------
+
+    def _at_mistral(self) -> bool:
+        k = self._start("mistral", self._st_mistral_open)
+        k.syntax = "mistral"
+        self._take(self._pos + len("[TOOL_CALLS]"))
+        return True
+
+    def _st_mistral_open(self) -> bool:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        ws = _WS.match(buf, pos).end()
+        if ws >= n and not self._eof:
+            return False
+        if ws < n and buf[ws] in "[{":
+            if not self._take(ws):
+                return True
+            self._k.after = "list"
+            self._state = self._st_json
+            return True
+        # [TOOL_CALLS]NAME[ARGS]{…}: decide once a "{" or a line end is in view
+        seg = buf[ws : ws + _WINDOW]
+        stop = min((x for x in (seg.find("{"), seg.find("\n")) if x >= 0), default=-1)
+        if stop < 0 and len(seg) < _WINDOW and not self._eof:
+            return False
+        m = _MISTRAL_V11.fullmatch(seg, 0, stop) if stop >= 0 else None
+        if m is None or seg[stop] != "{":
+            if not self._take(ws):
+                return True
+            self._fail(
+                "after [TOOL_CALLS] expected a JSON list "
+                '[{"name": …, "arguments": {…}}] or NAME[ARGS]{…}'
+            )
+            return True
+        k = self._k
+        k.name, k.syntax, k.after = m.group(1), "mistral_v11", "args"
+        self._take(ws + stop)
+        k.value_start = self._acc_n
+        self._state = self._st_json
+        return True
+
+    def _st_pytag(self) -> bool:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        ws = _WS.match(buf, pos).end()
+        if ws >= n and not self._eof:
+            return False
+        if ws < n and buf[ws] == "{":
+            if not self._take(ws):
+                return True
+            self._k.value_start = self._acc_n
+            self._state = self._st_json
+            return True
+        self._as_prose(self._done())
+        return True
+
+    def _st_json(self) -> bool:
+        k = self._k
+        if k.depth == 0 and not k.value_start:
+            k.value_start = self._acc_n
+        ev = self._scan_json(k)
+        if ev is None:
+            return False
+        kind = ev[0]
+        if kind == "cut":
+            return True
+        if kind == "end":
+            k.value_end = self._acc_n
+            if k.after == "standalone":
+                self._state = self._st_standalone
+            else:
+                self._resolve_json(self._done())
+            return True
+        text = self._done()
+        self._error(
+            f"unclosed {_what(k)}: the output ended inside its JSON; nothing was run; "
+            f"expected {_expected(k)}",
+            text,
+        )
+        return True
+
+    def _st_standalone(self) -> bool:
+        """A call in an ambiguous syntax counts only when nothing else shares its line."""
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        i = pos
+        while i < n and buf[i] in " \t\r":
+            i += 1
+        if i >= n and not self._eof:
+            return False
+        k = self._k
+        if i < n and buf[i] != "\n":
+            self._as_prose(self._done())
+            return True
+        end = i - 1 if i > pos and buf[i - 1] == "\r" and i < n else i
+        if not self._take(end):
+            return True
+        text = self._done()
+        if k.kind == "pythonic":
+            self._resolve_python(text, k)
+        else:
+            self._resolve_json(text)
+        return True
+
+    def _resolve_json(self, text: str) -> None:
+        k = self._k
+        value = text[k.value_start : k.value_end]
+        try:
+            obj = _loads(value, k.name or _what(k))
+        except _Bad as exc:
+            self._error(str(exc), text)
+            return
+        if k.syntax == "mistral_v11":
+            self._call(k.name or "", obj, "mistral_v11", text)
+            return
+        items = obj if isinstance(obj, list) else [obj]
+        if not items:
+            self._error(f"empty call list in {_what(k)}; expected {_expected(k)}", text)
+            return
+        if not k.strict and not _looks_like_calls(items, self._tools):
+            self._as_prose(text)
+            return
+        for item in items:
+            try:
+                name, args = _name_and_args(item, _what(k))
+            except _Bad as exc:
+                self._error(str(exc), text)
+                continue
+            self._call(name, args, k.syntax, text)
+
+    # -- pythonic -------------------------------------------------------------------------------
+
+    def _st_python(self) -> bool:
+        k = self._k
+        buf, n = self._buf, len(self._buf)
+        while True:
+            pos = self._pos
+            if k.quote:
+                q = k.quote
+                rx = _PY_IN[q]
+                m = rx.search(buf, pos)
+                if m is None:
+                    if self._eof:
+                        break
+                    return not self._take(max(pos, n - (len(q) - 1)))
+                s = m.group()
+                if s == "\\":
+                    if m.end() >= n and not self._eof:
+                        return not self._take(m.start())
+                    if not self._take(min(n, m.end() + 1)):
+                        return True
+                    continue
+                if s == "\n":  # a newline ends a one-line string: not Python after all
+                    self._as_prose(self._done())
+                    return True
+                k.quote = ""
+                if not self._take(m.end()):
+                    return True
+                continue
+            m = _PY_OUT.search(buf, pos)
+            if m is None:
+                if self._eof:
+                    break
+                return not self._take(n)
+            s = m.group()
+            if s in "'\"":
+                if m.start() + 3 > n and not self._eof:
+                    return not self._take(m.start())
+                triple = buf.startswith(s * 3, m.start())
+                k.quote = s * 3 if triple else s
+                if not self._take(m.start() + len(k.quote)):
+                    return True
+                continue
+            k.depth += 1 if s in "([{" else -1
+            if not self._take(m.end()):
+                return True
+            if k.depth <= 0:
+                self._state = self._st_standalone
+                return True
+        text = self._done()
+        self._error(
+            "unclosed pythonic call list: the output ended before its closing ']'; nothing was "
+            f"run; expected {EXPECTED}",
+            text,
+        )
+        return True
+
+    def _resolve_python(self, text: str, k: _Construct) -> None:
+        try:
+            tree = ast.parse(text.strip(), mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            self._error(
+                f"could not parse the pythonic call list ({exc.__class__.__name__}); "
+                f"expected {EXPECTED}",
+                text,
+            )
+            return
+        body = tree.body
+        if not isinstance(body, ast.List) or not all(
+            isinstance(e, ast.Call) and isinstance(e.func, ast.Name) for e in body.elts
+        ):
+            self._as_prose(text)
+            return
+        for call in body.elts:
+            assert isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            name = call.func.id
+            try:
+                if call.args:
+                    raise _Bad(
+                        f"pythonic call to '{name}' has positional arguments; "
+                        "write name=value for each argument"
+                    )
+                args: dict[str, Any] = {}
+                for kw in call.keywords:
+                    if kw.arg is None:
+                        raise _Bad(f"pythonic call to '{name}' uses **; write name=value")
+                    args[kw.arg] = _py_literal(kw.value, name, kw.arg)
+            except _Bad as exc:
+                self._error(str(exc), text)
+                continue
+            self._call(name, args, "pythonic", text)
+
+    # -- XML forms ------------------------------------------------------------------------------
+
+    def _st_xml(self) -> bool:
+        """`<tool_name><param>value</param>…</tool_name>`: children typed by the schema."""
+        k = self._k
+        buf, n = self._buf, len(self._buf)
+        while True:
+            pos = self._pos
+            if k.child is not None:
+                close = f"</{k.child}>"
+                i = buf.find(close, pos)
+                if i < 0:
+                    if self._eof:
+                        self._take(n)
+                        return self._fail_xml("the output ended inside <" + k.child + ">")
+                    return not self._take(max(pos, n - len(close) + 1))
+                start = k.value_start
+                if not self._take(i):
+                    return True
+                k.params.append((k.child, start, self._acc_n))
+                k.child = None
+                if not self._take(i + len(close)):
+                    return True
+                continue
+            ws = _WS.match(buf, pos).end()
+            close = f"</{k.name}>"
+            if buf.startswith(close, ws):
+                if not self._take(ws + len(close)):
+                    return True
+                text = self._done()
+                args = {
+                    p: _typed(_strip_nl(text[a:b]), self._schema_props(k.name).get(p))
+                    for p, a, b in k.params
+                }
+                self._call(k.name or "", args, "xml_element", text)
+                return True
+            m = _XML_CHILD.match(buf, ws)
+            if m and m.group(1) != k.name:
+                if not self._take(m.end()):
+                    return True
+                k.child = m.group(1)
+                k.value_start = self._acc_n
+                continue
+            rest = buf[ws : ws + _WINDOW]
+            if (
+                not self._eof
+                and len(rest) < _WINDOW
+                and (close.startswith(rest) or re.fullmatch(r"<[A-Za-z_]?[\w.-]*", rest))
+            ):
+                return not self._take(ws)
+            if k.params:
+                return self._fail_xml(f"unexpected text inside <{k.name}>")
+            # Not an element with parameter children: it was prose after all.
+            text = self._done()
+            self._as_prose(text[: k.open_len])
+            self._pushback(text[k.open_len :], ">")
+            return True
+
+    def _fail_xml(self, what: str) -> bool:
+        k = self._k
+        self._error(
+            f"{what}; nothing was run; expected <{k.name}><param>value</param>…</{k.name}> "
+            f"or {EXPECTED}",
+            self._done(),
+        )
+        return True
+
+    def _st_qwen(self) -> bool:
+        """`<function=NAME><parameter=P>value</parameter>…</function>`."""
+        k = self._k
+        buf, n = self._buf, len(self._buf)
+        while True:
+            pos = self._pos
+            if k.child is not None:
+                m = _QWEN_VALUE_END.search(buf, pos)
+                if m is None:
+                    if self._eof:
+                        self._take(n)
+                        return self._fail_qwen("the output ended inside <parameter=" + k.child)
+                    return not self._take(max(pos, n - 11))
+                start = k.value_start
+                if not self._take(m.start()):
+                    return True
+                k.params.append((k.child, start, self._acc_n))
+                k.child = None
+                if m.group() == "</parameter>" and not self._take(m.end()):
+                    return True
+                continue
+            ws = _WS.match(buf, pos).end()
+            if buf.startswith("</function>", ws):
+                if not self._take(ws + 11):
+                    return True
+                text = self._construct_text()
+                props = self._schema_props(k.name)
+                args = {p: _typed(_strip_nl(text[a:b]), props.get(p)) for p, a, b in k.params}
+                name = k.name or ""
+                if k.wrapped:
+                    self._state = self._st_opt_close
+                    k.after = "</tool_call>"
+                    self._call(name, args, "qwen_xml", text)
+                else:
+                    self._done()
+                    self._call(name, args, "qwen_xml", text)
+                return True
+            m = _PARAMETER_OPEN.match(buf, ws)
+            if m:
+                if not self._take(m.end()):
+                    return True
+                k.child = m.group(1)
+                k.value_start = self._acc_n
+                continue
+            rest = buf[ws : ws + _WINDOW]
+            if (
+                not self._eof
+                and len(rest) < _WINDOW
+                and (
+                    "</function>".startswith(rest)
+                    or (rest.startswith("<parameter=") and ">" not in rest)
+                    or "<parameter=".startswith(rest)
+                )
+            ):
+                return not self._take(ws)
+            if self._eof and ws >= n:
+                return self._fail_qwen("the output ended before </function>")
+            self._fail(
+                f"unexpected text inside <function={k.name}>; expected "
+                "<parameter=NAME>value</parameter> or </function>"
+            )
+            return True
+
+    def _fail_qwen(self, what: str) -> bool:
+        k = self._k
+        self._error(
+            f"{what}; nothing was run; expected <function={k.name}>"
+            "<parameter=P>value</parameter></function>",
+            self._done(),
+        )
+        return True
+
+    def _fail(self, message: str) -> None:
+        """Report an error and skip to the construct's closing marker."""
+        k = self._k
+        k.after = {"qwen": "</function>", "mistral": ""}.get(k.kind, "")
+        if not k.after:
+            self._error(message, self._done())
+            return
+        k.mode = message
+        self._state = self._st_skip
+
+    def _st_skip(self) -> bool:
+        k = self._k
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        i = buf.find(k.after, pos)
+        if i < 0:
+            if not self._eof:
+                return not self._take(max(pos, n - len(k.after) + 1))
+            self._take(n)
+        elif not self._take(i + len(k.after)):
+            return True
+        wrapped = k.wrapped
+        self._error(k.mode, self._construct_text())
+        if wrapped and i >= 0:
+            k.after = "</tool_call>"
+            self._state = self._st_opt_close
+        else:
+            self._done()
+        return True
+
+    def _st_opt_close(self) -> bool:
+        """Consume an optional closing marker (and the blanks before it) after a call."""
+        k = self._k
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        ws = _WS.match(buf, pos).end()
+        if buf.startswith(k.after, ws):
+            self._pos = ws + len(k.after)
+        elif not self._eof and (ws >= n or k.after.startswith(buf[ws:])):
+            return False
+        self._acc, self._acc_n = [], 0
+        self._state = self._st_prose
+        return True
+
+    # -- fences, inline code and arrow blocks ---------------------------------------------------
+
+    def _at_backtick(self) -> bool:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        m = _BACKTICKS.match(buf, pos)
+        run = m.end() - pos
+        if m.end() >= n and not self._eof:
+            return False
+        limit = m.end() + _INLINE_WINDOW
+        nl = buf.find("\n", m.end(), limit)
+        if nl < 0:
+            if n < limit and not self._eof:
+                return False
+            nl = min(n, limit)
+        for c in _BACKTICKS.finditer(buf, m.end(), nl):
+            if c.end() - c.start() == run:
+                self._prose_to(c.end())
+                return True
+        self._prose_to(m.end())
+        return True
+
+    def _at_fence(self, m: re.Match[str], mode: str = "plain") -> bool | None:
+        """A fence opening at line start: plain fences are prose; some fences may be calls."""
+        buf, n = self._buf, len(self._buf)
+        run = m.group(1)
+        nl = buf.find("\n", m.end(), m.end() + _WINDOW)
+        if nl < 0:
+            if not self._eof and n - m.end() < _WINDOW:
+                return False
+            nl = -1
+        info = buf[m.end() : nl if nl >= 0 else min(n, m.end() + _WINDOW)]
+        if run[0] == "`" and "`" in info and mode == "plain":
+            return None  # inline code, not a fence
+        lang = (info.strip().split() or [""])[0].lower()
+        if mode == "plain" and lang in _CALL_FENCE_LANGS:
+            mode = "call"
+        if mode == "plain":
+            k = _Construct("fence")
+        else:
+            k = self._k if mode in ("write", "run") else self._start("fence", self._st_fence)
+        k.fchar, k.flen, k.lang, k.mode = run[0], len(run), lang, mode
+        k.cand_re = _FENCE_CANDIDATE[run[0]]
+        end = nl + 1 if nl >= 0 else m.end()
+        k.body_ls = nl >= 0
+        if mode == "plain":
+            self._k = k
+            self._state = self._st_fence
+            self._prose_to(end)
+        else:
+            self._state = self._st_fence
+            if not self._take(end):
+                return True
+        k.body_start = self._acc_n
+        return True
+
+    def _fence_close_at(self, k: _Construct) -> int | None | bool:
+        """At a body line start: end of a closing fence line, None if not one, False for more."""
+        buf, pos = self._buf, self._pos
+        nl = buf.find("\n", pos)
+        line = buf[pos:] if nl < 0 else buf[pos:nl]
+        if nl < 0 and not self._eof:
+            if len(line) < _WINDOW and _FENCE_CLOSE_VIABLE[k.fchar].fullmatch(line):
+                return False
+            return None
+        c = _FENCE_CLOSE[k.fchar].fullmatch(line)
+        if c is None or len(c.group(1)) < k.flen:
+            return None
+        return pos + len(line) - (1 if line.endswith("\r") else 0)
+
+    def _fence_take(self, k: _Construct, end: int) -> bool:
+        if k.mode == "plain":
+            self._prose_to(end)
+            return True
+        return self._take(end)
+
+    def _st_fence(self) -> bool:
+        k = self._k
+        buf, n = self._buf, len(self._buf)
+        while True:
+            pos = self._pos
+            if k.mode == "call" and not k.decided and not self._decide_call_fence(k):
+                return True
+            if pos >= n and not self._eof:
+                return False
+            if k.body_ls and pos < n:
+                end = self._fence_close_at(k)
+                if end is False:
+                    return False
+                if end is not None and end is not True:
+                    return self._close_fence(k, int(end))
+            elif k.body_ls and self._eof:
+                return self._close_fence(k, -1)
+            m = k.cand_re.search(buf, pos) if k.cand_re else None
+            if m is not None:
+                if not self._fence_take(k, m.start() + 1):
+                    return True
+                k.body_ls = True
+                continue
+            if self._eof:
+                if not self._fence_take(k, n):
+                    return True
+                return self._close_fence(k, -1)
+            j = buf.rfind("\n", pos)
+            hold = n
+            if j >= 0 and _FENCE_CLOSE_VIABLE[k.fchar].fullmatch(buf, j + 1):
+                hold = j + 1
+            if hold <= pos:
+                return False
+            if not self._fence_take(k, hold):
+                return True
+            k.body_ls = buf[hold - 1] == "\n"
+            return False
+
+    def _decide_call_fence(self, k: _Construct) -> bool:
+        """A ```json fence is held back only while its body may still be a call."""
+        if k.lang in _STRICT_FENCE_LANGS:
+            k.decided = True
+            return True
+        body = self._construct_text()[k.body_start :] + self._buf[self._pos : self._pos + _WINDOW]
+        seg = body[:_WINDOW]
+        m = _CALL_PREFIX.match(seg)
+        if m and m.group(2) in self._tools:
+            k.decided = True
+            return True
+        if m is None and not self._eof and len(seg) < _WINDOW and _CALL_VIABLE.fullmatch(seg):
+            return True
+        # Not a call: the fence so far is prose, and the rest is read as a plain fence.
+        self._as_prose(self._done())
+        k.mode = "plain"
+        k.decided = True
+        self._k = k
+        self._state = self._st_fence
+        return False
+
+    def _close_fence(self, k: _Construct, end: int) -> bool:
+        """The fence closed at `end` (-1: the output ended inside it)."""
+        if k.mode == "plain":
+            if end >= 0:
+                self._prose_to(end)
+            self._k = _Construct("prose")
+            self._state = self._st_prose
+            return True
+        body_end = self._acc_n
+        if end >= 0 and not self._take(end):
+            return True
+        text = self._done()
+        body = text[k.body_start : body_end]
+        if end < 0:
+            if k.mode == "call" and not (k.lang in _STRICT_FENCE_LANGS and body.strip()):
+                if not _CALL_PREFIX.match(body[:_WINDOW]):
+                    self._as_prose(text)
+                    return True
+            self._error(
+                f"unclosed code fence ({_what(k)}): the output ended before its closing "
+                f"{k.fchar * k.flen}; nothing was run",
+                text,
+            )
+            return True
+        if k.mode == "write":
+            self._call("write_file", {"path": k.name, "content": body}, "arrow_block", text)
+            return True
+        if k.mode == "run":
+            self._arrow_command(body.strip(), text)
+            return True
+        self._resolve_call_fence(k, body, text)
+        return True
+
+    def _resolve_call_fence(self, k: _Construct, body: str, text: str) -> None:
+        strict = k.lang in _STRICT_FENCE_LANGS
+        if _OTHER_CALL_SYNTAX.search(body):  # a fence showing another syntax is an example
+            self._as_prose(text)
+            return
+        try:
+            obj = _loads(body.strip(), f"```{k.lang} block")
+        except _Bad as exc:
+            if strict:
+                self._error(str(exc), text)
+            else:
+                self._as_prose(text)
+            return
+        items = obj if isinstance(obj, list) else [obj]
+        if not strict and not _looks_like_calls(items, self._tools, every=True):
+            self._as_prose(text)
+            return
+        if not items:
+            self._error(f"empty call list in ```{k.lang} block", text)
+        for item in items:
+            try:
+                name, args = _name_and_args(item, f"```{k.lang} block")
+            except _Bad as exc:
+                self._error(str(exc), text)
+                continue
+            self._call(name, args, "fenced_json", text)
+
+    def _at_arrow(self) -> bool | None:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        nl = buf.find("\n", pos, pos + _WINDOW)
+        if nl < 0:
+            if not self._eof and n - pos < _WINDOW:
+                return False
+            if n - pos >= _WINDOW:
+                return None
+            nl = n
+        line = buf[pos:nl]
+        run = _RUN_COMMAND.fullmatch(line)
+        write = _WRITE_FILE.fullmatch(line) if run is None else None
+        if run is None and write is None:
+            return None
+        k = self._start("arrow", self._st_arrow_next)
+        k.syntax = "arrow_block"
+        if run is not None and run.group(1):
+            self._take(nl - (1 if line.endswith("\r") else 0))
+            self._arrow_command(run.group(1), self._done())
+            return True
+        if write is not None:
+            path = write.group(1).strip().strip("`'\"")
+            if not path:
+                self._take(nl)
+                self._error(
+                    "WRITE FILE without a path; expected >>> WRITE FILE: path/to/file "
+                    "followed by a fenced code block",
+                    self._done(),
+                )
+                return True
+            k.name, k.mode = path, "write"
+        else:
+            k.mode = "run"
+        self._take(min(n, nl + 1))
+        return True
+
+    def _st_arrow_next(self) -> bool:
+        """After an arrow line: skip blank lines, then a fence or (for RUN COMMAND) a line."""
+        k = self._k
+        buf, n = self._buf, len(self._buf)
+        blank = _BLANK_LINES.match(buf, self._pos).end()
+        if not self._take(blank):
+            return True
+        pos = self._pos
+        if pos >= n and not self._eof:
+            return False
+        m = _FENCE_OPEN.match(buf, pos)
+        if m is None and not self._eof and _LINE_START_PARTIAL.fullmatch(buf, pos):
+            return False
+        if m is not None:
+            if m.end() >= n and not self._eof:
+                return False
+            got = self._at_fence(m, k.mode)
+            return bool(got) if got is not None else True
+        if k.mode == "run" and pos < n:
+            k.value_start = self._acc_n
+            self._state = self._st_arrow_line
+            return True
+        text = self._done()
+        what = (
+            f"WRITE FILE: {k.name} must be followed by a fenced code block holding the content"
+            if k.mode == "write"
+            else "RUN COMMAND must be followed by the command on the next line"
+        )
+        self._error(f"{what}; nothing was run", text)
+        return True
+
+    def _st_arrow_line(self) -> bool:
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        nl = buf.find("\n", pos)
+        if nl < 0 and not self._eof:
+            return not self._take(n)
+        end = n if nl < 0 else nl
+        if not self._take(end - (1 if end > pos and buf[end - 1] == "\r" else 0)):
+            return True
+        k = self._k
+        text = self._done()
+        self._arrow_command(text[k.value_start :].strip(), text)
+        return True
+
+    def _arrow_command(self, command: str, raw: str) -> None:
+        if not command:
+            self._error("RUN COMMAND without a command; nothing was run", raw)
+            return
+        tests = _PYTEST.match(command) and "run_tests" in self._tools
+        name = "run_tests" if tests else "run_command"
+        self._call(name, {"command": command}, "arrow_block", raw)
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers shared by the states.
+
+_PY_OUT = re.compile(r"[\[\](){}'\"]")
+_PY_IN = {
+    "'": re.compile(r"[\\'\n]"),
+    '"': re.compile(r'[\\"\n]'),
+    "'''": re.compile(r"\\|'''"),
+    '"""': re.compile(r'\\|"""'),
+}
+_NESTED_TAG = re.compile(r"</tool>|<tool[\s:>]")
+_NESTED_HERMES = re.compile(r"</?tool_call>")
+_QWEN_VALUE_END = re.compile(r"</parameter>|<parameter=|</function>")
+_FENCE_CANDIDATE = {c: re.compile(r"\n(?=[ \t]*" + re.escape(c * 3) + ")") for c in "`~"}
+_FENCE_CLOSE = {c: re.compile(r"[ \t]*(" + re.escape(c) + r"{3,})[ \t]*\r?") for c in "`~"}
+_FENCE_CLOSE_VIABLE = {c: re.compile(r"[ \t]*" + re.escape(c) + r"*[ \t]*\r?") for c in "`~"}
+
+
+def _what(k: _Construct) -> str:
+    if k.kind == "tag":
+        return f'<tool name="{k.name}">' if k.name else "<tool>"
+    if k.kind == "hermes":
+        return "<tool_call>"
+    if k.kind == "fence":
+        return f"```{k.lang}" if k.lang else "fenced block"
+    if k.kind == "arrow":
+        return "WRITE FILE block" if k.mode == "write" else "RUN COMMAND block"
+    if k.kind == "mistral":
+        return "[TOOL_CALLS]"
+    if k.kind == "pytag":
+        return "<|python_tag|> call"
+    return k.syntax.replace("_", " ") + " call"
+
+
+def _expected(k: _Construct) -> str:
+    if k.kind == "mistral":
+        return '[TOOL_CALLS][{"name": "NAME", "arguments": {…}}] or ' + EXPECTED
+    return EXPECTED
+
+
+def _unknown(name: str, tools: Mapping[str, Any]) -> str:
+    return f"unknown tool '{name}'; available: {', '.join(sorted(tools)) or '(none)'}"
+
+
+def _loads(text: str, where: str) -> Any:
+    """JSON, accepting raw control characters in strings and HTML-escaped quotes."""
+    try:
+        return json.loads(text, strict=False)
+    except (ValueError, RecursionError) as exc:
+        if "&quot;" in text or "&#34;" in text:
+            try:
+                return json.loads(html.unescape(text), strict=False)
+            except (ValueError, RecursionError):
+                pass
+        detail = (
+            f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+            if isinstance(exc, json.JSONDecodeError)
+            else exc.__class__.__name__
+        )
+        raise _Bad(
+            f"broken JSON in the arguments of '{where}': {detail}; expected {EXPECTED} "
+            "with valid JSON"
+        ) from None
+
+
+def _name_and_args(obj: Any, where: str) -> tuple[str, Any]:
+    """Read a {"name": …, "arguments"|"parameters": …} object."""
+    if isinstance(obj, dict) and isinstance(obj.get("function"), dict) and "name" not in obj:
+        obj = obj["function"]
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+        raise _Bad(f'{where} must hold {{"name": "TOOL", "arguments": {{…}}}}; expected {EXPECTED}')
+    args = obj.get("arguments", obj.get("parameters", {}))
+    return obj["name"], args
+
+
+def _looks_like_calls(items: list[Any], tools: Mapping[str, Any], every: bool = False) -> bool:
+    """Ambiguous syntaxes count as calls only for registered names with an arguments object."""
+    good = [
+        isinstance(i, dict)
+        and i.get("name") in tools
+        and set(i) <= {"name", "arguments", "parameters", "id", "type"}
+        and isinstance(i.get("arguments", i.get("parameters", {})), (dict, str))
+        for i in items
+    ]
+    return bool(good) and (all(good) if every else good[0])
+
+
+def _strip_fence(text: str) -> str:
+    if text.startswith("```"):
+        nl = text.find("\n")
+        text = text[nl + 1 :] if nl >= 0 else ""
+        if text.rstrip().endswith("```"):
+            text = text.rstrip()[:-3]
+        return text.strip()
+    return text
+
+
+def _strip_nl(value: str) -> str:
+    """Strip exactly one leading and one trailing newline (CRLF counts as one)."""
+    if value.startswith("\r\n"):
+        value = value[2:]
+    elif value.startswith("\n"):
+        value = value[1:]
+    if value.endswith("\r\n"):
+        value = value[:-2]
+    elif value.endswith("\n"):
+        value = value[:-1]
+    return value
+
+
+def _typed(value: str, schema: Any) -> Any:
+    """Type an XML parameter value by its JSON Schema; strings stay verbatim."""
+    types = schema.get("type") if isinstance(schema, Mapping) else None
+    if isinstance(types, str):
+        types = [types]
+    if not types or "string" in types:
+        return value
+    s = value.strip()
+    for t in types:
+        try:
+            if t == "integer":
+                return int(s)
+            if t == "number":
+                f = float(s)
+                return int(f) if f.is_integer() and "." not in s and "e" not in s.lower() else f
+            if t == "boolean" and s.lower() in ("true", "false"):
+                return s.lower() == "true"
+            if t == "null" and s.lower() in ("null", "none", ""):
+                return None
+            if t in ("array", "object"):
+                try:
+                    got = json.loads(s)
+                except ValueError:
+                    got = ast.literal_eval(s)
+                if isinstance(got, list if t == "array" else dict):
+                    return got
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return value
+
+
+_PY_NAMES = {"true": True, "false": False, "null": None, "none": None}
+
+
+def _py_literal(node: ast.expr, name: str, arg: str) -> Any:
+    if isinstance(node, ast.Name) and node.id.lower() in _PY_NAMES:
+        return _PY_NAMES[node.id.lower()]
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise _Bad(f"argument '{arg}' of pythonic call '{name}' is not a literal value") from None
+    if isinstance(value, (set, frozenset, bytes, complex)):
+        raise _Bad(f"argument '{arg}' of pythonic call '{name}' is not JSON-like")
+    return _jsonable(value)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value

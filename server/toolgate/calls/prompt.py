@@ -1,0 +1,98 @@
+"""Prompt scaffolding for text mode: the tools section, the instructions, results, corrections."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolgate.calls.parser import EXPECTED, CallParseError
+
+
+def _function(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    fn = tool.get("function", tool)
+    return fn if isinstance(fn, Mapping) else {}
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+
+
+def tools_section(tools: Sequence[Mapping[str, Any]]) -> str:
+    """The TOOLS: … END TOOLS block listing each tool's name, description and argument schema."""
+    lines = ["TOOLS:"]
+    for tool in tools:
+        fn = _function(tool)
+        lines.append(f"- name: {fn.get('name', '')}")
+        lines.append(f"  description: {_one_line(fn.get('description'))}")
+        lines.append(f"  schema: {_compact(fn.get('parameters', {'type': 'object'}))}")
+    lines.append("END TOOLS")
+    return "\n".join(lines)
+
+
+def text_mode_instructions(tools: Sequence[Mapping[str, Any]]) -> str:
+    """The system-prompt text for a model that calls tools by writing them in its answer."""
+    example = next((_function(t).get("name") for t in tools), None) or "read_file"
+    return "\n".join(
+        [
+            tools_section(tools),
+            "",
+            "To call a tool, write a tag with its name and its arguments as one JSON object:",
+            '<tool name="NAME" args>{ JSON arguments }</tool>',
+            f'For example: <tool name="{example}" args>{{ … }}</tool>',
+            "Rules:",
+            "- One call per tag; the JSON must match the tool's schema.",
+            "- You may write several tags in one answer; they run in order.",
+            "- After your tags, stop and wait: each result comes back in a "
+            '<tool_result name="NAME" success="true|false"> block.',
+            "- Do not put a tag in a code block unless it is only an example.",
+            "- When the task is done, answer in plain prose with no tool tag.",
+        ]
+    )
+
+
+def _escape_block(text: str) -> str:
+    # "</" only occurs inside JSON strings, where "<\/" means the same: the block can't be closed.
+    return text.replace("</", "<\\/")
+
+
+def format_tool_result(name: str, result: Mapping[str, Any]) -> str:
+    """A tool result as the text block the model reads in text mode."""
+    success = bool(result.get("success"))
+    if success:
+        payload: Any = result.get("data")
+    else:
+        payload = {"error": result.get("error") or "failed"}
+        if result.get("suggestions"):
+            payload["suggestions"] = list(result["suggestions"])
+    if result.get("output_truncated"):
+        payload = {"result": payload, "output_truncated": True}
+    body = _escape_block(json.dumps(payload, ensure_ascii=False, default=str))
+    attr = html.escape(name, quote=True)
+    flag = "true" if success else "false"
+    return f'<tool_result name="{attr}" success="{flag}">{body}</tool_result>'
+
+
+def corrective_message(errors: Sequence[CallParseError]) -> str:
+    """One message that names each call that could not be read and the syntax expected."""
+    if not errors:
+        return ""
+    lines = [
+        f"{len(errors)} of your tool calls could not be read, so nothing was run for them:"
+        if len(errors) > 1
+        else "One of your tool calls could not be read, so nothing was run for it:"
+    ]
+    for i, err in enumerate(errors, 1):
+        snippet = " ".join(err.raw_excerpt.split())
+        if len(snippet) > 120:
+            snippet = snippet[:117] + "..."
+        lines.append(f"{i}. {err.error}")
+        if snippet:
+            lines.append(f"   you wrote: {snippet}")
+    lines.append(f"Write each call as {EXPECTED}, with valid JSON, one call per tag.")
+    return "\n".join(lines)
