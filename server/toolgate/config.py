@@ -1,4 +1,4 @@
-"""Configuration: defaults, user file, workspace files, environment and flags — and what needs trust.
+"""Configuration: defaults, user file, workspace files, environment, flags — and trust.
 
 Workspace files come from whoever wrote the repository. Settings from them may tighten the
 policy freely, but anything that widens it, and any base URL that would receive the person's
@@ -231,14 +231,19 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
         if trusted:
             config.base_url, config.base_url_source = model["base_url"], source
         else:
-            config.pending_trust.append(TrustItem("base_url", "model.base_url",
-                                                  model["base_url"], source))
+            config.pending_trust.append(
+                TrustItem("base_url", "model.base_url", model["base_url"], source)
+            )
             config.base_url, config.base_url_source = model["base_url"], source
     if "api_key_env" in model and trusted:
         config.api_key = os.environ.get(model["api_key_env"]) or config.api_key
-    for key, attr in (("tool_choice", "tool_choice"), ("stream", "stream"),
-                      ("temperature", "temperature"), ("max_tokens", "max_tokens"),
-                      ("timeout_seconds", "request_timeout_seconds")):
+    for key, attr in (
+        ("tool_choice", "tool_choice"),
+        ("stream", "stream"),
+        ("temperature", "temperature"),
+        ("max_tokens", "max_tokens"),
+        ("timeout_seconds", "request_timeout_seconds"),
+    ):
         if key in model:
             setattr(config, attr, model[key])
     if "profile" in doc:
@@ -247,8 +252,9 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
     for tool, decision in policy.get("approvals", {}).items():
         widening = _widens(config.approvals.get(tool), tool, decision)
         if widening and not trusted:
-            config.pending_trust.append(TrustItem("widening", f"policy.approvals.{tool}",
-                                                  decision, source))
+            config.pending_trust.append(
+                TrustItem("widening", f"policy.approvals.{tool}", decision, source)
+            )
         else:
             config.approvals[tool] = decision
     if "deny_tools" in policy:
@@ -267,8 +273,9 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
             kept = [c for c in policy["allowed_commands"] if c in config.allowed_commands]
             config.allowed_commands = kept
             for command in new:
-                config.pending_trust.append(TrustItem("widening", "policy.allowed_commands",
-                                                      command, source))
+                config.pending_trust.append(
+                    TrustItem("widening", "policy.allowed_commands", command, source)
+                )
     limits = doc.get("limits", {})
     for key, value in limits.items():
         setattr(config.limits, key, value)
@@ -302,8 +309,9 @@ def apply_trust(config: Config, confirmed: set[str]) -> list[TrustItem]:
     return still
 
 
-def load_config(root: Path, *, overrides: dict[str, Any] | None = None,
-                env: dict[str, str] | None = None) -> Config:
+def load_config(
+    root: Path, *, overrides: dict[str, Any] | None = None, env: dict[str, str] | None = None
+) -> Config:
     """Merge defaults, user file, workspace files, environment and `overrides` (flags)."""
     env = dict(os.environ if env is None else env)
     config = Config()

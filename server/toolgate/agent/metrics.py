@@ -51,7 +51,9 @@ class Metrics:
     def prometheus(self) -> str:
         """The counters in Prometheus text format."""
         lines = ["# TYPE tool_calls_proposed_total counter"]
-        lines += [f'tool_calls_proposed_total{{tool="{t}"}} {n}' for t, n in sorted(self.proposed.items())]
+        lines += [
+            f'tool_calls_proposed_total{{tool="{t}"}} {n}' for t, n in sorted(self.proposed.items())
+        ]
         lines.append("# TYPE tool_calls_executed_total counter")
         lines += [
             f'tool_calls_executed_total{{tool="{t}",success="{str(ok).lower()}"}} {n}'

@@ -9,7 +9,7 @@ from typing import Any
 
 from toolgate.agent.events import Event
 from toolgate.agent.redact import Redactor
-from toolgate.workspace.files import atomic_write_text
+from toolgate.workspace.files import atomic_write_text, toolgate_dir
 
 
 def _iso(ts: float | None = None) -> str:
@@ -20,9 +20,18 @@ def _iso(ts: float | None = None) -> str:
 class RunLog:
     """Everything a run did, kept valid on disk at every moment."""
 
-    def __init__(self, root: Path, run_id: str, task: str, model: str, base_url: str,
-                 tool_calling_mode: str, redactor: Redactor, profile: str = "developer") -> None:
-        self.path = root / ".toolgate" / "runs" / f"{run_id}.json"
+    def __init__(
+        self,
+        root: Path,
+        run_id: str,
+        task: str,
+        model: str,
+        base_url: str,
+        tool_calling_mode: str,
+        redactor: Redactor,
+        profile: str = "developer",
+    ) -> None:
+        self.path = toolgate_dir(root) / "runs" / f"{run_id}.json"
         self._redact = redactor
         self.doc: dict[str, Any] = {
             "run_id": run_id,
@@ -47,8 +56,12 @@ class RunLog:
 
     def begin_step(self, number: int) -> dict[str, Any]:
         """Open a new step (one model turn and its calls)."""
-        step: dict[str, Any] = {"step": number, "started_at": _iso(), "assistant_text": "",
-                                "calls": []}
+        step: dict[str, Any] = {
+            "step": number,
+            "started_at": _iso(),
+            "assistant_text": "",
+            "calls": [],
+        }
         self.doc["steps"].append(step)
         return step
 
@@ -62,8 +75,9 @@ class RunLog:
 
     def finish(self, status: str, reason: str | None, metrics: dict[str, Any]) -> None:
         """Close the log with the run's outcome."""
-        self.doc.update(status=status, reason=self._redact.deep(reason),
-                        finished_at=_iso(), metrics=metrics)
+        self.doc.update(
+            status=status, reason=self._redact.deep(reason), finished_at=_iso(), metrics=metrics
+        )
         self.save()
 
     def save(self) -> None:

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import httpx
 import openai
 
 _TOOLS_REJECTED = re.compile(r"tool|function|jinja|tool_choice|does not support", re.IGNORECASE)
@@ -158,7 +157,7 @@ class OpenAIChatModel:
             raise ModelError(
                 "timeout", f"the model at {self.base_url} did not answer in time"
             ) from None
-        except (openai.APIConnectionError, httpx.TransportError) as exc:
+        except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
             raise ModelError(
                 "connection",

@@ -1,4 +1,4 @@
-"""The Reviewer port: the one seam between the engine and whoever the person is talking through."""
+"""The Reviewer port: the one seam between the engine and the person's front end."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class Reviewer(Protocol):
         ...
 
     async def apply_change(self, proposal: Proposal) -> Resolution:
-        """Apply a change the policy already approved (still through the editor when there is one)."""
+        """Apply a change the policy approved (through the editor when there is one)."""
         ...
 
     async def confirm(self, request: ApprovalRequest) -> Approval:
@@ -71,8 +71,9 @@ class DiskReviewer:
         """Write the whole change."""
         return self.write(proposal, None, None)
 
-    def write(self, proposal: Proposal, accepted: set[int] | None,
-              reason: str | None) -> Resolution:
+    def write(
+        self, proposal: Proposal, accepted: set[int] | None, reason: str | None
+    ) -> Resolution:
         """Write the accepted hunks to disk; a proposal made stale by the disk is not applied."""
         all_hunks = set(range(len(proposal.hunks)))
         chosen = all_hunks if accepted is None else (accepted & all_hunks)
@@ -85,16 +86,20 @@ class DiskReviewer:
         if now != expected:
             rebased = proposal.rebase(now) if now is not None else None
             if rebased is None:
-                return Resolution(ProposalStatus.STALE, [],
-                                  f"{proposal.path} changed on disk since the proposal was made")
+                return Resolution(
+                    ProposalStatus.STALE,
+                    [],
+                    f"{proposal.path} changed on disk since the proposal was made",
+                )
             proposal = rebased
         text = proposal.text_with(chosen)
         try:
             self.workspace.write(proposal.path, text, like=current)
         except (PathRefused, OSError) as exc:
             return Resolution(ProposalStatus.REJECTED, [], f"could not write: {exc}")
-        status = (ProposalStatus.ACCEPTED if chosen == all_hunks
-                  else ProposalStatus.PARTIALLY_ACCEPTED)
+        status = (
+            ProposalStatus.ACCEPTED if chosen == all_hunks else ProposalStatus.PARTIALLY_ACCEPTED
+        )
         return Resolution(status, sorted(chosen), reason)
 
     async def confirm(self, request: ApprovalRequest) -> Approval:
@@ -116,8 +121,11 @@ class AutoReviewer(DiskReviewer):
     async def confirm(self, request: ApprovalRequest) -> Approval:
         """Approve, except a command off the allow-list, which needs a person's explicit yes."""
         if request.off_allow_list:
-            return Approval(False, "commands off the allow-list need a person's explicit yes; "
-                                   "auto-approval never covers them")
+            return Approval(
+                False,
+                "commands off the allow-list need a person's explicit yes; "
+                "auto-approval never covers them",
+            )
         return Approval(True)
 
 

@@ -14,15 +14,26 @@ from typing import Any
 
 from toolgate.records import ToolResult
 from toolgate.runner.allowlist import CommandRefused, is_allowed, split_command
-from toolgate.runner.output import cap_output
 from toolgate.runner.process import resolve_executable, run_process
 from toolgate.tools.activity import ActivityContext, FileChange
 from toolgate.tools.registry import ToolRegistry
 from toolgate.tools.schema import Tool
 from toolgate.workspace import PathRefused
 
-_SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".toolgate", ".mypy_cache",
-              ".pytest_cache", ".ruff_cache", ".tox", "dist", "build"}
+_SKIP_DIRS = {
+    ".git",
+    "node_modules",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".toolgate",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".tox",
+    "dist",
+    "build",
+}
 _MAX_LIST_ENTRIES = 2000
 _MAX_MATCHES = 200
 
@@ -42,8 +53,10 @@ READ_FILE = Tool(
     name="read_file",
     description="Read a text file of the workspace (the editor's unsaved text when it is open).",
     parameters=_obj({"path": _PATH}, ["path"]),
-    output={"type": "object", "properties": {"path": {"type": "string"},
-                                             "content": {"type": "string"}}},
+    output={
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+    },
 )
 WRITE_FILE = Tool(
     name="write_file",
@@ -60,8 +73,11 @@ EDIT_FILE = Tool(
     parameters=_obj(
         {
             "path": _PATH,
-            "search": {"type": "string", "minLength": 1,
-                       "description": "Exact text to find; must occur exactly once."},
+            "search": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Exact text to find; must occur exactly once.",
+            },
             "replace": {"type": "string", "description": "Text to put in its place."},
         },
         ["path", "search", "replace"],
@@ -81,8 +97,11 @@ SEARCH_CODE = Tool(
     description="Search the workspace's files for a regular expression; returns path, line, text.",
     parameters=_obj(
         {
-            "pattern": {"type": "string", "minLength": 1,
-                        "description": "Regular expression (Python/ripgrep syntax)."},
+            "pattern": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Regular expression (Python/ripgrep syntax).",
+            },
             "path": {**_PATH, "default": "."},
             "glob": {"type": "string", "description": "Only files matching this glob, e.g. *.py"},
         },
@@ -93,6 +112,7 @@ GIT_STATUS = Tool(
     name="git_status",
     description="Show the git branch, staged, unstaged and untracked files.",
     parameters=_obj({}, []),
+    executes=True,
 )
 GIT_ADD = Tool(
     name="git_add",
@@ -101,12 +121,14 @@ GIT_ADD = Tool(
         {"files": {"type": "array", "items": {"type": "string"}, "minItems": 1}}, ["files"]
     ),
     kind="change",
+    executes=True,
 )
 GIT_COMMIT = Tool(
     name="git_commit",
     description="Commit the staged changes with a message. The person approves it first.",
     parameters=_obj({"message": {"type": "string", "minLength": 1}}, ["message"]),
     kind="change",
+    executes=True,
 )
 RUN_TESTS = Tool(
     name="run_tests",
@@ -122,6 +144,7 @@ RUN_TESTS = Tool(
         [],
     ),
     kind="command",
+    executes=True,
 )
 RUN_COMMAND = Tool(
     name="run_command",
@@ -134,6 +157,7 @@ RUN_COMMAND = Tool(
         ["command"],
     ),
     kind="command",
+    executes=True,
 )
 
 
@@ -157,8 +181,12 @@ class ReadFile:
         except (PathRefused, OSError) as exc:
             return _timed(start, ToolResult.fail(str(exc), suggestions=_missing_hint(exc)))
         size = len(text_file.text.encode("utf-8"))
-        return _timed(start, ToolResult.ok({"path": args["path"], "content": text_file.text},
-                                           output_size_bytes=size))
+        return _timed(
+            start,
+            ToolResult.ok(
+                {"path": args["path"], "content": text_file.text}, output_size_bytes=size
+            ),
+        )
 
 
 def _missing_hint(exc: Exception) -> list[str]:
@@ -181,10 +209,17 @@ class WriteFile:
         proposed = args["content"].replace("\r\n", "\n")
         if original == proposed:
             return ToolResult.ok(
-                {"path": args["path"], "changed": False,
-                 "message": "the file already has exactly this content"})
-        return FileChange(path=ctx.workspace.relative(ctx.workspace.resolve(args["path"])),
-                          original=original, proposed=proposed)
+                {
+                    "path": args["path"],
+                    "changed": False,
+                    "message": "the file already has exactly this content",
+                }
+            )
+        return FileChange(
+            path=ctx.workspace.relative(ctx.workspace.resolve(args["path"])),
+            original=original,
+            proposed=proposed,
+        )
 
     async def run(self, ctx: ActivityContext, args: dict[str, Any]) -> ToolResult:
         """Write without review (only used where the person allowed it)."""
@@ -206,7 +241,9 @@ class EditFile:
         if count == 0:
             return ToolResult.fail(
                 f"`search` text not found in {args['path']}",
-                suggestions=["read_file the file again and copy the exact text, whitespace included."],
+                suggestions=[
+                    "read_file the file again and copy the exact text, whitespace included."
+                ],
             )
         if count > 1:
             return ToolResult.fail(
@@ -218,16 +255,20 @@ class EditFile:
             ctx.workspace.check_size(args["path"], proposed)
         except PathRefused as exc:
             return _refusal(exc)
-        return FileChange(path=ctx.workspace.relative(ctx.workspace.resolve(args["path"])),
-                          original=current.text, proposed=proposed)
+        return FileChange(
+            path=ctx.workspace.relative(ctx.workspace.resolve(args["path"])),
+            original=current.text,
+            proposed=proposed,
+        )
 
     async def run(self, ctx: ActivityContext, args: dict[str, Any]) -> ToolResult:
         """Edit without review (only used where the person allowed it)."""
         return await _write_planned(self, ctx, args)
 
 
-async def _write_planned(activity: WriteFile | EditFile, ctx: ActivityContext,
-                         args: dict[str, Any]) -> ToolResult:
+async def _write_planned(
+    activity: WriteFile | EditFile, ctx: ActivityContext, args: dict[str, Any]
+) -> ToolResult:
     start = time.perf_counter()
     planned = await activity.plan(ctx, args)
     if isinstance(planned, ToolResult):
@@ -269,8 +310,9 @@ class ListDirectory:
             except OSError:
                 continue
             entries.append(entry)
-        return _timed(start, ToolResult.ok({"path": rel, "entries": entries},
-                                           output_truncated=truncated))
+        return _timed(
+            start, ToolResult.ok({"path": rel, "entries": entries}, output_truncated=truncated)
+        )
 
 
 def _walk(folder: Path, recursive: bool):  # type: ignore[no-untyped-def]
@@ -310,18 +352,27 @@ class SearchCode:
             matches = await asyncio.to_thread(_python_search, regex, base, glob, ctx, set())
         if buffers:
             # Unsaved editor text replaces what disk holds for those files.
-            buffer_rel = {ctx.workspace.relative(p): (p, t) for p, t in buffers.items()
-                          if _under(p, base) and _glob_ok(p, glob)}
+            buffer_rel = {
+                ctx.workspace.relative(p): (p, t)
+                for p, t in buffers.items()
+                if _under(p, base) and _glob_ok(p, glob)
+            }
             matches = [m for m in matches if m["path"] not in buffer_rel]
             for rel, (_, text) in sorted(buffer_rel.items()):
                 matches.extend(_search_text(regex, rel, text))
             matches.sort(key=lambda m: (m["path"], m["line"]))
         truncated = len(matches) > _MAX_MATCHES
-        return _timed(start, ToolResult.ok(
-            {"pattern": pattern, "matches": matches[:_MAX_MATCHES],
-             "engine": "ripgrep" if rg else "python"},
-            output_truncated=truncated,
-        ))
+        return _timed(
+            start,
+            ToolResult.ok(
+                {
+                    "pattern": pattern,
+                    "matches": matches[:_MAX_MATCHES],
+                    "engine": "ripgrep" if rg else "python",
+                },
+                output_truncated=truncated,
+            ),
+        )
 
 
 def _under(path: Path, base: Path) -> bool:
@@ -340,8 +391,9 @@ def _search_text(regex: re.Pattern[str], rel: str, text: str) -> list[dict[str, 
     return found
 
 
-def _python_search(regex: re.Pattern[str], base: Path, glob: str | None, ctx: ActivityContext,
-                   skip: set[str]) -> list[dict[str, Any]]:
+def _python_search(
+    regex: re.Pattern[str], base: Path, glob: str | None, ctx: ActivityContext, skip: set[str]
+) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     for dirpath, dirnames, filenames in os.walk(base):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
@@ -366,10 +418,20 @@ def _python_search(regex: re.Pattern[str], base: Path, glob: str | None, ctx: Ac
     return found
 
 
-async def _ripgrep(rg: str, pattern: str, base: Path, glob: str | None,
-                   ctx: ActivityContext) -> list[dict[str, Any]]:
-    argv = [rg, "--line-number", "--no-heading", "--color=never", "--max-columns=300",
-            "--max-filesize", str(ctx.workspace.max_file_bytes), "-e", pattern]
+async def _ripgrep(
+    rg: str, pattern: str, base: Path, glob: str | None, ctx: ActivityContext
+) -> list[dict[str, Any]]:
+    argv = [
+        rg,
+        "--line-number",
+        "--no-heading",
+        "--color=never",
+        "--max-columns=300",
+        "--max-filesize",
+        str(ctx.workspace.max_file_bytes),
+        "-e",
+        pattern,
+    ]
     if glob:
         argv += ["--glob", glob]
     argv.append(".")
@@ -391,11 +453,14 @@ class _Git:
 
     async def __call__(self, ctx: ActivityContext, *argv: str) -> tuple[int | None, str]:
         env = dict(os.environ)
-        env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat",
-                    "LC_ALL": "C"})
-        outcome = await run_process(["git", *argv], ctx.workspace.root,
-                                    timeout_seconds=60, max_output_bytes=ctx.settings.max_output_bytes,
-                                    env=env)
+        env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat", "LC_ALL": "C"})
+        outcome = await run_process(
+            ["git", *argv],
+            ctx.workspace.root,
+            timeout_seconds=60,
+            max_output_bytes=ctx.settings.max_output_bytes,
+            env=env,
+        )
         return outcome.exit_code, outcome.output
 
 
@@ -462,11 +527,16 @@ class GitCommit:
                 hint = ["Stage files with git_add first."]
             if "Please tell me who you are" in out or "user.email" in out:
                 hint = ["git has no author identity configured in this repository."]
-            return _timed(start, ToolResult.fail(f"git commit failed: {out.strip()[:500]}",
-                                                 suggestions=hint))
+            return _timed(
+                start, ToolResult.fail(f"git commit failed: {out.strip()[:500]}", suggestions=hint)
+            )
         code, head = await _git(ctx, "rev-parse", "HEAD")
-        return _timed(start, ToolResult.ok({"commit": head.strip(), "message": args["message"],
-                                            "output": out.strip()[:2000]}))
+        return _timed(
+            start,
+            ToolResult.ok(
+                {"commit": head.strip(), "message": args["message"], "output": out.strip()[:2000]}
+            ),
+        )
 
 
 class RunCommand:
@@ -494,11 +564,18 @@ class RunCommand:
             cwd = self._cwd(ctx, args)
         except (CommandRefused, PathRefused) as exc:
             return _timed(start, _refusal(exc))
-        outcome = await run_process(resolve_executable(argv, cwd), cwd,
-                                    timeout_seconds=ctx.settings.command_timeout_seconds,
-                                    max_output_bytes=ctx.settings.max_output_bytes)
-        data = {"argv": argv, "exit_code": outcome.exit_code, "output": outcome.output,
-                "timed_out": outcome.timed_out}
+        outcome = await run_process(
+            resolve_executable(argv, cwd, root=ctx.workspace.root),
+            cwd,
+            timeout_seconds=ctx.settings.command_timeout_seconds,
+            max_output_bytes=ctx.settings.max_output_bytes,
+        )
+        data = {
+            "argv": argv,
+            "exit_code": outcome.exit_code,
+            "output": outcome.output,
+            "timed_out": outcome.timed_out,
+        }
         result = ToolResult(
             success=outcome.exit_code == 0,
             data=data,
@@ -531,7 +608,7 @@ class RunTests(RunCommand):
 
     async def run(self, ctx: ActivityContext, args: dict[str, Any]) -> ToolResult:
         """Run the tests and summarise them."""
-        from toolgate.testing.runner import is_pytest, run_pytest
+        from toolgate.testing.runner import run_pytest
 
         start = time.perf_counter()
         if not ctx.settings.trusted:
@@ -547,9 +624,13 @@ class RunTests(RunCommand):
             if notes and isinstance(result.data, dict):
                 result.data["notes"] = notes
             return result
-        test_run = await run_pytest(ctx.workspace.root, resolve_executable(argv, cwd), cwd=cwd,
-                                    timeout_seconds=ctx.settings.command_timeout_seconds,
-                                    max_output_bytes=ctx.settings.max_output_bytes)
+        test_run = await run_pytest(
+            ctx.workspace.root,
+            resolve_executable(argv, cwd, root=ctx.workspace.root),
+            cwd=cwd,
+            timeout_seconds=ctx.settings.command_timeout_seconds,
+            max_output_bytes=ctx.settings.max_output_bytes,
+        )
         if ctx.on_test_run is not None:
             ctx.on_test_run(test_run)
         data = test_run.to_data()
@@ -571,6 +652,16 @@ class RunTests(RunCommand):
             output_size_bytes=test_run.output_size_bytes,
         )
         return _timed(start, result)
+
+
+def is_pytest(argv: list[str]) -> bool:
+    """Whether argv runs pytest (so its results can be read structurally)."""
+    if not argv:
+        return False
+    program = Path(argv[0]).name
+    if program in ("pytest", "py.test"):
+        return True
+    return program.startswith("python") and argv[1:3] == ["-m", "pytest"]
 
 
 def command_allowed(ctx: ActivityContext, argv: list[str]) -> bool:

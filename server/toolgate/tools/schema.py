@@ -9,7 +9,7 @@ from typing import Any
 REASONING_FIELD = "_reasoningForCall"
 _REASONING_SCHEMA = {
     "type": "string",
-    "description": "One short sentence: why you make this call. Shown to the person who reviews it.",
+    "description": "One short sentence: why you make this call. Shown to the person reviewing it.",
 }
 
 
@@ -19,12 +19,12 @@ class Tool:
 
     name: str
     description: str
-    parameters: dict[str, Any] = field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     output: dict[str, Any] | None = None
     # How the gate treats the tool by default: "read" runs at once, "change" and "command" ask.
     kind: str = "read"
+    # Whether calling it runs a program (git, tests, commands): refused in untrusted workspaces.
+    executes: bool = False
 
     @property
     def summary(self) -> str:

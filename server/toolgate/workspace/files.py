@@ -35,7 +35,7 @@ _BOMS = (
 
 
 def detect_newline(text: str) -> str:
-    """The newline style a text mostly uses ("\\r\\n" or "\\n")."""
+    """The newline style a text mostly uses (CRLF or LF)."""
     crlf = text.count("\r\n")
     lf = text.count("\n") - crlf
     return "\r\n" if crlf > lf else "\n"
@@ -81,7 +81,7 @@ def encode_text(text: str, like: TextFile | None) -> bytes:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder and rename, so no reader sees half a file."""
+    """Write a temporary file in the same folder, then rename: no reader sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode: int | None = None
     with contextlib.suppress(FileNotFoundError):
@@ -104,3 +104,20 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def atomic_write_text(path: Path, text: str, like: TextFile | None = None) -> None:
     """Atomically write text, keeping the newline style and encoding of `like`."""
     atomic_write_bytes(path, encode_text(text, like))
+
+
+_STATE_IGNORE = (
+    "# Toolgate's run logs and learned state stay local; config.toml is meant to be shared.\n"
+    "runs/\nstate.json\n.gitignore\n"
+)
+
+
+def toolgate_dir(root: Path) -> Path:
+    """The workspace's .toolgate folder, created with a .gitignore for its local records."""
+    folder = root / ".toolgate"
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):
+            atomic_write_bytes(ignore, _STATE_IGNORE.encode())
+    return folder

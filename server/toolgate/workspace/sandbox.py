@@ -1,4 +1,4 @@
-"""The workspace sandbox: every path the agent names is checked here before anything touches disk."""
+"""The workspace sandbox: every path the agent names is checked here before disk is touched."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ class Workspace:
             or PurePosixPath(path).is_absolute()
         ):
             raise PathRefused(
-                f"absolute paths are not allowed: {path!r}; use a path relative to the workspace root"
+                f"absolute paths are not allowed: {path!r}; use a path relative to the workspace"
             )
         parts = PurePosixPath(path.replace("\\", "/")).parts
         if ".." in parts:
@@ -74,7 +74,7 @@ class Workspace:
         return real
 
     def contains(self, real: Path) -> bool:
-        """Whether a real path lies inside the root (compares resolved paths, not string prefixes)."""
+        """Whether a real path lies inside the root (resolved paths, never string prefixes)."""
         try:
             return os.path.commonpath([str(self.root), str(real)]) == str(self.root)
         except ValueError:
@@ -90,7 +90,9 @@ class Workspace:
         buffered = self.buffers().get(real)
         if buffered is not None:
             if len(buffered.encode("utf-8")) > self.max_file_bytes:
-                raise PathRefused(f"{path!r} is larger than the limit of {self.max_file_bytes} bytes")
+                raise PathRefused(
+                    f"{path!r} is over the limit of {self.max_file_bytes} bytes"
+                )
             on_disk = self._disk_conventions(real)
             return real, TextFile(
                 text=buffered.replace("\r\n", "\n"),

@@ -1,0 +1,365 @@
+"""The gate: every tool call passes here — decided by the policy, reviewed by the person, run."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from toolgate.agent.events import (
+    PROPOSAL_CREATED,
+    PROPOSAL_RESOLVED,
+    TOOL_CALL_DECIDED,
+    TOOL_CALL_EXECUTED,
+    TOOL_CALL_PROPOSED,
+    EventBus,
+)
+from toolgate.agent.policy import Decision, Policy
+from toolgate.agent.redact import Redactor
+from toolgate.records import ToolCall, ToolResult
+from toolgate.review.proposal import ProposalStatus, Resolution, make_proposal
+from toolgate.review.reviewer import ApprovalRequest, Reviewer
+from toolgate.runner.allowlist import CommandRefused, is_allowed
+from toolgate.tools.activity import ActivityContext, ChangeActivity, CommandActivity, FileChange
+from toolgate.tools.registry import ToolRegistry, strip_meta
+
+_ELIDE_OVER = 2_000  # bytes of an argument shown in events; file contents live in the diff
+
+
+@dataclass
+class GateOutcome:
+    """A call's result and how it was decided."""
+
+    result: ToolResult
+    decision: str  # auto | approved | rejected | denied
+    arguments: dict[str, Any]
+    reasoning: str = ""
+    proposal_id: str | None = None
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    if isinstance(value, dict):
+        return max([_depth(v, level + 1) for v in value.values()] or [level + 1])
+    if isinstance(value, list):
+        return max([_depth(v, level + 1) for v in value] or [level + 1])
+    return level
+
+
+def shown_arguments(args: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as events show them: long strings (file contents) elided."""
+    shown: dict[str, Any] = {}
+    for key, value in args.items():
+        if isinstance(value, str) and len(value) > _ELIDE_OVER:
+            shown[key] = value[:200] + f"… [{len(value)} characters]"
+        else:
+            shown[key] = value
+    return shown
+
+
+class Gate:
+    """Decides, asks, runs, and reports each call of a run."""
+
+    def __init__(
+        self,
+        *,
+        registry: ToolRegistry,
+        policy: Policy,
+        reviewer: Reviewer,
+        ctx: ActivityContext,
+        bus: EventBus,
+        redactor: Redactor,
+        max_depth: int = 32,
+    ) -> None:
+        self.registry = registry
+        self.policy = policy
+        self.reviewer = reviewer
+        self.ctx = ctx
+        self.bus = bus
+        self.redact = redactor
+        self.max_depth = max_depth
+
+    @property
+    def run_id(self) -> str:
+        """The run this gate serves."""
+        return self.ctx.run_id
+
+    def invalid(self, call: ToolCall, error: str) -> GateOutcome:
+        """A call that never reaches the gate: unknown tool or bad arguments."""
+        return GateOutcome(
+            ToolResult.fail(error, suggestions=self._suggest(call)), "denied", call.arguments
+        )
+
+    def _suggest(self, call: ToolCall) -> list[str]:
+        tool = self.registry.get(call.name)
+        if tool is None:
+            return [f"Available tools: {', '.join(self.registry.names())}."]
+        schema = json.dumps(tool.parameters, ensure_ascii=False)
+        return [f"Arguments of {call.name} must match: {schema}"]
+
+    async def handle(self, call: ToolCall) -> GateOutcome:
+        """Take one call through policy, review and execution."""
+        start = time.perf_counter()
+        args, reasoning = strip_meta(call.arguments)
+        reasoning = reasoning or call.reasoning
+        self.bus.emit(
+            TOOL_CALL_PROPOSED,
+            self.run_id,
+            tool_name=call.name,
+            call_id=call.id,
+            raw_args=self.redact.deep(shown_arguments(args)),
+            reasoning=reasoning,
+            syntax=call.syntax,
+        )
+        outcome = await self._decide_and_run(call, args, reasoning)
+        result = outcome.result
+        if not result.duration_seconds:
+            result.duration_seconds = round(time.perf_counter() - start, 6)
+        self.bus.emit(
+            TOOL_CALL_EXECUTED,
+            self.run_id,
+            tool_name=call.name,
+            call_id=call.id,
+            success=result.success,
+            decision=outcome.decision,
+            latency_ms=round((time.perf_counter() - start) * 1000, 3),
+            output_truncated=result.output_truncated,
+            output_size_bytes=result.output_size_bytes,
+            error=self.redact.text(result.error) if result.error else None,
+        )
+        return outcome
+
+    async def _decide_and_run(
+        self, call: ToolCall, args: dict[str, Any], reasoning: str
+    ) -> GateOutcome:
+        tool = self.registry.get(call.name)
+        assert tool is not None  # unknown tools are turned away before the gate
+        activity = self.registry.activity(call.name)
+        if activity is None:
+            return self._decided(
+                call,
+                "denied",
+                Decision.DENY,
+                ToolResult.fail(
+                    f"{call.name} is a latent tool: there is no code behind it; answer it yourself "
+                    "in your reply"
+                ),
+                args,
+                reasoning,
+            )
+        if _depth(args) > self.max_depth:
+            return self._decided(
+                call,
+                "denied",
+                Decision.DENY,
+                ToolResult.fail(f"arguments nest deeper than {self.max_depth} levels"),
+                args,
+                reasoning,
+            )
+        if tool.executes and not self.ctx.settings.trusted:
+            return self._decided(
+                call,
+                "denied",
+                Decision.DENY,
+                ToolResult.fail(
+                    f"{call.name} is refused: this workspace is not trusted, so nothing may run "
+                    "here (tests, git, commands). Reading and proposing changes still work."
+                ),
+                args,
+                reasoning,
+            )
+        argv: list[str] | None = None
+        command_allowed: bool | None = None
+        if isinstance(activity, CommandActivity):
+            try:
+                argv = activity.argv(self.ctx, args)
+            except CommandRefused as exc:
+                return self._decided(
+                    call, "denied", Decision.DENY, ToolResult.fail(str(exc)), args, reasoning
+                )
+            command_allowed = is_allowed(argv, self.ctx.settings.allowed_commands)
+        decision = self.policy.decide(tool, command_allowed=command_allowed)
+        if decision == Decision.DENY:
+            why = (
+                f"{call.name} is denied by policy"
+                if command_allowed is not False
+                else f"the command {argv} is not on the allow-list and the policy denies it"
+            )
+            return self._decided(
+                call,
+                "denied",
+                decision,
+                ToolResult.fail(
+                    why,
+                    suggestions=[
+                        "Do the task with the tools you are allowed to use, or say "
+                        "in your answer what the person needs to do."
+                    ],
+                ),
+                args,
+                reasoning,
+            )
+        self.bus.emit(
+            TOOL_CALL_DECIDED,
+            self.run_id,
+            tool_name=call.name,
+            call_id=call.id,
+            decision=decision.value,
+            why=reasoning,
+        )
+        if isinstance(activity, ChangeActivity):
+            planned = await activity.plan(self.ctx, args)
+            if isinstance(planned, ToolResult):
+                return GateOutcome(planned, "auto", args, reasoning)
+            return await self._change(call, planned, decision, args, reasoning)
+        if decision == Decision.ASK:
+            summary = " ".join(argv) if argv is not None else _summary(call.name, args)
+            approval = await self.reviewer.confirm(
+                ApprovalRequest(
+                    run_id=self.run_id,
+                    call_id=call.id,
+                    tool=call.name,
+                    summary=summary,
+                    why=reasoning,
+                    off_allow_list=command_allowed is False,
+                )
+            )
+            if not approval.approved:
+                return GateOutcome(_rejected(approval.reason), "rejected", args, reasoning)
+            result = await activity.run(self.ctx, args)
+            return GateOutcome(result, "approved", args, reasoning)
+        return GateOutcome(await activity.run(self.ctx, args), "auto", args, reasoning)
+
+    def _decided(
+        self,
+        call: ToolCall,
+        label: str,
+        decision: Decision,
+        result: ToolResult,
+        args: dict[str, Any],
+        reasoning: str,
+    ) -> GateOutcome:
+        self.bus.emit(
+            TOOL_CALL_DECIDED,
+            self.run_id,
+            tool_name=call.name,
+            call_id=call.id,
+            decision=decision.value,
+            why=reasoning,
+            error=result.error,
+        )
+        return GateOutcome(result, label, args, reasoning)
+
+    async def _change(
+        self,
+        call: ToolCall,
+        change: FileChange,
+        decision: Decision,
+        args: dict[str, Any],
+        reasoning: str,
+    ) -> GateOutcome:
+        proposal = make_proposal(
+            run_id=self.run_id,
+            call_id=call.id,
+            tool=call.name,
+            path=change.path,
+            original=change.original,
+            proposed=change.proposed,
+            why=reasoning,
+        )
+        self.bus.emit(
+            PROPOSAL_CREATED,
+            self.run_id,
+            proposal_id=proposal.id,
+            tool=call.name,
+            path=proposal.path,
+            diff=proposal.diff,
+            hunks=len(proposal.hunks),
+            why=reasoning,
+            auto=decision == Decision.AUTO,
+        )
+        if decision == Decision.AUTO:
+            resolution = await self.reviewer.apply_change(proposal)
+        else:
+            resolution = await self.reviewer.review_change(proposal)
+        proposal.status = resolution.status
+        proposal.hunks_applied = list(resolution.hunks_applied)
+        proposal.reason = resolution.reason
+        self.bus.emit(
+            PROPOSAL_RESOLVED,
+            self.run_id,
+            proposal_id=proposal.id,
+            status=resolution.status.value,
+            hunks_applied=resolution.hunks_applied,
+            reason=resolution.reason,
+        )
+        result = _change_result(proposal.path, len(proposal.hunks), resolution)
+        if resolution.landed:
+            label = "auto" if decision == Decision.AUTO else "approved"
+        else:
+            label = "rejected"
+        return GateOutcome(result, label, args, reasoning, proposal.id)
+
+
+def _summary(name: str, args: dict[str, Any]) -> str:
+    if name == "git_commit":
+        return f"git commit -m {json.dumps(args.get('message', ''))}"
+    if name == "git_add":
+        return "git add -- " + " ".join(args.get("files", []))
+    return f"{name} {json.dumps(args, ensure_ascii=False)[:300]}"
+
+
+def _rejected(reason: str | None) -> ToolResult:
+    message = "the person rejected this call"
+    if reason:
+        message += f": {reason}"
+    return ToolResult.fail(
+        message,
+        suggestions=[
+            "Take the person's reason into account; do not repeat the same call unchanged."
+        ],
+    )
+
+
+def _change_result(path: str, total: int, resolution: Resolution) -> ToolResult:
+    status = resolution.status
+    data: dict[str, Any] = {
+        "path": path,
+        "status": status.value,
+        "hunks_applied": resolution.hunks_applied,
+        "hunks_total": total,
+    }
+    if resolution.message:
+        data["note"] = resolution.message
+    if status == ProposalStatus.ACCEPTED:
+        data["message"] = f"the change to {path} was accepted and applied"
+        return ToolResult.ok(data)
+    if status == ProposalStatus.PARTIALLY_ACCEPTED:
+        rejected = [i for i in range(total) if i not in resolution.hunks_applied]
+        data["hunks_rejected"] = rejected
+        data["message"] = (
+            f"only hunks {resolution.hunks_applied} of {total} were applied to {path}; "
+            f"hunks {rejected} were rejected"
+            + (f": {resolution.reason}" if resolution.reason else "")
+            + ". Read the file again before changing it further."
+        )
+        return ToolResult.ok(data)
+    if status == ProposalStatus.STALE:
+        return ToolResult.fail(
+            f"the proposal for {path} is stale: the person edited the file and the change no "
+            "longer applies. " + (resolution.reason or ""),
+            suggestions=[f"read_file {path} again and propose the change against its new text."],
+            data=data,
+        )
+    if status == ProposalStatus.CANCELLED:
+        return ToolResult.fail(f"the proposal for {path} was cancelled", data=data)
+    message = f"the person rejected the change to {path}"
+    if resolution.reason:
+        message += f": {resolution.reason}"
+    return ToolResult.fail(
+        message,
+        data=data,
+        suggestions=[
+            "Take the person's reason into account; do not propose the same change unchanged."
+        ],
+    )

@@ -1,0 +1,497 @@
+"""The agent loop: ask the model, pass each call through the gate, feed results back, repeat."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolgate.agent.events import (
+    ASSISTANT_TEXT,
+    LLM_CALL,
+    MODE_CHANGED,
+    RUN_FINISHED,
+    RUN_STARTED,
+    TOOL_CALL_PARSE_ERROR,
+    EventBus,
+)
+from toolgate.agent.gate import Gate, GateOutcome
+from toolgate.agent.metrics import Metrics
+from toolgate.agent.policy import Policy
+from toolgate.agent.redact import Redactor
+from toolgate.agent.retention import fit_result, result_json
+from toolgate.agent.runlog import RunLog
+from toolgate.calls import CallParseError, ParsedCall, StreamingCallParser
+from toolgate.calls.prompt import corrective_message, format_tool_result, text_mode_instructions
+from toolgate.config import ToolCalling
+from toolgate.model.client import ChatModel, ModelError, NativeCall, ToolsRejected
+from toolgate.model.modes import AUTO, NATIVE, TEXT, ModeMemory
+from toolgate.records import ToolCall, ToolResult
+from toolgate.review.reviewer import Reviewer
+from toolgate.tools.activity import ActivityContext
+from toolgate.tools.registry import ToolRegistry
+from toolgate.tools.schema import Tool
+
+log = logging.getLogger(__name__)
+
+COMPLETED = "completed"
+FAILED = "failed"
+BLOCKED = "blocked_by_policy"
+LIMIT = "limit_reached"
+CANCELLED = "cancelled"
+
+FINAL_ANSWER = Tool(
+    name="final_answer",
+    description="Finish the task: give your final answer to the person. Call it once, last.",
+    parameters={
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    },
+)
+
+_call_ids = itertools.count(1)
+
+
+@dataclass
+class RunLimits:
+    """When the loop stops by itself."""
+
+    max_steps: int = 30
+    max_llm_calls: int = 40
+    max_run_seconds: float = 900.0
+    max_tool_retries: int = 3
+
+
+@dataclass
+class RunOutcome:
+    """How a run ended."""
+
+    run_id: str
+    status: str
+    reason: str | None = None
+    answer: str | None = None
+    log_path: str | None = None
+
+
+class _Stop(Exception):
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+@dataclass
+class _Turn:
+    text: str = ""
+    native: list[NativeCall] = field(default_factory=list)
+    parsed: list[ToolCall] = field(default_factory=list)
+    errors: list[CallParseError] = field(default_factory=list)
+    outcomes: list[tuple[ToolCall, GateOutcome]] = field(default_factory=list)
+
+
+class AgentRun:
+    """One task, from the person's words to a final status."""
+
+    def __init__(
+        self,
+        *,
+        task: str,
+        model: ChatModel,
+        registry: ToolRegistry,
+        policy: Policy,
+        reviewer: Reviewer,
+        ctx: ActivityContext,
+        system_prompt: str,
+        tool_calling: ToolCalling | None = None,
+        limits: RunLimits | None = None,
+        bus: EventBus | None = None,
+        run_id: str | None = None,
+        redactor: Redactor | None = None,
+        profile: str = "developer",
+        mode_memory: ModeMemory | None = None,
+    ) -> None:
+        self.run_id = run_id or f"r-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        ctx.run_id = self.run_id
+        self.task = task
+        self.model = model
+        self.registry = registry
+        self.reviewer = reviewer
+        self.ctx = ctx
+        self.calling = tool_calling or ToolCalling()
+        self.limits = limits or RunLimits()
+        self.bus = bus or EventBus()
+        self.redact = redactor or Redactor()
+        self.metrics = Metrics()
+        self.memory = mode_memory or ModeMemory(ctx.workspace.root)
+        self.mode = self._initial_mode()
+        self.base_prompt = system_prompt
+        self.gate = Gate(
+            registry=registry,
+            policy=policy,
+            reviewer=reviewer,
+            ctx=ctx,
+            bus=self.bus,
+            redactor=self.redact,
+            max_depth=self.calling.max_depth,
+        )
+        self.runlog = RunLog(
+            ctx.workspace.root,
+            self.run_id,
+            task,
+            model.model,
+            model.base_url,
+            self.mode if self.mode != AUTO else NATIVE,
+            self.redact,
+            profile,
+        )
+        self.bus.subscribe(self.metrics)
+        self.bus.subscribe(self.runlog.on_event)
+        self._task: asyncio.Task[RunOutcome] | None = None
+        self._cancel_reason: str | None = None
+        self.llm_calls = 0
+        self.answer: str | None = None
+
+    def _initial_mode(self) -> str:
+        if not self.calling.enabled:
+            return "off"
+        if self.calling.mode != AUTO:
+            return self.calling.mode  # an explicit mode is never overridden
+        remembered = self.memory.get(self.model.base_url, self.model.model)
+        return remembered or AUTO
+
+    def cancel(self, reason: str = "cancelled by the person") -> None:
+        """Stop the run as soon as possible; pending proposals are resolved as cancelled."""
+        self._cancel_reason = reason
+        if self._task is not None:
+            self._task.cancel()
+
+    async def run(self) -> RunOutcome:
+        """Run to the end; never raises for the run's own failures."""
+        self._task = asyncio.current_task()  # type: ignore[assignment]
+        started = time.monotonic()
+        self.bus.emit(
+            RUN_STARTED,
+            self.run_id,
+            task=self.task,
+            model=self.model.model,
+            base_url=self.model.base_url,
+            tool_calling_mode=self.runlog_mode,
+        )
+        self.runlog.save()
+        status, reason = COMPLETED, None
+        try:
+            try:
+                await asyncio.wait_for(self._loop(started), timeout=self.limits.max_run_seconds)
+            except asyncio.TimeoutError:
+                raise _Stop(
+                    LIMIT, f"the run took longer than {self.limits.max_run_seconds:.0f}s"
+                ) from None
+        except _Stop as stop:
+            status, reason = stop.status, stop.reason
+        except ModelError as exc:
+            status, reason = FAILED, self.redact.text(str(exc))
+        except asyncio.CancelledError:
+            status, reason = CANCELLED, self._cancel_reason or "cancelled"
+            if self._cancel_reason is None:
+                raise
+        except Exception as exc:  # a crash ends this run, never the host
+            log.exception("run %s crashed", self.run_id)
+            status, reason = (
+                FAILED,
+                self.redact.text(f"internal error: {type(exc).__name__}: {exc}"),
+            )
+        finally:
+            self.runlog.set(answer=self.answer, tool_calling_mode=self.runlog_mode)
+            self.bus.emit(
+                RUN_FINISHED, self.run_id, status=status, reason=reason, answer=self.answer
+            )
+            self.runlog.finish(status, reason, self.metrics.snapshot())
+        return RunOutcome(self.run_id, status, reason, self.answer, str(self.runlog.path))
+
+    @property
+    def runlog_mode(self) -> str:
+        """The mode as the run log records it."""
+        return {AUTO: NATIVE, "off": "off"}.get(self.mode, self.mode)
+
+    def _system(self) -> str:
+        if self.mode == TEXT:
+            return self.base_prompt + "\n" + text_mode_instructions(self._tool_list(text=True))
+        return self.base_prompt
+
+    def _tool_list(self, *, text: bool = False) -> list[dict[str, Any]]:
+        tools = self.registry.openai_tools()
+        if self.calling.final_answer_tool and not text:
+            tools.append(FINAL_ANSWER.openai())
+        return tools
+
+    async def _loop(self, started: float) -> None:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": self.task}]
+        retries = 0
+        denied_streak = 0
+        corrected = False
+        for step_number in itertools.count(1):
+            if step_number > self.limits.max_steps:
+                raise _Stop(LIMIT, f"reached max_steps ({self.limits.max_steps})")
+            step = self.runlog.begin_step(step_number)
+            turn = await self._turn(messages)
+            step["assistant_text"] = self.redact.text(turn.text)
+            step["tool_calling_mode"] = self.runlog_mode
+            if self.mode == TEXT:
+                messages.append({"role": "assistant", "content": turn.text})
+            else:
+                messages.append(self._assistant_message(turn))
+            for call, outcome in turn.outcomes:
+                self.runlog.record_call(step, self._log_entry(call, outcome))
+            for error in turn.errors:
+                self.runlog.record_call(
+                    step,
+                    {
+                        "id": None,
+                        "name": None,
+                        "decision": "denied",
+                        "error": error.error,
+                        "raw_excerpt": error.raw_excerpt,
+                    },
+                )
+            self.runlog.save()
+            final = next((c for c, _ in turn.outcomes if c.name == FINAL_ANSWER.name), None)
+            if final is not None:
+                self.answer = str(final.arguments.get("answer", "")) or turn.text
+                return
+            if not turn.outcomes and not turn.errors:
+                self.answer = turn.text
+                return
+            self._feed_back(messages, turn, corrected)
+            if turn.errors and self.mode == TEXT:
+                corrected = True
+            if turn.outcomes and all(
+                o.decision == "denied" and o.result.error and "policy" in o.result.error
+                for _, o in turn.outcomes
+            ):
+                denied_streak += 1
+            else:
+                denied_streak = 0
+            failed = (not turn.outcomes and turn.errors) or (
+                turn.outcomes and all(not o.result.success for _, o in turn.outcomes)
+            )
+            retries = retries + 1 if failed else 0
+            if denied_streak > self.limits.max_tool_retries:
+                raise _Stop(BLOCKED, "the model kept asking for calls the policy denies")
+            if retries > self.limits.max_tool_retries:
+                raise _Stop(
+                    FAILED,
+                    f"{retries} turns in a row had only failed or invalid calls "
+                    f"(max_tool_retries = {self.limits.max_tool_retries})",
+                )
+
+    def _feed_back(self, messages: list[dict[str, Any]], turn: _Turn, corrected: bool) -> None:
+        if self.mode == TEXT:
+            blocks = [
+                format_tool_result(call.name, self._model_view(outcome.result).to_dict())
+                for call, outcome in turn.outcomes
+            ]
+            if turn.errors:
+                blocks.append(corrective_message(turn.errors))
+            messages.append({"role": "user", "content": "\n\n".join(blocks)})
+            return
+        for call, outcome in turn.outcomes:
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "content": result_json(self._model_view(outcome.result)),
+                }
+            )
+
+    def _model_view(self, result: ToolResult) -> ToolResult:
+        return fit_result(result, self.calling.max_output_bytes)
+
+    def _log_entry(self, call: ToolCall, outcome: GateOutcome) -> dict[str, Any]:
+        result = outcome.result
+        stored = result if self.calling.store_raw_tool_output else self._model_view(result)
+        return {
+            "id": call.id,
+            "name": call.name,
+            "arguments": outcome.arguments,
+            "reasoning": outcome.reasoning,
+            "syntax": call.syntax,
+            "decision": outcome.decision,
+            "proposal_id": outcome.proposal_id,
+            "result": stored.to_dict(),
+        }
+
+    def _assistant_message(self, turn: _Turn) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": turn.text or ""}
+        if turn.native:
+            message["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments or "{}"},
+                }
+                for c in turn.native
+            ]
+        return message
+
+    async def _turn(self, messages: list[dict[str, Any]]) -> _Turn:
+        """One model turn; each call goes through the gate as soon as it is known."""
+        if self.llm_calls >= self.limits.max_llm_calls:
+            raise _Stop(LIMIT, f"reached max_llm_calls ({self.limits.max_llm_calls})")
+        turn = _Turn()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        producer = asyncio.create_task(self._produce(messages, turn, queue))
+        try:
+            while True:
+                kind, item = await queue.get()
+                if kind == "call":
+                    turn.outcomes.append((item, await self._gate(item)))
+                elif kind == "error":
+                    turn.errors.append(item)
+                    self._parse_error(item.error, item.raw_excerpt)
+                elif kind == "raise":
+                    raise item
+                elif kind == "done":
+                    break
+        finally:
+            if not producer.done():
+                producer.cancel()
+                await asyncio.gather(producer, return_exceptions=True)
+        return turn
+
+    async def _produce(
+        self, messages: list[dict[str, Any]], turn: _Turn, queue: asyncio.Queue[tuple[str, Any]]
+    ) -> None:
+        try:
+            await self._produce_inner(messages, turn, queue)
+        except Exception as exc:
+            queue.put_nowait(("raise", exc))
+        else:
+            queue.put_nowait(("done", None))
+
+    async def _produce_inner(
+        self, messages: list[dict[str, Any]], turn: _Turn, queue: asyncio.Queue[tuple[str, Any]]
+    ) -> None:
+        tools = self._tool_list() if self.mode in (AUTO, NATIVE) else None
+        full = [{"role": "system", "content": self._system()}, *messages]
+        self.llm_calls += 1
+        self.bus.emit(LLM_CALL, self.run_id, mode=self.runlog_mode, n=self.llm_calls)
+        parser = self._parser() if self.mode == TEXT else None
+        try:
+            async for delta in self.model.stream(full, tools):
+                if delta.text:
+                    turn.text += delta.text
+                    if parser is None:
+                        self._say(delta.text)
+                    else:
+                        self._text_items(parser, parser.feed(delta.text), queue)
+                if delta.done:
+                    turn.native = delta.calls
+        except ToolsRejected as exc:
+            if self.mode != AUTO:
+                raise
+            self._switch(TEXT, f"the endpoint rejected the tools parameter: {exc}")
+            turn.text = ""
+            await self._produce_inner(messages, turn, queue)
+            return
+        if parser is not None:
+            self._text_items(parser, parser.finish(), queue)
+            return
+        if turn.native:
+            for native in turn.native:
+                queue.put_nowait(self._native_item(native))
+            return
+        if self.mode == AUTO and turn.text:
+            # Servers that ignore `tools` answer 200 with the call written as text.
+            found = self._parser()
+            items = found.feed(turn.text) + found.finish()
+            if any(isinstance(i, ParsedCall) for i in items):
+                self._switch(TEXT, "the model wrote its tool calls as text")
+                for item in items:
+                    queue.put_nowait(self._text_item(item))
+
+    def _parser(self) -> StreamingCallParser:
+        return StreamingCallParser(
+            self.registry.argument_schemas(),
+            allow_deprecated_syntax=self.calling.allow_deprecated_syntax,
+        )
+
+    def _text_items(
+        self, parser: StreamingCallParser, items: list[Any], queue: asyncio.Queue[tuple[str, Any]]
+    ) -> None:
+        visible = parser.take_content()
+        if visible:
+            self._say(visible)
+        for item in items:
+            queue.put_nowait(self._text_item(item))
+
+    def _text_item(self, item: ParsedCall | CallParseError) -> tuple[str, Any]:
+        if isinstance(item, CallParseError):
+            return ("error", item)
+        call = ToolCall(
+            id=f"tc-{next(_call_ids)}",
+            name=item.name,
+            arguments=item.arguments,
+            syntax=item.syntax,
+            deprecated_syntax=item.deprecated_syntax,
+            raw_excerpt=item.raw_excerpt,
+        )
+        return ("call", call)
+
+    def _native_item(self, native: NativeCall) -> tuple[str, Any]:
+        raw = native.arguments.strip() or "{}"
+        try:
+            arguments = json.loads(raw)
+        except ValueError as exc:
+            arguments = {"__invalid_json__": raw, "__error__": str(exc)}
+        return (
+            "call",
+            ToolCall(id=native.id, name=native.name, arguments=arguments, raw_excerpt=raw[:500]),
+        )
+
+    def _switch(self, mode: str, reason: str) -> None:
+        self.mode = mode
+        self.memory.remember(self.model.base_url, self.model.model, mode, reason)
+        self.runlog.set(tool_calling_mode=mode)
+        self.bus.emit(MODE_CHANGED, self.run_id, mode=mode, reason=self.redact.text(reason))
+
+    def _say(self, text: str) -> None:
+        self.bus.emit(ASSISTANT_TEXT, self.run_id, text=self.redact.text(text))
+
+    def _parse_error(self, error: str, raw: str) -> None:
+        self.bus.emit(
+            TOOL_CALL_PARSE_ERROR, self.run_id, raw_excerpt=self.redact.text(raw[:500]), error=error
+        )
+
+    async def _gate(self, call: ToolCall) -> GateOutcome:
+        """Validate a call like any other and pass it through the gate."""
+        if "__invalid_json__" in call.arguments:
+            error = (
+                f"arguments of {call.name} are not valid JSON "
+                f"({call.arguments['__error__']}); send one JSON object"
+            )
+            self._parse_error(error, call.raw_excerpt)
+            return self.gate.invalid(call, error)
+        if call.name == FINAL_ANSWER.name and self.calling.final_answer_tool:
+            return GateOutcome(ToolResult.ok({"done": True}), "auto", call.arguments)
+        if call.name not in self.registry:
+            error = f"unknown tool {call.name!r}; available: {', '.join(self.registry.names())}"
+            self._parse_error(error, call.raw_excerpt or call.name)
+            return self.gate.invalid(call, error)
+        problem = self.registry.validate(call.name, call.arguments)
+        if problem:
+            self._parse_error(problem, call.raw_excerpt or json.dumps(call.arguments)[:500])
+            return self.gate.invalid(call, problem)
+        return await self.gate.handle(call)
+
+
+async def collect(stream: AsyncIterator[Any]) -> list[Any]:
+    """Drain an async iterator (a small helper for tests and front ends)."""
+    return [item async for item in stream]

@@ -1,0 +1,116 @@
+"""The system prompt: the profile's instructions, AGENTS.md, skills, and the text protocol."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from toolgate.tools.builtins import READ_ONLY_TOOLS
+
+_MAX_INSTRUCTION_BYTES = 64_000
+
+
+@dataclass
+class Profile:
+    """A named set of tools plus instructions."""
+
+    name: str
+    instructions: str
+    tools: list[str] | None = None  # None = every tool
+    source: str = "built-in"
+
+
+@dataclass
+class Instructions:
+    """What the workspace tells the agent."""
+
+    agents_md: str | None = None
+    skills: dict[str, str] = field(default_factory=dict)
+
+
+def _front_matter(text: str) -> tuple[dict[str, str], str]:
+    if not text.startswith("---"):
+        return {}, text
+    end = text.find("\n---", 3)
+    if end == -1:
+        return {}, text
+    meta: dict[str, str] = {}
+    for line in text[3:end].strip().splitlines():
+        if ":" in line:
+            key, value = line.split(":", 1)
+            meta[key.strip()] = value.strip()
+    return meta, text[end + 4 :].lstrip("\n")
+
+
+def _tool_list(value: str) -> list[str]:
+    value = value.strip()
+    if value.startswith("["):
+        try:
+            return [str(v) for v in json.loads(value)]
+        except ValueError:
+            value = value.strip("[]")
+    return [part.strip().strip("'\"") for part in value.split(",") if part.strip()]
+
+
+def builtin_profiles() -> dict[str, Profile]:
+    """The profiles shipped with Toolgate."""
+    folder = resources.files("toolgate.agent") / "profiles"
+    developer = (folder / "developer.md").read_text("utf-8")
+    reviewer = (folder / "reviewer.md").read_text("utf-8")
+    return {
+        "developer": Profile("developer", developer, None),
+        "reviewer": Profile("reviewer", reviewer, [*READ_ONLY_TOOLS, "run_tests"]),
+    }
+
+
+def load_profile(root: Path, name: str) -> Profile:
+    """A workspace profile from .agent/profiles/NAME.md, else a built-in one."""
+    path = root / ".agent" / "profiles" / f"{name}.md"
+    if path.is_file():
+        meta, body = _front_matter(path.read_text("utf-8", errors="replace"))
+        tools = _tool_list(meta["tools"]) if "tools" in meta else None
+        return Profile(name, body.strip(), tools, source=str(path))
+    profiles = builtin_profiles()
+    if name not in profiles:
+        known = sorted(
+            set(profiles) | {p.stem for p in (root / ".agent" / "profiles").glob("*.md")}
+        )
+        raise KeyError(f"unknown profile {name!r}; available: {', '.join(known)}")
+    return profiles[name]
+
+
+def load_instructions(root: Path) -> Instructions:
+    """AGENTS.md and .agent/skills/*.md, when present."""
+    found = Instructions()
+    agents = root / "AGENTS.md"
+    if agents.is_file():
+        found.agents_md = agents.read_text("utf-8", errors="replace")[:_MAX_INSTRUCTION_BYTES]
+    skills = root / ".agent" / "skills"
+    if skills.is_dir():
+        for path in sorted(skills.glob("*.md")):
+            found.skills[path.stem] = path.read_text("utf-8", errors="replace")[
+                :_MAX_INSTRUCTION_BYTES
+            ]
+    return found
+
+
+def system_prompt(
+    profile: Profile,
+    instructions: Instructions,
+    *,
+    tools_text: str | None = None,
+    tools_enabled: bool = True,
+) -> str:
+    """Assemble the system prompt."""
+    parts = [profile.instructions.strip()]
+    if not tools_enabled:
+        parts = ["You are a helpful coding assistant. Answer in prose; no tools are available."]
+    if instructions.agents_md:
+        parts.append("# Project instructions (AGENTS.md)\n\n" + instructions.agents_md.strip())
+    for name, text in instructions.skills.items():
+        parts.append(f"# Skill: {name}\n\n{text.strip()}")
+    if tools_text:
+        parts.append(tools_text.strip())
+    return "\n\n".join(parts) + "\n"

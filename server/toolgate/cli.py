@@ -1,0 +1,224 @@
+"""The `toolgate` command: run | lsp | tools | calls | trust."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from toolgate import __version__
+
+EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="toolgate", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"toolgate {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run the agent on a task in a workspace (headless)")
+    run.add_argument("task", help="what the agent should do")
+    run.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    run.add_argument("--model", help="model name (env TOOLGATE_MODEL)")
+    run.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+    run.add_argument("--profile", help="developer, reviewer, or .agent/profiles/NAME.md")
+    run.add_argument(
+        "--approve",
+        choices=["ask", "auto", "deny"],
+        help="gated calls: ask on the terminal (default on a tty), approve "
+        "file and git changes, or refuse all (default without a tty)",
+    )
+    run.add_argument("--max-steps", type=int)
+    run.add_argument(
+        "--tool-calling",
+        choices=["auto", "native", "text"],
+        help="how tools are offered to the model",
+    )
+    run.add_argument("--json", action="store_true", help="print events as JSON lines on stdout")
+
+    lsp = sub.add_parser("lsp", help="serve the language server (stdio by default)")
+    lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+
+    tools = sub.add_parser("tools", help="list or export the tool schemas")
+    tools_sub = tools.add_subparsers(dest="tools_command", required=True)
+    export = tools_sub.add_parser("export", help="write .agent/tools/schemas.json")
+    export.add_argument("--workspace", default=".")
+    export.add_argument("--output", help="file to write (default .agent/tools/schemas.json)")
+    tools_sub.add_parser("list", help="print each tool and its gate default")
+
+    calls = sub.add_parser("calls", help="the text protocol")
+    calls_sub = calls.add_subparsers(dest="calls_command", required=True)
+    parse = calls_sub.add_parser("parse", help="parse model text from stdin into calls (JSON)")
+    parse.add_argument("--tools", help="a schemas.json (default: the built-in tools)")
+    parse.add_argument(
+        "--allow-deprecated",
+        action="store_true",
+        help="accept the deprecated short form <tool:NAME>",
+    )
+
+    trust = sub.add_parser("trust", help="confirm settings that the workspace's files widen")
+    trust.add_argument("--workspace", default=".")
+    trust.add_argument("--yes", action="store_true", help="confirm all without asking")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if exc.code in (0, None) else EXIT_USAGE
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "run":
+        return _run(args)
+    if args.command == "lsp":
+        from toolgate.lsp.server import serve
+
+        return serve(tcp=args.tcp)
+    if args.command == "tools":
+        return _tools(args)
+    if args.command == "calls":
+        from toolgate.calls.cli import calls_parse_main
+
+        payload, code = calls_parse_main(sys.stdin.read(), args.tools, args.allow_deprecated)
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        return code
+    if args.command == "trust":
+        return _trust(args)
+    return EXIT_USAGE
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    model: dict[str, Any] = {}
+    if args.model:
+        model["name"] = args.model
+    if args.base_url:
+        model["base_url"] = args.base_url
+    if model:
+        overrides["model"] = model
+    if args.profile:
+        overrides["profile"] = args.profile
+    if args.max_steps is not None:
+        overrides["limits"] = {"max_steps": args.max_steps}
+    if args.tool_calling:
+        overrides["tool_calling"] = {"mode": args.tool_calling}
+    return overrides
+
+
+def _run(args: argparse.Namespace) -> int:
+    from toolgate.config import ConfigError, load_config
+    from toolgate.session import SetupError
+
+    root = Path(args.workspace).resolve()
+    if not root.is_dir():
+        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        config = load_config(root, overrides=_overrides(args))
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    approve = args.approve or ("ask" if sys.stdin.isatty() else "deny")
+    try:
+        return asyncio.run(_run_async(root, config, args.task, approve, args.json))
+    except SetupError as exc:
+        print(f"toolgate: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED if exc.blocked else EXIT_USAGE
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("toolgate: interrupted", file=sys.stderr)
+        return EXIT_RUN_FAILED
+
+
+async def _run_async(root: Path, config: Any, task: str, approve: str, json_lines: bool) -> int:
+    from toolgate.agent.events import EventBus
+    from toolgate.review.reviewer import AutoReviewer, DenyReviewer
+    from toolgate.session import RunSetup, check_trust, create_run, resolve_endpoint
+    from toolgate.terminal import Printer, TerminalReviewer
+    from toolgate.workspace import Workspace
+
+    bus = EventBus()
+    printer = Printer(json_lines=json_lines)
+    bus.subscribe(printer)
+    workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
+    reviewer = {"ask": TerminalReviewer, "auto": AutoReviewer, "deny": DenyReviewer}[approve](
+        workspace
+    )
+    for notice in check_trust(root, config):
+        print(f"toolgate: {notice}", file=sys.stderr)
+    endpoint = await resolve_endpoint(config, lambda m: print(m, file=sys.stderr))
+    try:
+        setup = RunSetup(root=root, config=config, reviewer=reviewer, bus=bus)
+        run = await create_run(setup, task, endpoint)
+        outcome = await run.run()
+        await run.model.close()
+    finally:
+        if endpoint.close is not None:
+            await endpoint.close()
+    if outcome.answer and not json_lines:
+        print(outcome.answer)
+    return EXIT_OK if outcome.status == "completed" else EXIT_RUN_FAILED
+
+
+def _tools(args: argparse.Namespace) -> int:
+    from toolgate.tools.builtins import builtin_registry
+
+    registry = builtin_registry()
+    if args.tools_command == "export":
+        root = Path(args.workspace).resolve()
+        target = Path(args.output) if args.output else root / ".agent" / "tools" / "schemas.json"
+        registry.export(target)
+        print(f"wrote {len(registry.names())} tool schemas to {target}", file=sys.stderr)
+        return EXIT_OK
+    from toolgate.config import Config
+
+    policy = Config().policy()
+    for tool in registry:
+        decision = policy.decide(tool, command_allowed=True if tool.kind == "command" else None)
+        print(f"{tool.name:16} {decision.value:5} {tool.summary}")
+    return EXIT_OK
+
+
+def _trust(args: argparse.Namespace) -> int:
+    from toolgate.config import ConfigError, load_config
+    from toolgate.trust import TrustStore
+
+    root = Path(args.workspace).resolve()
+    try:
+        config = load_config(
+            root, env={k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL",)}
+        )
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    store = TrustStore()
+    already = store.confirmed(root)
+    pending = [item for item in config.pending_trust if item.fingerprint not in already]
+    if not pending:
+        print("nothing to confirm: the workspace's files widen nothing", file=sys.stderr)
+        return EXIT_OK
+    chosen = []
+    for item in pending:
+        if args.yes:
+            chosen.append(item.fingerprint)
+            continue
+        answer = input(f"{item.describe()}. Allow? [y/N] ").strip().lower()
+        if answer in ("y", "yes"):
+            chosen.append(item.fingerprint)
+    store.confirm(root, chosen)
+    print(f"confirmed {len(chosen)} of {len(pending)}", file=sys.stderr)
+    return EXIT_OK

