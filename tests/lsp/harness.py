@@ -173,10 +173,10 @@ def _plain(value: Any) -> Any:
         return value
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
     if hasattr(value, "_asdict"):
         return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
     if hasattr(value, "__dict__"):
         return {k: _plain(v) for k, v in vars(value).items() if not k.startswith("_")}
     return value

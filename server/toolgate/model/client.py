@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import openai
+if TYPE_CHECKING:
+    import openai
 
 _TOOLS_REJECTED = re.compile(r"tool|function|jinja|tool_choice|does not support", re.IGNORECASE)
 
@@ -84,6 +85,10 @@ class OpenAIChatModel:
         self.model = settings.model
         self.base_url = settings.base_url
         self._redact = redact
+        # Imported here: the openai package takes seconds to import, and the language server
+        # must answer `initialize` long before any run needs it.
+        import openai
+
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             # Local servers need no key, but the client insists on one.
@@ -113,6 +118,8 @@ class OpenAIChatModel:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> AsyncIterator[StreamDelta]:
         """Stream one turn, assembling native tool calls from their deltas."""
+        import openai
+
         request = self._request(messages, tools)
         calls: dict[int, NativeCall] = {}
         finish: str | None = None
