@@ -1033,7 +1033,8 @@ class StreamingCallParser:
                         return True
                     continue
                 if s == "\n":  # a newline ends a one-line string: not Python after all
-                    self._as_prose(self._done())
+                    if self._take(m.start()):
+                        self._as_prose(self._done())
                     return True
                 k.quote = ""
                 if not self._take(m.end()):
@@ -1127,6 +1128,8 @@ class StreamingCallParser:
                     return True
                 continue
             ws = _WS.match(buf, pos).end()
+            if not self._take(ws):
+                return True
             close = f"</{k.name}>"
             if buf.startswith(close, ws):
                 if not self._take(ws + len(close)):
@@ -1191,6 +1194,8 @@ class StreamingCallParser:
                     return True
                 continue
             ws = _WS.match(buf, pos).end()
+            if not self._take(ws):
+                return True
             if buf.startswith("</function>", ws):
                 if not self._take(ws + 11):
                     return True
@@ -1548,7 +1553,7 @@ class StreamingCallParser:
         buf, pos, n = self._buf, self._pos, len(self._buf)
         nl = buf.find("\n", pos)
         if nl < 0 and not self._eof:
-            return not self._take(n)
+            return not self._take(n - (1 if buf.endswith("\r") else 0))
         end = n if nl < 0 else nl
         if not self._take(end - (1 if end > pos and buf[end - 1] == "\r" else 0)):
             return True

@@ -1,0 +1,31 @@
+"""Shared helpers for the text protocol tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolgate.calls import StreamingCallParser, default_tool_schemas
+from toolgate.calls.cli import _FALLBACK_SCHEMAS
+
+# The built-in tools' argument schemas, as the parser sees them in the product.
+TOOLS: dict[str, dict[str, Any]] = default_tool_schemas()
+# A stable copy, independent of the registry, for tests that assert on messages.
+FALLBACK = dict(_FALLBACK_SCHEMAS)
+
+
+def run_in_chunks(
+    text: str, cuts: list[int], tools: dict[str, Any] | None = None, **kw: Any
+) -> tuple[list[Any], str]:
+    """Feed `text` split at `cuts`; return the items and the content, checking take_content."""
+    parser = StreamingCallParser(TOOLS if tools is None else tools, **kw)
+    items: list[Any] = []
+    taken: list[str] = []
+    last = 0
+    for cut in sorted(set(c for c in cuts if 0 < c < len(text))) + [len(text)]:
+        items += parser.feed(text[last:cut])
+        taken.append(parser.take_content())
+        last = cut
+    items += parser.finish()
+    taken.append(parser.take_content())
+    assert "".join(taken) == parser.content
+    return items, parser.content

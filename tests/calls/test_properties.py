@@ -1,0 +1,193 @@
+"""Property tests: chunking never changes the result, nothing crashes, arguments round-trip."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolgate.calls import parse_text
+
+from .helpers import TOOLS, run_in_chunks
+
+FRAGMENTS = [
+    "Let me look at the file first.\n",
+    "Some prose with a < sign and a [link](x) and {braces}.\n",
+    "\n\n\n",
+    "\r\n",
+    "Ünïcödé ✓ 日本語 🙂\n",
+    '<tool name="read_file" args>{"path": "src/a.py"}</tool>',
+    '<tool name=\'write_file\'>{"path": "b.py", "content": "x = \'</tool>\'\\n"}</tool>\n',
+    "<tool name=&quot;read_file&quot; args>{&quot;path&quot;: &quot;a&quot;}</tool>",
+    '<tool name="git_status" args></tool>',
+    '<tool name="read_file" args></tool>',
+    '<tool name="read_file" args>{"path": "a"</tool>',
+    '<tool name="read_file" args>{"path": "unterminated}</tool> tail',
+    '<tool name="read_file" args><tool name="git_status" args>{}</tool></tool>',
+    '<tool name="nope" args>{}</tool>',
+    '<tool>{"name": "read_file", "arguments": {"path": "n"}}</tool>',
+    '<tool:read_file>{"path": "short"}',
+    "<tool:git_status></tool>",
+    "\n>>> RUN COMMAND\npytest -q tests\n",
+    "\n>>> RUN COMMAND\nls -la\r\n",
+    "\n>>> WRITE FILE: pkg/mod.py\n```python\ndef f():\n    return '```'\n```\n",
+    '<tool_call>\n{"name": "search_code", "arguments": {"pattern": "def "}}\n</tool_call>\n',
+    "<tool_call>\n<function=write_file>\n<parameter=path>\nq.py\n</parameter>\n"
+    "<parameter=content>\nprint(1)\n</parameter>\n</function>\n</tool_call>\n",
+    "<function=list_directory><parameter=recursive>true</parameter></function>",
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "m"}}]',
+    '[TOOL_CALLS]git_add[ARGS]{"files": ["a", "b"]}',
+    '\n{"name": "read_file", "parameters": {"path": "llama"}}\n',
+    '<|python_tag|>{"name": "git_status", "parameters": {}}',
+    '\n[read_file(path="py"), git_commit(message="it\'s done")]\n',
+    "<write_file><path>x.md</path><content>\n# Title\n</content></write_file>",
+    '\n```json\n{"name": "read_file", "arguments": {"path": "fenced"}}\n```\n',
+    '\n```tool\n{"name": "unknown_tool", "arguments": {}}\n```\n',
+    '\n```xml\n<tool name="read_file" args>{"path": "example"}</tool>\n```\n',
+    'Inline `<tool name="read_file" args>{}</tool>` example.\n',
+    "~~~\n[TOOL_CALLS] in a tilde fence\n~~~\n",
+    "```\nunclosed fence",
+    '<tool name="edit_file" args>{"path": "a", "search": "x",',
+    "[TOOL_CALLS]",
+    "<tool_call>",
+    "`",
+    "<",
+    "[",
+    "{",
+    ">>>",
+]
+
+
+def _check_invariant(text: str, cuts: list[int]) -> None:
+    whole = parse_text(text, TOOLS)
+    items, content = run_in_chunks(text, cuts)
+    assert items == [*whole.calls, *whole.errors] or sorted(map(repr, items)) == sorted(
+        map(repr, [*whole.calls, *whole.errors])
+    )
+    assert content == whole.content
+    # order of closing is the same however the text is cut
+    one = run_in_chunks(text, list(range(len(text))))
+    assert one[0] == items and one[1] == content
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=8),
+    st.lists(st.integers(min_value=0, max_value=3000), max_size=12),
+)
+def test_any_chunking_gives_the_same_result(parts: list[str], cuts: list[int]) -> None:
+    _check_invariant("".join(parts), cuts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=6),
+    st.integers(min_value=0, max_value=10_000),
+    st.integers(min_value=1, max_value=6),
+)
+def test_fragments_cut_mid_way_never_crash(parts: list[str], seed: int, size: int) -> None:
+    text = "".join(parts)
+    # truncate anywhere: cut-off calls must become errors or prose, never calls that ran
+    text = text[: seed % (len(text) + 1)]
+    _check_invariant(text, list(range(0, len(text), size)))
+
+
+ALPHABET = st.sampled_from(
+    list("<>/=\"'{}[]()`~\n\r\t :,\\|_-.#&;")
+    + [
+        "tool",
+        "tool_call",
+        "function",
+        "parameter",
+        "name",
+        "args",
+        "read_file",
+        "git_status",
+        ">>> ",
+        "RUN COMMAND",
+        "WRITE FILE:",
+        "```",
+        "[TOOL_CALLS]",
+        "[ARGS]",
+        "<|python_tag|>",
+        "&quot;",
+        "é",
+        "日",
+        "\u2028",
+        "x",
+        "1",
+    ]
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(ALPHABET, max_size=60), st.lists(st.integers(0, 400), max_size=8))
+def test_arbitrary_text_never_raises_and_is_chunk_invariant(tokens: list[str], cuts: list[int]):
+    _check_invariant("".join(tokens), cuts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300), st.lists(st.integers(0, 300), max_size=6))
+def test_arbitrary_unicode_text(text: str, cuts: list[int]) -> None:
+    _check_invariant(text, cuts)
+
+
+TRICKY = st.lists(
+    st.sampled_from(
+        list("ab \"'\\{}[]\n\r\t<>/`") + ["</tool>", "<tool ", "é", "日本", "🙂", "\u0000", "```"]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(path=TRICKY, content=TRICKY, cuts=st.lists(st.integers(0, 300), max_size=6))
+def test_canonical_tag_round_trips_any_string_arguments(path: str, content: str, cuts):
+    args = {"path": path, "content": content}
+    text = f'Before.\n<tool name="write_file" args>{json.dumps(args)}</tool>\nAfter.'
+    items, visible = run_in_chunks(text, cuts)
+    assert [(i.name, i.arguments, i.syntax) for i in items] == [("write_file", args, "tag")]
+    assert visible == "Before.\n\nAfter."
+    # non-ASCII written raw, not escaped, round-trips too
+    raw = f'<tool name="write_file" args>{json.dumps(args, ensure_ascii=False)}</tool>'
+    items, _ = run_in_chunks(raw, cuts)
+    assert [i.arguments for i in items] == [args]
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=TRICKY)
+def test_round_trip_in_hermes_and_mistral(value: str) -> None:
+    call = {"name": "git_commit", "arguments": {"message": value}}
+    for text, syntax in [
+        (f"<tool_call>{json.dumps(call)}</tool_call>", "hermes"),
+        (f"[TOOL_CALLS][{json.dumps(call)}]", "mistral"),
+        (f"[TOOL_CALLS]git_commit[ARGS]{json.dumps(call['arguments'])}", "mistral_v11"),
+    ]:
+        result = parse_text(text, TOOLS)
+        assert [(c.arguments, c.syntax) for c in result.calls] == [(call["arguments"], syntax)]
+
+
+def test_parsing_time_is_linear_on_hostile_input() -> None:
+    # Many openings that never close, unbalanced quotes and brackets: must stay fast.
+    hostile = [
+        '<tool name="read_file" args>{"path": "' * 2000,
+        "\n[read_file(" * 5000,
+        '\n{"name": "read_file", "parameters": {' * 3000,
+        "`" * 20000 + "\n",
+        "<read_file><path>" * 3000,
+        "<" * 50000,
+        "[TOOL_CALLS]" * 5000,
+        "\n```json\n" * 5000,
+        "<tool_call>" * 5000,
+        "<function=read_file><parameter=path>" * 3000,
+    ]
+    for text in hostile:
+        start = time.perf_counter()
+        parse_text(text, TOOLS)
+        one_shot = time.perf_counter() - start
+        assert one_shot < 5, (text[:40], one_shot)
+        start = time.perf_counter()
+        run_in_chunks(text, list(range(0, len(text), 16)))
+        assert time.perf_counter() - start < 10, text[:40]
