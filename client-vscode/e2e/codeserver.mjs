@@ -64,8 +64,12 @@ export async function startCodeServer({ tools, root, vsix, workspace, settings }
   for (const dir of [dirs.home, dirs.userData, dirs.extensions]) {
     fs.mkdirSync(dir, { recursive: true });
   }
-  fs.mkdirSync(path.join(dirs.userData, 'User'), { recursive: true });
-  fs.writeFileSync(path.join(dirs.userData, 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  // code-server is a remote window: machine-scoped settings (toolgate.pythonPath) are read
+  // from the Machine settings, the others from the User settings.
+  for (const scope of ['User', 'Machine']) {
+    fs.mkdirSync(path.join(dirs.userData, scope), { recursive: true });
+    fs.writeFileSync(path.join(dirs.userData, scope, 'settings.json'), JSON.stringify(settings, null, 2));
+  }
   const port = await freePort();
   fs.writeFileSync(dirs.config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
   const env = {

@@ -100,6 +100,16 @@ function makeWorkspace(root) {
   return workspace;
 }
 
+/** The text of the diff's proposed side (the editor renders spaces as no-break spaces). */
+async function diffSide(page, side) {
+  const text = await page.locator(`.monaco-diff-editor .editor.${side} .view-lines`).first().innerText();
+  return text.replace(/\u00a0/g, ' ');
+}
+
+function proposedSide(page) {
+  return diffSide(page, 'modified');
+}
+
 function readText(file) {
   return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
 }
@@ -179,7 +189,7 @@ async function main() {
     await diffTab.first().waitFor({ timeout: 60_000 });
     await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30_000 });
     await waitUntil('the proposed text in the diff', async () =>
-      (await page.locator('.monaco-diff-editor .modified-in-monaco-diff-editor').first().innerText()).includes('a + b'),
+      (await proposedSide(page)).includes('a + b'),
     );
     await page.waitForTimeout(500);
     await shot('diff.png');
@@ -187,15 +197,18 @@ async function main() {
     const accept = page.locator('.editor-actions [aria-label^="Accept Proposed Edit"]').first();
     await accept.waitFor({ state: 'visible', timeout: 15_000 });
     await accept.click();
-    await waitUntil('calc.py on disk to hold the accepted text', () => readText(calcPath) === ACCEPTED_CALC, {
-      timeout: 60_000,
-    });
-    log('accepted text is on disk');
+    // The edit lands in the editor's buffer through workspace/applyEdit; the buffer goes to
+    // disk when the server asks the extension to save it (before it runs tests), checked below.
+    await waitUntil('the accepted text in the calc.py buffer', async () => {
+      await page.locator('.monaco-diff-editor .editor.original .view-lines').first().waitFor({ timeout: 2000 });
+      return (await diffSide(page, 'original')).includes('return a + b') && (await proposedSide(page)).includes('a ** b');
+    }, { timeout: 60_000 });
+    log(`accepted text is in the buffer (on disk already: ${readText(calcPath) === ACCEPTED_CALC})`);
 
     // 2. The second proposal: Reject with a reason → file unchanged.
     await waitUntil('the second proposal', () => model.served() >= 2, { timeout: 60_000 });
     await waitUntil('the second diff', async () =>
-      (await page.locator('.monaco-diff-editor .modified-in-monaco-diff-editor').first().innerText()).includes('a ** b'),
+      (await proposedSide(page)).includes('a ** b'),
     );
     await shot('diff-second.png');
     const reject = page.locator('.editor-actions [aria-label^="Reject Proposed Edit"]').first();
@@ -218,11 +231,13 @@ async function main() {
     const problemsText = await problems.innerText();
     log(`problems panel: ${problemsText.replace(/\s+/g, ' ').slice(0, 200)}`);
 
-    // Checks on what reached the disk and the model.
+    // Checks on what reached the disk and the model: the accepted text was saved when the
+    // server asked (before the tests ran), and the rejected proposal left no trace.
     const finalCalc = readText(calcPath);
     if (finalCalc !== ACCEPTED_CALC) {
-      throw new Error(`calc.py changed after the rejection:\n${finalCalc}`);
+      throw new Error(`calc.py on disk is not the accepted text:\n${finalCalc}`);
     }
+    log('calc.py on disk holds the accepted text, not the rejected one');
     const toolMessages = model.requests.flatMap((request) =>
       (request.body.messages ?? []).filter((message) => message.role === 'tool').map((message) => JSON.stringify(message.content)),
     );
