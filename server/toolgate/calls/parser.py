@@ -518,8 +518,11 @@ class StreamingCallParser:
             k.strict = False
             return True
         # "[": Mistral marker, a JSON list of calls, or a pythonic call list
-        if buf.startswith("[TOOL_CALLS]", s) or "[TOOL_CALLS]".startswith(buf[s : s + 12]):
+        head = buf[s : s + 12]
+        if head == "[TOOL_CALLS]":
             return None
+        if "[TOOL_CALLS]".startswith(head) and not self._eof:
+            return False
         got = self._classify(_CALL_PREFIX, _CALL_VIABLE, s)
         py = self._classify(_PY_PREFIX, _PY_VIABLE, s)
         if got is not None and got is not ... and got.group(1):

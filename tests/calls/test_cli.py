@@ -1,0 +1,102 @@
+"""`toolgate calls parse`: the JSON surface, through a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from toolgate.calls import calls_parse_main, default_tool_schemas
+
+TEXT = 'Reading.\n<tool name="read_file" args>{"path": "a.py"}</tool>\n<tool:git_status></tool>'
+
+
+def run_cli(*args: str, stdin: str) -> tuple[dict, int]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolgate", "calls", "parse", *args],
+        input=stdin.encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    return json.loads(proc.stdout.decode()), proc.returncode
+
+
+def test_cli_parses_stdin_with_builtin_tools() -> None:
+    out, code = run_cli(stdin=TEXT)
+    assert code == 0
+    assert out["calls"] == [
+        {
+            "name": "read_file",
+            "arguments": {"path": "a.py"},
+            "syntax": "tag",
+            "deprecated_syntax": False,
+        }
+    ]
+    # the short form is refused unless --allow-deprecated
+    assert len(out["errors"]) == 1 and "deprecated" in out["errors"][0]["error"]
+    assert out["content"] == "Reading."
+
+
+def test_cli_allow_deprecated() -> None:
+    out, code = run_cli("--allow-deprecated", stdin=TEXT)
+    assert code == 0 and out["errors"] == []
+    assert [(c["name"], c["deprecated_syntax"]) for c in out["calls"]] == [
+        ("read_file", False),
+        ("git_status", True),
+    ]
+
+
+def test_cli_tools_file_openai_list_and_wrapped(tmp_path: Path) -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "deploy",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"env": {"type": "string"}},
+                    "required": ["env"],
+                },
+            },
+        }
+    ]
+    listed = tmp_path / "list.json"
+    listed.write_text(json.dumps(tools))
+    wrapped = tmp_path / "schemas.json"
+    wrapped.write_text(json.dumps({"tools": [t["function"] for t in tools]}))
+    text = '<tool name="deploy" args>{"env": "prod"}</tool><tool name="read_file">{}</tool>'
+    for path in (listed, wrapped):
+        out, code = run_cli("--tools", str(path), stdin=text)
+        assert code == 0
+        assert out["calls"][0]["arguments"] == {"env": "prod"}
+        assert out["errors"][0]["error"] == "unknown tool 'read_file'; available: deploy"
+
+
+def test_cli_bad_tools_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    payload, code = calls_parse_main("x", str(bad), False)
+    assert code == 2 and "cannot read tools file" in payload["error"]
+
+
+def test_cli_utf8_and_crlf_on_stdin() -> None:
+    out, code = run_cli(stdin='Ça va\r\n<tool name="read_file" args>{"path": "é.txt"}</tool>\r\n')
+    assert code == 0
+    assert out["calls"][0]["arguments"] == {"path": "é.txt"} and out["content"] == "Ça va"
+
+
+def test_default_schemas_cover_the_builtin_tools() -> None:
+    names = set(default_tool_schemas())
+    assert {
+        "run_tests",
+        "read_file",
+        "write_file",
+        "list_directory",
+        "git_status",
+        "git_add",
+        "git_commit",
+        "search_code",
+        "edit_file",
+        "run_command",
+    } <= names
