@@ -197,12 +197,20 @@ export async function runCommand(page, label, { timeout = 60_000 } = {}) {
   throw new Error(`command "${label}" not found in the palette: ${lastError?.message}`);
 }
 
-/** Type into the quick input that is open (an input box) and press Enter. */
-export async function answerInputBox(page, text) {
-  const input = page.locator('.quick-input-widget input.input');
-  await input.waitFor({ state: 'visible', timeout: 15_000 });
+/**
+ * Type into the input box a command opened and press Enter. `expect` is text of its title or
+ * prompt: it tells the input box apart from the palette that opened it.
+ */
+export async function answerInputBox(page, text, expect) {
+  const widget = page.locator('.quick-input-widget', { hasText: expect });
+  await widget.waitFor({ state: 'visible', timeout: 15_000 });
+  const input = widget.locator('input.input');
+  await waitUntil('the input box to replace the palette', async () => !(await input.inputValue()).startsWith('>'), {
+    timeout: 15_000,
+  });
   await input.fill(text);
   await input.press('Enter');
+  await widget.waitFor({ state: 'hidden', timeout: 15_000 });
 }
 
 /** Poll until `check()` returns a truthy value; throws the description on timeout. */

@@ -170,8 +170,7 @@ async function main() {
 
     // Set the API key through SecretStorage.
     await runCommand(page, 'Toolgate: Set API Key');
-    await answerInputBox(page, API_KEY);
-    await page.locator('.notifications-toasts', { hasText: 'API key saved' }).waitFor({ timeout: 15_000 });
+    await answerInputBox(page, API_KEY, 'API key');
 
     // Wait for the server: the status bar says idle once the client has started it.
     await waitUntil(
@@ -184,7 +183,7 @@ async function main() {
     // 1. Ask → diff opens → Accept → file on disk changes.
     const calcPath = path.join(workspace, 'calc.py');
     await runCommand(page, 'Toolgate: Ask Agent');
-    await answerInputBox(page, 'Make the tests in test_calc.py pass');
+    await answerInputBox(page, 'Make the tests in test_calc.py pass', 'Ask Agent');
     const diffTab = page.locator('.tabs-container .tab', { hasText: 'write_file: calc.py' });
     await diffTab.first().waitFor({ timeout: 60_000 });
     await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30_000 });
@@ -214,7 +213,7 @@ async function main() {
     const reject = page.locator('.editor-actions [aria-label^="Reject Proposed Edit"]').first();
     await reject.waitFor({ state: 'visible', timeout: 15_000 });
     await reject.click();
-    await answerInputBox(page, REJECT_REASON);
+    await answerInputBox(page, REJECT_REASON, 'Reject write_file');
     log('second proposal rejected');
 
     // 3. run_tests → the failing test is in the Problems panel.
