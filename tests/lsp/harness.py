@@ -8,11 +8,13 @@ incremental `didChange` a real editor would), answers `toolgate/saveDocuments` a
 from __future__ import annotations
 
 import asyncio
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.protocol.json_rpc import JsonRPCResponseMessage
 from pygls.uris import from_fs_path, to_fs_path
 from pytest_lsp import LanguageClient
 
@@ -165,6 +167,29 @@ class Editor:
     async def command(self, name: str, *args: Any) -> Any:
         return await self.client.workspace_execute_command_async(
             types.ExecuteCommandParams(command=name, arguments=list(args)))
+
+    async def request_raw(self, method: str, params: Any) -> Any:
+        """A request whose result stays plain JSON, as a real editor reads it.
+
+        lsprotocol reads every code action that carries a command as a bare `Command`, losing
+        its kind and diagnostics; an editor sees the JSON itself.
+        """
+        protocol = self.client.protocol
+        msg_id = str(uuid.uuid4())
+        future = protocol.send_request(method, params, msg_id=msg_id)
+        protocol._result_types[msg_id] = JsonRPCResponseMessage
+        return _plain(await asyncio.wrap_future(future))
+
+    async def code_actions(self, uri: str, line: int = 0, end_line: int | None = None,
+                           diagnostics: list[Any] | None = None) -> list[dict[str, Any]]:
+        """`textDocument/codeAction` over whole lines, as plain JSON."""
+        end = line if end_line is None else end_line
+        params = types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=types.Position(line=line, character=0),
+                              end=types.Position(line=end, character=0)),
+            context=types.CodeActionContext(diagnostics=list(diagnostics or [])))
+        return list(await self.request_raw(types.TEXT_DOCUMENT_CODE_ACTION, params) or [])
 
 
 def _plain(value: Any) -> Any:
