@@ -11,7 +11,6 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-
 from tests.lsp.harness import Editor, uri_of
 from tests.support.scripted_model import ScriptedModel
 
@@ -19,26 +18,33 @@ SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "toolgate", "l
 API_KEY = "sk-test-SECRET-never-shown-0123456789"
 
 
-async def start_editor(root: Path, options: dict[str, Any], capabilities: str,
-                       *, apply_edit: bool = True) -> Editor:
+async def start_editor(
+    root: Path, options: dict[str, Any], capabilities: str, *, apply_edit: bool = True
+) -> Editor:
     client: LanguageClient = await SERVER.start()  # type: ignore[assignment]
     editor = Editor(client, root)
     editor.install()
     caps = client_capabilities(capabilities)
     if not apply_edit and caps.workspace is not None:
         caps.workspace.apply_edit = False
-    await client.initialize_session(types.InitializeParams(
-        capabilities=caps,
-        workspace_folders=[types.WorkspaceFolder(uri=uri_of(root), name="project")],
-        initialization_options=options,
-    ))
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=caps,
+            workspace_folders=[types.WorkspaceFolder(uri=uri_of(root), name="project")],
+            initialization_options=options,
+        )
+    )
     return editor
 
 
 @pytest.fixture
 def options(scripted: ScriptedModel) -> dict[str, Any]:
-    return {"baseUrl": scripted.base_url, "model": scripted.model, "apiKey": API_KEY,
-            "toolCalling": {"mode": "native"}}
+    return {
+        "baseUrl": scripted.base_url,
+        "model": scripted.model,
+        "apiKey": API_KEY,
+        "toolCalling": {"mode": "native"},
+    }
 
 
 @pytest_asyncio.fixture

@@ -29,8 +29,9 @@ def _offset(text: str, pos: types.Position) -> int:
 
 
 def apply_text_edits(text: str, edits: list[Any]) -> str:
-    ordered = sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
-                     reverse=True)
+    ordered = sorted(
+        edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
+    )
     for edit in ordered:
         start, end = _offset(text, edit.range.start), _offset(text, edit.range.end)
         text = text[:start] + edit.new_text + text[end:]
@@ -118,30 +119,39 @@ class Editor:
         uri = uri_of(path)
         content = path.read_text() if text is None else text
         self.buffers[uri] = (content, 1)
-        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1,
-                                                 text=content)))
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="python", version=1, text=content
+                )
+            )
+        )
         return uri
 
-    def change(self, uri: str, new: str, *, edits: list[Any] | None = None,
-               old: str | None = None) -> None:
+    def change(
+        self, uri: str, new: str, *, edits: list[Any] | None = None, old: str | None = None
+    ) -> None:
         """Replace a buffer's text, sending incremental changes when the edits are known."""
         _, version = self.buffers[uri]
         version += 1
         self.buffers[uri] = (new, version)
         if edits and old is not None:
             # Send the edits one by one, bottom-up, as incremental changes.
-            ordered = sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character),
-                             reverse=True)
+            ordered = sorted(
+                edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
+            )
             changes: list[Any] = [
                 types.TextDocumentContentChangePartial(range=e.range, text=e.new_text)
                 for e in ordered
             ]
         else:
             changes = [types.TextDocumentContentChangeWholeDocument(text=new)]
-        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=changes))
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=changes,
+            )
+        )
 
     def text(self, uri: str) -> str:
         return self.buffers[uri][0]
@@ -156,8 +166,7 @@ class Editor:
             await asyncio.sleep(0.02)
 
     async def proposal(self, n: int = 1) -> dict[str, Any]:
-        await self.until(lambda: len([p for p in self.proposals
-                                      if p["status"] == "pending"]) >= n)
+        await self.until(lambda: len([p for p in self.proposals if p["status"] == "pending"]) >= n)
         return [p for p in self.proposals if p["status"] == "pending"][n - 1]
 
     async def finished(self) -> dict[str, Any]:
@@ -166,7 +175,8 @@ class Editor:
 
     async def command(self, name: str, *args: Any) -> Any:
         return await self.client.workspace_execute_command_async(
-            types.ExecuteCommandParams(command=name, arguments=list(args)))
+            types.ExecuteCommandParams(command=name, arguments=list(args))
+        )
 
     async def request_raw(self, method: str, params: Any) -> Any:
         """A request whose result stays plain JSON, as a real editor reads it.
@@ -180,15 +190,23 @@ class Editor:
         protocol._result_types[msg_id] = JsonRPCResponseMessage
         return _plain(await asyncio.wrap_future(future))
 
-    async def code_actions(self, uri: str, line: int = 0, end_line: int | None = None,
-                           diagnostics: list[Any] | None = None) -> list[dict[str, Any]]:
+    async def code_actions(
+        self,
+        uri: str,
+        line: int = 0,
+        end_line: int | None = None,
+        diagnostics: list[Any] | None = None,
+    ) -> list[dict[str, Any]]:
         """`textDocument/codeAction` over whole lines, as plain JSON."""
         end = line if end_line is None else end_line
         params = types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
-            range=types.Range(start=types.Position(line=line, character=0),
-                              end=types.Position(line=end, character=0)),
-            context=types.CodeActionContext(diagnostics=list(diagnostics or [])))
+            range=types.Range(
+                start=types.Position(line=line, character=0),
+                end=types.Position(line=end, character=0),
+            ),
+            context=types.CodeActionContext(diagnostics=list(diagnostics or [])),
+        )
         return list(await self.request_raw(types.TEXT_DOCUMENT_CODE_ACTION, params) or [])
 
 

@@ -6,20 +6,19 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-
 from tests.lsp.conftest import start_editor
 from tests.lsp.harness import Editor, uri_of
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
-CALC = '''\
+CALC = """\
 def add(a, b):
     return a - b
 
 
 def div(a, b):
     return a / b
-'''
-TESTS = '''\
+"""
+TESTS = """\
 from calc import add, div
 
 
@@ -34,7 +33,7 @@ def test_div():
 
 def test_fine():
     assert True
-'''
+"""
 ADD_LINE = 4  # 0-based line of the failing assert in test_add
 DIV_LINE = 8  # 0-based line of the call that raises in test_div
 CALC_DIV_LINE = 5  # 0-based line that raises inside calc.div
@@ -105,9 +104,7 @@ async def test_run_tests_command_honours_severity_and_fix_clears(
             "test_calc.py::test_add",
             "test_calc.py::test_div",
         }
-        _check_failures(
-            editor.client.diagnostics[test_uri], repo, types.DiagnosticSeverity.Warning
-        )
+        _check_failures(editor.client.diagnostics[test_uri], repo, types.DiagnosticSeverity.Warning)
         (repo / "calc.py").write_text(CALC.replace("a - b", "a + b"))
         result = await editor.command("toolgate.runTests", {"command": "pytest -q"})
         assert result["summary"]["failed"] == 1

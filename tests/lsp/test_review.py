@@ -13,8 +13,12 @@ ORIGINAL = "".join(f"line {i}\n" for i in range(30))
 
 async def test_accept_new_file(editor: Editor, scripted: ScriptedModel, repo: Path) -> None:
     scripted.script = [
-        tool_call("write_file", path="hello.py", content="print('hello')\n",
-                  _reasoningForCall="the task asks for a greeting"),
+        tool_call(
+            "write_file",
+            path="hello.py",
+            content="print('hello')\n",
+            _reasoningForCall="the task asks for a greeting",
+        ),
         {"content": "Created hello.py."},
     ]
     reply = await editor.command("toolgate.ask", {"task": "create hello.py"})
@@ -36,8 +40,9 @@ async def test_accept_new_file(editor: Editor, scripted: ScriptedModel, repo: Pa
     assert told["success"] is True and told["data"]["status"] == "accepted"
 
 
-async def test_reject_with_reason_reaches_model(editor: Editor, scripted: ScriptedModel,
-                                                repo: Path) -> None:
+async def test_reject_with_reason_reaches_model(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
     (repo / "a.py").write_text(ORIGINAL)
     scripted.script = [
         tool_call("edit_file", path="a.py", search="line 3\n", replace="LINE 3\n"),
@@ -51,12 +56,17 @@ async def test_reject_with_reason_reaches_model(editor: Editor, scripted: Script
     told = last_tool_result(scripted.requests[-1])
     assert told["success"] is False
     assert "keep it lowercase" in told["error"]
-    assert editor.resolved[-1] == {"id": proposal["id"], "status": "rejected",
-                                   "hunksApplied": [], "reason": "keep it lowercase"}
+    assert editor.resolved[-1] == {
+        "id": proposal["id"],
+        "status": "rejected",
+        "hunksApplied": [],
+        "reason": "keep it lowercase",
+    }
 
 
-async def test_partial_acceptance_in_open_buffer(editor: Editor, scripted: ScriptedModel,
-                                                 repo: Path) -> None:
+async def test_partial_acceptance_in_open_buffer(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
     (repo / "a.py").write_text(ORIGINAL)
     uri = editor.open("a.py")
     new = ORIGINAL.replace("line 2\n", "LINE 2\n").replace("line 25\n", "LINE 25\n")
@@ -79,8 +89,9 @@ async def test_partial_acceptance_in_open_buffer(editor: Editor, scripted: Scrip
     assert told["data"]["hunks_applied"] == [1] and told["data"]["hunks_rejected"] == [0]
 
 
-async def test_read_sees_unsaved_buffer(editor: Editor, scripted: ScriptedModel,
-                                        repo: Path) -> None:
+async def test_read_sees_unsaved_buffer(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
     (repo / "a.py").write_text("on disk\n")
     editor.open("a.py", "unsaved text in the editor\n")
     scripted.script = [tool_call("read_file", path="a.py"), {"content": "read it"}]
