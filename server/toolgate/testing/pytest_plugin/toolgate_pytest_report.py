@@ -67,17 +67,22 @@ def _short_message(text: str) -> str:
 
 
 def _hidden(entry: Any) -> bool:
-    """Whether a traceback entry asked to be hidden with `__tracebackhide__`."""
+    """Whether a traceback entry asked to be hidden (`__tracebackhide__`, unittest's asserts)."""
     try:
         frame = entry.frame
         value = frame.f_locals.get("__tracebackhide__", frame.f_globals.get("__tracebackhide__"))
+        # unittest marks its own modules so that failures point at the test, not at assertEqual.
+        in_unittest = bool(frame.f_globals.get("__unittest"))
     except Exception:
         return False
-    return bool(value) and not callable(value)
+    return in_unittest or (bool(value) and not callable(value))
 
 
 def _plugin_files(config: Any) -> frozenset[str]:
     """Source files of installed pytest plugins (their hook wrappers show up in tracebacks)."""
+    cached = getattr(config, "_toolgate_plugin_files", None)
+    if isinstance(cached, frozenset):
+        return cached
     files = set()
     try:
         plugins = config.pluginmanager.get_plugins()
@@ -95,7 +100,12 @@ def _plugin_files(config: Any) -> frozenset[str]:
             # conftest.py files are the project's own code, not machinery.
             if isinstance(path, str) and os.path.basename(path) != "conftest.py":
                 files.add(os.path.realpath(path))
-    return frozenset(files)
+    result = frozenset(files)
+    try:
+        config._toolgate_plugin_files = result
+    except Exception:
+        pass
+    return result
 
 
 def _frames_of_excinfo(
