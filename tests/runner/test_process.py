@@ -218,6 +218,16 @@ async def test_env_overrides_and_secrets_are_dropped(tmp_path, monkeypatch):
     )
     assert outcome.output.split() == ["given", "kept", "None"]
 
+    # A caller handing over a copy of the whole environment does not pass the secret on either.
+    outcome = await run_process(
+        [PY, "-c", script],
+        tmp_path,
+        timeout_seconds=10,
+        max_output_bytes=1_000,
+        env={**os.environ, "EXTRA": "again"},
+    )
+    assert outcome.output.split() == ["again", "kept", "None"]
+
 
 async def test_cwd_and_stdin(tmp_path):
     folder = tmp_path / "sub"

@@ -108,10 +108,16 @@ def resolve_executable(argv: list[str], cwd: Path, *, root: Path | None = None) 
 
 
 def child_environment(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for a command: ours without secrets, plus `overrides`."""
-    env = {key: value for key, value in os.environ.items() if key not in SECRET_ENV_NAMES}
+    """The environment for a command: ours plus `overrides`, without the person's secrets.
+
+    Secrets are dropped after merging, so a caller passing a copy of `os.environ` as
+    `overrides` does not hand them back.
+    """
+    env = dict(os.environ)
     if overrides:
         env.update(overrides)
+    for name in SECRET_ENV_NAMES:
+        env.pop(name, None)
     return env
 
 
@@ -178,7 +184,8 @@ async def run_process(
     """Run argv (never through a shell) in cwd and return how it ended.
 
     The command gets a new session and process group, stdin from /dev/null, and the environment
-    of Toolgate without its secrets plus `env`. On timeout or cancellation the whole group is
+    of Toolgate updated with `env` (variables to set, not a whole environment), minus the
+    person's secrets (`SECRET_ENV_NAMES`). On timeout or cancellation the whole group is
     ended (SIGTERM, a short grace, SIGKILL) and reaped. Output is capped while it is read. A
     command that cannot start is an outcome with `exit_code=None` and the reason as output.
     """

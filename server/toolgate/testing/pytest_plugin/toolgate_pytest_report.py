@@ -173,7 +173,8 @@ def _item_location(item: Any) -> tuple[str, int] | None:
 
 
 def _describe_test_failure(item: Any, excinfo: Any) -> dict[str, Any]:
-    own_file = _real(str(item.path))
+    # `item.path` is pytest >= 7; `fspath` serves older ones.
+    own_file = _real(str(getattr(item, "path", None) or item.fspath))
     frames = _frames_of_excinfo(excinfo, own_file, _plugin_files(item.config))
     located = _locate(frames, own_file, _item_location(item))
     located["message"] = _short_message(excinfo.exconly(tryshort=True))
@@ -181,7 +182,8 @@ def _describe_test_failure(item: Any, excinfo: Any) -> dict[str, Any]:
 
 
 def _describe_collect_error(node: Any, excinfo: Any) -> dict[str, Any]:
-    own_file = _real(str(node.path)) if getattr(node, "path", None) else None
+    node_path = getattr(node, "path", None) or getattr(node, "fspath", None)
+    own_file = _real(str(node_path)) if node_path else None
     fallback = (own_file, 1) if own_file else None
     error = excinfo.value
     # pytest wraps import problems of a test module in CollectError, raised from the original.
