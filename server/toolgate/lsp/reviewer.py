@@ -356,6 +356,11 @@ class LspReviewer:
                 )
                 for e in edits
             ]
+        if not self.server.supports_document_changes():
+            # Without `documentChanges` the spec allows only the unversioned `changes` map.
+            if proposal.is_new_file:
+                self.workspace.write(proposal.path, "")
+            return types.WorkspaceEdit(changes={uri: edits}, change_annotations=annotations)
         text_edit = types.TextDocumentEdit(
             text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
             edits=edits,

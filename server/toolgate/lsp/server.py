@@ -106,6 +106,11 @@ class ToolgateServer(LanguageServer):
         caps = self._workspace_edit_caps()
         return bool(caps and caps.change_annotation_support is not None)
 
+    def supports_document_changes(self) -> bool:
+        """Whether the client takes versioned `documentChanges` (else the plain `changes` map)."""
+        caps = self._workspace_edit_caps()
+        return bool(caps and caps.document_changes)
+
     def supports_create_file(self) -> bool:
         """Whether the client can create files in a workspace edit."""
         caps = self._workspace_edit_caps()
