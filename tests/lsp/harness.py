@@ -11,6 +11,7 @@ import asyncio
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lsprotocol import types
@@ -52,6 +53,8 @@ class Editor:
     apply_result: bool = True
     answer: str | None = "Allow"
     save_supported: bool = True
+    # Which text edits of an applied edit land (a preview where the person unticks some).
+    keep_edits: Callable[[list[Any]], list[Any]] | None = None
     questions: list[str] = field(default_factory=list)
 
     def install(self) -> None:
@@ -81,7 +84,10 @@ class Editor:
                     if not path.exists():
                         path.write_text("")
                 elif isinstance(change, types.TextDocumentEdit):
-                    self._apply_document_edit(change)
+                    self._apply_document_edit(change.text_document.uri, list(change.edits))
+            # Clients without `documentChanges` support get the plain `changes` map.
+            for uri, edits in (params.edit.changes or {}).items():
+                self._apply_document_edit(uri, list(edits))
             return types.ApplyWorkspaceEditResult(applied=True)
 
         @client.feature("toolgate/saveDocuments")
@@ -101,16 +107,17 @@ class Editor:
             self.questions.append(params.message)
             return types.MessageActionItem(title=self.answer) if self.answer else None
 
-    def _apply_document_edit(self, change: types.TextDocumentEdit) -> None:
-        uri = change.text_document.uri
+    def _apply_document_edit(self, uri: str, edits: list[Any]) -> None:
+        if self.keep_edits is not None:
+            edits = self.keep_edits(edits)
         if uri in self.buffers:
             text, version = self.buffers[uri]
-            new = apply_text_edits(text, list(change.edits))
-            self.change(uri, new, edits=list(change.edits), old=text)
+            new = apply_text_edits(text, edits)
+            self.change(uri, new, edits=edits, old=text)
         else:
             path = Path(to_fs_path(uri) or "")
             old = path.read_text() if path.exists() else ""
-            path.write_text(apply_text_edits(old, list(change.edits)))
+            path.write_text(apply_text_edits(old, edits))
 
     # -- buffers ---------------------------------------------------------------------------------
 
@@ -164,6 +171,17 @@ class Editor:
             if asyncio.get_running_loop().time() > deadline:
                 raise AssertionError(f"timed out; events so far: {self.events[-5:]}")
             await asyncio.sleep(0.02)
+
+    async def poll(self, fetch: Callable[[], Awaitable[Any]], timeout: float = 20.0) -> Any:
+        """Ask again and again (as an editor refreshing its lightbulb would) until truthy."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            value = await fetch()
+            if value:
+                return value
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError("timed out polling the server")
+            await asyncio.sleep(0.05)
 
     async def proposal(self, n: int = 1) -> dict[str, Any]:
         await self.until(lambda: len([p for p in self.proposals if p["status"] == "pending"]) >= n)

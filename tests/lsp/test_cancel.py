@@ -1,0 +1,67 @@
+"""Cancelling a run: by command and from the editor's progress UI; nothing half-applied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+
+from tests.lsp.harness import Editor
+from tests.support.scripted_model import ScriptedModel, tool_call
+
+ORIGINAL = "".join(f"line {i}\n" for i in range(30))
+
+
+async def _pending(editor: Editor, scripted: ScriptedModel, repo: Path) -> tuple[str, str]:
+    (repo / "a.py").write_text(ORIGINAL)
+    scripted.script = [
+        tool_call("edit_file", path="a.py", search="line 3\n", replace="LINE 3\n"),
+        {"content": "should never be asked"},
+    ]
+    reply = await editor.command("toolgate.ask", {"task": "shout line 3"})
+    proposal = await editor.proposal()
+    return reply["runId"], proposal["id"]
+
+
+async def test_cancel_command_resolves_pending_proposal(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    run_id, proposal_id = await _pending(editor, scripted, repo)
+    assert await editor.command("toolgate.cancel", run_id) == {"cancelled": True}
+    finished = await editor.finished()
+    assert finished["runId"] == run_id
+    assert finished["status"] == "cancelled"
+    resolved = [r for r in editor.resolved if r["id"] == proposal_id]
+    assert [r["status"] for r in resolved] == ["cancelled"]
+    assert editor.edits == []
+    assert (repo / "a.py").read_text() == ORIGINAL
+    assert len(scripted.requests) == 1  # the model was not asked again
+    # The proposal is gone: its code actions and commands no longer exist.
+    assert await editor.command("toolgate.listProposals") == []
+    assert await editor.command("toolgate.cancel") == {"cancelled": False}
+    # And a new run can start.
+    scripted.script = [{"content": "hello again"}]
+    editor.events.clear()
+    await editor.command("toolgate.ask", {"task": "say hello"})
+    assert (await editor.finished())["status"] == "completed"
+
+
+async def test_progress_cancel_cancels_the_run(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    run_id, proposal_id = await _pending(editor, scripted, repo)
+    reports = editor.client.progress_reports
+    tokens = [t for t, values in reports.items() if values]
+    assert len(tokens) == 1
+    token = tokens[0]
+    begin = reports[token][0]
+    assert isinstance(begin, types.WorkDoneProgressBegin)
+    assert begin.title == "Toolgate" and begin.cancellable is True
+    editor.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    finished = await editor.finished()
+    assert finished["runId"] == run_id and finished["status"] == "cancelled"
+    assert [r["status"] for r in editor.resolved if r["id"] == proposal_id] == ["cancelled"]
+    assert (repo / "a.py").read_text() == ORIGINAL
+    await editor.until(
+        lambda: isinstance(reports[token][-1], types.WorkDoneProgressEnd), timeout=10
+    )

@@ -1,0 +1,128 @@
+"""Clients other than VS Code: the generic code-action path, no applyEdit, refused edits."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+
+from tests.lsp.conftest import start_editor
+from tests.lsp.harness import Editor, uri_of
+from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
+
+ORIGINAL = "".join(f"line {i}\n" for i in range(30))
+
+
+@pytest_asyncio.fixture
+async def neovim(repo: Path, options: dict[str, Any]) -> AsyncIterator[Editor]:
+    ed = await start_editor(repo, options, "neovim")
+    yield ed
+    await ed.client.shutdown_session()
+    await ed.client.stop()
+
+
+@pytest_asyncio.fixture
+async def no_apply(repo: Path, options: dict[str, Any]) -> AsyncIterator[Editor]:
+    ed = await start_editor(repo, options, "neovim", apply_edit=False)
+    yield ed
+    await ed.client.shutdown_session()
+    await ed.client.stop()
+
+
+async def test_generic_client_reviews_with_code_actions_only(
+    neovim: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    """As Neovim would: no toolgate/* notification is read, only code actions and commands."""
+    editor = neovim
+    (repo / "a.py").write_text(ORIGINAL)
+    (repo / "b.py").write_text(ORIGINAL)
+    a_uri = editor.open("a.py")
+    b_uri = uri_of(repo / "b.py")
+    new_a = ORIGINAL.replace("line 2\n", "LINE 2\n").replace("line 25\n", "LINE 25\n")
+    scripted.script = [
+        tool_call("write_file", path="a.py", content=new_a),
+        tool_call("edit_file", path="b.py", search="line 7\n", replace="LINE 7\n"),
+        {"content": "all done"},
+    ]
+    await editor.command("toolgate.ask", {"task": "shout some lines"})
+
+    # The lightbulb on line 25 of a.py: accept / reject the proposal, and accept this hunk.
+    actions = await editor.poll(lambda: editor.code_actions(a_uri, 25, 26))
+    titles = [a["title"] for a in actions]
+    assert [t.split()[0] for t in titles] == ["Accept", "Reject", "Accept"]
+    assert titles[2].startswith("Accept hunk 2 of")
+    hunk = actions[2]["command"]
+    assert hunk["command"] == "toolgate.acceptProposal"
+    assert hunk["arguments"][1] == [1]
+    assert await editor.code_actions(b_uri) == []  # nothing pending on b.py yet
+    await editor.command(hunk["command"], *hunk["arguments"])
+    assert editor.text(a_uri) == ORIGINAL.replace("line 25\n", "LINE 25\n")
+    # The client did not advertise `documentChanges`: the edit is a plain `changes` map.
+    edit = editor.edits[-1].edit
+    assert edit.document_changes is None
+    assert [e.new_text for e in edit.changes[a_uri]] == ["LINE 25\n"]
+
+    actions = await editor.poll(lambda: editor.code_actions(b_uri, 7, 8))
+    reject = next(a for a in actions if a["title"].startswith("Reject"))
+    assert reject["title"] == "Reject edit_file proposal: b.py"
+    assert reject["command"]["command"] == "toolgate.rejectProposal"
+    await editor.command(reject["command"]["command"], *reject["command"]["arguments"])
+    await editor.until(lambda: len(scripted.requests) == 3)
+    assert await editor.code_actions(b_uri, 7, 8) == []
+    assert (repo / "b.py").read_text() == ORIGINAL
+    assert (repo / "a.py").read_text() == ORIGINAL  # the buffer holds the change, unsaved
+    first = scripted.requests[1]["messages"][-1]
+    assert '"hunks_applied": [1]' in first["content"]
+    told = last_tool_result(scripted.requests[2])
+    assert told["success"] is False and "rejected" in told["error"]
+
+
+async def test_client_without_apply_edit_gets_disk_writes(
+    no_apply: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    editor = no_apply
+    (repo / "a.py").write_text(ORIGINAL)
+    scripted.script = [
+        tool_call("edit_file", path="a.py", search="line 3\n", replace="LINE 3\n"),
+        tool_call("write_file", path="pkg/new.py", content="x = 1\n"),
+        {"content": "done"},
+    ]
+    await editor.command("toolgate.ask", {"task": "shout and create"})
+    first = await editor.proposal()
+    assert (await editor.command("toolgate.acceptProposal", first["id"]))["status"] == "accepted"
+    assert (repo / "a.py").read_text() == ORIGINAL.replace("line 3\n", "LINE 3\n")
+    second = await editor.proposal(2)
+    assert second["isNewFile"] is True
+    await editor.command("toolgate.acceptProposal", second["id"])
+    assert (await editor.finished())["status"] == "completed"
+    assert (repo / "pkg" / "new.py").read_text() == "x = 1\n"
+    assert editor.edits == []  # nothing was asked of the client
+    told = last_tool_result(scripted.requests[-1])
+    assert told["success"] is True and told["data"]["status"] == "accepted"
+
+
+async def test_applied_false_counts_as_rejection(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    (repo / "a.py").write_text(ORIGINAL)
+    editor.apply_result = False
+    scripted.script = [
+        tool_call("edit_file", path="a.py", search="line 3\n", replace="LINE 3\n"),
+        {"content": "fine"},
+    ]
+    await editor.command("toolgate.ask", {"task": "shout line 3"})
+    proposal = await editor.proposal()
+    result = await editor.command("toolgate.acceptProposal", proposal["id"])
+    assert result["status"] == "rejected"
+    assert result["hunksApplied"] == []
+    assert len(editor.edits) == 1
+    await editor.finished()
+    assert editor.resolved[-1]["status"] == "rejected"
+    assert editor.resolved[-1]["reason"] == "the editor did not apply the edit"
+    assert (repo / "a.py").read_text() == ORIGINAL
+    told = last_tool_result(scripted.requests[-1])
+    assert told["success"] is False
+    assert told["data"]["status"] == "rejected"
+    assert "the editor did not apply the edit" in told["error"]
