@@ -75,6 +75,10 @@ export class TranscriptFormatter {
         return `tool-calling mode: ${shortJson(Object.fromEntries(
           Object.entries(event).filter(([key]) => key !== 'type' && key !== 'runId'),
         ))}`;
+      case 'tests_finished': {
+        const summary = (event.summary ?? {}) as Record<string, number>;
+        return `tests: ${summary.passed ?? 0} passed, ${summary.failed ?? 0} failed, ${summary.errors ?? 0} errors, ${summary.skipped ?? 0} skipped`;
+      }
       case 'run_finished': {
         const reason = event.reason ? ` — ${event.reason}` : '';
         const answer = event.answer ? `\n${event.answer}` : '';

@@ -1,0 +1,224 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+
+vi.mock('../src/vscodeapi', () => import('./fakeapi'));
+
+import { fake, uri } from './fakeapi';
+import { API_KEY_SECRET, Command, commandHandlers, registerCommands } from '../src/commands';
+import { Controller } from '../src/controller';
+import { ProposalStore } from '../src/proposals';
+import { ServerCommand } from '../src/protocol';
+import { DiffReview } from '../src/review';
+import { FakeServer, makeProposal } from './helpers';
+
+const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8'));
+
+function setup() {
+  const store = new ProposalStore();
+  const server = new FakeServer();
+  const review = new DiffReview(store);
+  const output = { append: vi.fn(), show: vi.fn() };
+  const controller = new Controller(store, server, review, output, { text: '', show: vi.fn() }, () => 'notify', () => [], async () => {});
+  const secrets = new Map<string, string>();
+  const deps = {
+    controller,
+    review,
+    secrets: {
+      store: async (key: string, value: string) => void secrets.set(key, value),
+      delete: async (key: string) => void secrets.delete(key),
+    },
+    output,
+    onApiKeyChanged: vi.fn(async () => {}),
+    restartServer: vi.fn(async () => {}),
+    serverRunning: () => server.running,
+  };
+  return { store, server, deps, secrets, handlers: commandHandlers(deps), output };
+}
+
+describe('command registration', () => {
+  beforeEach(() => fake.reset());
+
+  it('registers exactly the commands package.json contributes, none of them a server id', () => {
+    const { deps } = setup();
+    registerCommands(deps);
+    const contributed = manifest.contributes.commands.map((c: { command: string }) => c.command).sort();
+    expect([...fake.registered.keys()].sort()).toEqual(contributed);
+    const serverIds = new Set<string>(Object.values(ServerCommand));
+    for (const id of fake.registered.keys()) {
+      expect(id.startsWith('toolgate-vscode.')).toBe(true);
+      expect(serverIds.has(id)).toBe(false);
+    }
+  });
+});
+
+describe('commands', () => {
+  beforeEach(() => fake.reset());
+
+  it('Ask sends the task with the selection as context', async () => {
+    const { handlers, server } = setup();
+    fake.selection = {
+      uri: 'file:///work/calc.py',
+      text: 'return a - b',
+      range: { start: { line: 1, character: 4 }, end: { line: 1, character: 16 } },
+      empty: false,
+    };
+    fake.inputAnswers = ['  fix this  '];
+    await handlers[Command.ask]();
+    expect(server.calls).toEqual([
+      {
+        command: 'toolgate.ask',
+        args: [{ task: 'fix this', context: { uri: 'file:///work/calc.py', range: fake.selection.range, text: 'return a - b' } }],
+      },
+    ]);
+    expect(fake.inputBoxes[0].options.prompt).toContain('selected text');
+  });
+
+  it('Ask with an empty selection sends only the file, and nothing when the box is dismissed', async () => {
+    const { handlers, server } = setup();
+    fake.selection = { uri: 'file:///work/calc.py', text: '', range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, empty: true };
+    fake.inputAnswers = ['explain', undefined];
+    await handlers[Command.ask]();
+    await handlers[Command.ask]();
+    expect(server.calls).toEqual([{ command: 'toolgate.ask', args: [{ task: 'explain', context: { uri: 'file:///work/calc.py' } }] }]);
+  });
+
+  it('Accept from the diff\'s title bar accepts the proposal shown there', async () => {
+    const { handlers, server, store } = setup();
+    store.upsert(makeProposal({ id: 'a' }));
+    store.upsert(makeProposal({ id: 'b', uri: 'file:///work/b.py' }));
+    await handlers[Command.acceptProposal](uri('toolgate-proposal', '/work/b.py', 'id=b'));
+    expect(server.calls).toEqual([{ command: 'toolgate.acceptProposal', args: ['b'] }]);
+  });
+
+  it('Accept without an argument asks which proposal when several wait', async () => {
+    const { handlers, server, store } = setup();
+    store.upsert(makeProposal({ id: 'a' }));
+    store.upsert(makeProposal({ id: 'b', uri: 'file:///work/b.py' }));
+    fake.quickPickAnswer = (items) => items[1];
+    await handlers[Command.acceptProposal]();
+    expect(fake.quickPicks[0].items).toHaveLength(2);
+    expect(server.calls).toEqual([{ command: 'toolgate.acceptProposal', args: ['b'] }]);
+  });
+
+  it('Reject sends the reason; Escape in the reason box sends nothing', async () => {
+    const { handlers, server, store } = setup();
+    store.upsert(makeProposal());
+    fake.inputAnswers = ['use a * b', undefined, ''];
+    await handlers[Command.rejectProposal]('p-1');
+    await handlers[Command.rejectProposal]('p-1');
+    await handlers[Command.rejectProposal]('p-1');
+    expect(server.calls).toEqual([
+      { command: 'toolgate.rejectProposal', args: ['p-1', 'use a * b'] },
+      { command: 'toolgate.rejectProposal', args: ['p-1'] },
+    ]);
+    expect(fake.inputBoxes[0].options.title).toBe('Reject write_file: calc.py');
+  });
+
+  it('says so when nothing is pending', async () => {
+    const { handlers, server } = setup();
+    await handlers[Command.acceptProposal]();
+    expect(server.calls).toEqual([]);
+    expect(fake.messages[0].message).toContain('no proposal is waiting');
+  });
+
+  it('Show Pending syncs with the server and opens the picked diff', async () => {
+    const { handlers, server } = setup();
+    server.answers[ServerCommand.listProposals] = [makeProposal({ id: 'x' })];
+    await handlers[Command.showPending]();
+    expect(server.calls[0].command).toBe('toolgate.listProposals');
+    expect((fake.quickPicks[0].items[0] as { label: string }).label).toBe('write_file: calc.py');
+    expect(fake.commands.some((c) => c.id === 'vscode.diff')).toBe(true);
+  });
+
+  it('Stop cancels the active run', async () => {
+    const { handlers, server, deps } = setup();
+    deps.controller.handleEvent({ type: 'run_started', runId: 'r-3', task: 't' });
+    server.answers[ServerCommand.cancel] = { cancelled: true };
+    await handlers[Command.stop]();
+    expect(server.calls.at(-1)).toEqual({ command: 'toolgate.cancel', args: ['r-3'] });
+  });
+
+  it('Run Tests shows the summary and offers the Problems panel on failures', async () => {
+    const { handlers, server } = setup();
+    server.answers[ServerCommand.runTests] = {
+      summary: { total: 3, passed: 2, failed: 1, skipped: 0, errors: 0, duration_seconds: 0.2 },
+      failures: [],
+    };
+    fake.messageAnswers = ['Show Problems'];
+    await handlers[Command.runTests]();
+    expect(server.calls).toEqual([{ command: 'toolgate.runTests', args: [{}] }]);
+    expect(fake.messages[0]).toMatchObject({ level: 'warning', message: 'Toolgate tests: 2 passed, 1 failed, 0 errors, 0 skipped' });
+    expect(fake.commands.at(-1)?.id).toBe('workbench.actions.view.problems');
+  });
+
+  it('Set API Key stores the key in SecretStorage and tells the server; empty removes it', async () => {
+    const { handlers, secrets, deps } = setup();
+    fake.inputAnswers = ['sk-new-key-123456', ''];
+    await handlers[Command.setApiKey]();
+    expect(secrets.get(API_KEY_SECRET)).toBe('sk-new-key-123456');
+    expect(fake.inputBoxes[0].options.password).toBe(true);
+    expect(deps.onApiKeyChanged).toHaveBeenCalledTimes(1);
+    await handlers[Command.setApiKey]();
+    expect(secrets.has(API_KEY_SECRET)).toBe(false);
+    expect(fake.messages.map((m) => m.message)).not.toContain('sk-new-key-123456');
+  });
+
+  it('offers a restart when the server is not running', async () => {
+    const { handlers, server, deps } = setup();
+    server.running = false;
+    fake.messageAnswers = ['Restart Server'];
+    await handlers[Command.ask]();
+    expect(fake.messages[0]).toMatchObject({ level: 'error', message: 'Toolgate: the server is not running.' });
+    expect(deps.restartServer).toHaveBeenCalled();
+    expect(server.calls).toEqual([]);
+  });
+
+  it('shows a server error as a message instead of throwing', async () => {
+    const { handlers, server } = setup();
+    server.failWith = new Error('a run is already active');
+    fake.inputAnswers = ['again'];
+    await handlers[Command.ask]();
+    expect(fake.messages[0]).toMatchObject({ level: 'error', message: 'Toolgate: a run is already active' });
+  });
+});
+
+describe('package.json', () => {
+  it('declares limited support for untrusted workspaces and restricts the interpreter settings', () => {
+    expect(manifest.capabilities.untrustedWorkspaces.supported).toBe('limited');
+    expect(manifest.capabilities.untrustedWorkspaces.restrictedConfigurations).toEqual(
+      expect.arrayContaining(['toolgate.pythonPath', 'toolgate.serverCommand']),
+    );
+  });
+
+  it('shows Accept and Reject in the editor title only on proposal diffs', () => {
+    const title = manifest.contributes.menus['editor/title'];
+    expect(title.map((m: { command: string }) => m.command)).toEqual([Command.acceptProposal, Command.rejectProposal]);
+    for (const item of title) {
+      expect(item.when).toBe('toolgate-vscode.proposalInView');
+    }
+  });
+
+  it('has every setting the issue names, and no setting for the API key', () => {
+    const keys = Object.keys(manifest.contributes.configuration.properties);
+    for (const key of [
+      'toolgate.model',
+      'toolgate.baseUrl',
+      'toolgate.toolCalling.mode',
+      'toolgate.approval',
+      'toolgate.limits.maxSteps',
+      'toolgate.review.confirmInEditor',
+      'toolgate.pythonPath',
+      'toolgate.serverCommand',
+    ]) {
+      expect(keys).toContain(key);
+    }
+    expect(keys.some((key) => /key|secret|token/i.test(key))).toBe(false);
+  });
+
+  it('targets a VS Code no newer than the API types it is compiled against', () => {
+    const engine = manifest.engines.vscode.replace(/^[^\d]*/, '');
+    const types = manifest.devDependencies['@types/vscode'].replace(/^[^\d]*/, '');
+    expect(engine.split('.').slice(0, 2)).toEqual(types.split('.').slice(0, 2));
+  });
+});

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { needsRestart, readSettings, toInitializationOptions } from '../src/settings';
+
+const reader = (values: Record<string, unknown>) => (key: string) => values[key];
+
+describe('readSettings', () => {
+  it('gives the documented defaults when nothing is set', () => {
+    const settings = readSettings(reader({}));
+    expect(settings).toMatchObject({
+      model: 'gpt-4o-mini',
+      toolCallingMode: 'auto',
+      limits: { maxSteps: 30, maxLlmCalls: 40, maxRunSeconds: 900 },
+      confirmInEditor: false,
+      openDiff: 'auto',
+      testFailureSeverity: 'error',
+      pythonPath: '',
+      serverCommand: [],
+    });
+  });
+
+  it('keeps valid values and drops wrong ones', () => {
+    const settings = readSettings(
+      reader({
+        model: 'qwen2.5-coder',
+        baseUrl: 'http://127.0.0.1:8080/v1',
+        'toolCalling.mode': 'text',
+        approval: { write_file: 'auto', run_tests: 'deny', git_commit: 'sometimes', 7: 3 },
+        'limits.maxSteps': 5,
+        'limits.maxLlmCalls': -1,
+        'limits.maxRunSeconds': 'soon',
+        'review.confirmInEditor': true,
+        'diagnostics.testFailureSeverity': 'loud',
+        pythonPath: '  /opt/py/bin/python  ',
+        serverCommand: ['toolgate', '', 'lsp', 4],
+      }),
+    );
+    expect(settings.model).toBe('qwen2.5-coder');
+    expect(settings.baseUrl).toBe('http://127.0.0.1:8080/v1');
+    expect(settings.toolCallingMode).toBe('text');
+    expect(settings.approval).toEqual({ write_file: 'auto', run_tests: 'deny' });
+    expect(settings.limits).toEqual({ maxSteps: 5, maxLlmCalls: 40, maxRunSeconds: 900 });
+    expect(settings.confirmInEditor).toBe(true);
+    expect(settings.testFailureSeverity).toBe('error');
+    expect(settings.pythonPath).toBe('/opt/py/bin/python');
+    expect(settings.serverCommand).toEqual(['toolgate', 'lsp']);
+  });
+
+  it('rejects an unknown tool-calling mode', () => {
+    expect(readSettings(reader({ 'toolCalling.mode': 'magic' })).toolCallingMode).toBe('auto');
+  });
+});
+
+describe('toInitializationOptions', () => {
+  const settings = readSettings(reader({ approval: { write_file: 'ask' } }));
+
+  it('has the protocol shape, with trust and the key', () => {
+    const options = toInitializationOptions(settings, 'sk-secret-value', false);
+    expect(options).toEqual({
+      model: 'gpt-4o-mini',
+      baseUrl: 'https://api.openai.com/v1',
+      apiKey: 'sk-secret-value',
+      toolCalling: { mode: 'auto' },
+      approval: { write_file: 'ask' },
+      limits: { maxSteps: 30, maxLlmCalls: 40, maxRunSeconds: 900 },
+      review: { confirmInEditor: false },
+      diagnostics: { testFailureSeverity: 'error' },
+      trusted: false,
+    });
+  });
+
+  it('leaves the key out when there is none', () => {
+    const options = toInitializationOptions(settings, undefined, true);
+    expect('apiKey' in options).toBe(false);
+    expect(options.trusted).toBe(true);
+  });
+
+  it('does not share objects with the settings', () => {
+    const options = toInitializationOptions(settings, undefined, true);
+    options.approval.write_file = 'deny';
+    expect(settings.approval.write_file).toBe('ask');
+  });
+});
+
+describe('needsRestart', () => {
+  it('is true for the interpreter and the server command only', () => {
+    expect(needsRestart((section) => section === 'toolgate.pythonPath')).toBe(true);
+    expect(needsRestart((section) => section === 'toolgate.serverCommand')).toBe(true);
+    expect(needsRestart((section) => section === 'toolgate.model')).toBe(false);
+  });
+});
