@@ -642,6 +642,12 @@ class RunTests(RunCommand):
             error: str | None = "the test run timed out; its process group was killed"
         elif test_run.report_missing and test_run.exit_code not in (0, 5):
             error = f"pytest did not produce results (exit status {test_run.exit_code})"
+        elif test_run.exit_code in _PYTEST_USAGE_ERRORS:
+            # No test ran: the command itself was wrong, which the model must not read as a pass.
+            error = (
+                f"pytest could not run the tests (exit status {test_run.exit_code}: "
+                f"{_PYTEST_USAGE_ERRORS[test_run.exit_code]}); see the output"
+            )
         else:
             error = None
         result = ToolResult(
@@ -652,6 +658,9 @@ class RunTests(RunCommand):
             output_size_bytes=test_run.output_size_bytes,
         )
         return _timed(start, result)
+
+
+_PYTEST_USAGE_ERRORS = {3: "internal error", 4: "usage error, e.g. a path that does not exist"}
 
 
 def is_pytest(argv: list[str]) -> bool:
