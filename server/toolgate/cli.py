@@ -62,6 +62,20 @@ def _parser() -> argparse.ArgumentParser:
         help="accept the deprecated short form <tool:NAME>",
     )
 
+    demo = sub.add_parser("demo", help="run the agent on a throw-away project and show each step")
+    demo.add_argument("--model", help="model name (default: the endpoint's own)")
+    demo.add_argument(
+        "--base-url", help="OpenAI-compatible base URL (default: the embedded local model)"
+    )
+    demo.add_argument(
+        "--approve",
+        choices=["ask", "auto"],
+        default="auto",
+        help="review each change yourself, or let the demo approve them",
+    )
+    demo.add_argument("--tool-calling", choices=["auto", "native", "text"])
+    demo.add_argument("--max-steps", type=int, default=12)
+
     trust = sub.add_parser("trust", help="confirm settings that the workspace's files widen")
     trust.add_argument("--workspace", default=".")
     trust.add_argument("--yes", action="store_true", help="confirm all without asking")
@@ -96,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         return code
     if args.command == "trust":
         return _trust(args)
+    if args.command == "demo":
+        return _demo(args)
     return EXIT_USAGE
 
 
@@ -172,6 +188,22 @@ async def _run_async(root: Path, config: Any, task: str, approve: str, json_line
     if outcome.answer and not json_lines:
         print(outcome.answer)
     return EXIT_OK if outcome.status == "completed" else EXIT_RUN_FAILED
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from toolgate.demo import DEMO_TASK, make_workspace, summary
+
+    root = make_workspace()
+    print(f"toolgate demo: a throw-away project in {root}", file=sys.stderr)
+    print(f"toolgate demo: the task — {DEMO_TASK}\n", file=sys.stderr)
+    args.task = DEMO_TASK
+    args.workspace = str(root)
+    args.profile = None
+    args.json = False
+    code = _run(args)
+    print("\n" + summary(root), file=sys.stderr)
+    print(f"toolgate demo: the run log is in {root / '.toolgate' / 'runs'}", file=sys.stderr)
+    return code
 
 
 def _tools(args: argparse.Namespace) -> int:

@@ -1,1 +1,1 @@
-"""The model side: an OpenAI-compatible chat client, and the choice between native and text tools."""
+"""The model side: an OpenAI-compatible client, and native versus text tool calling."""

@@ -1,0 +1,54 @@
+"""The demo: a throw-away project, one small task, every step shown."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+DEMO_TASK = (
+    "The test in test_greet.py fails. "
+    "1) Read greet.py. "
+    "2) Fix the function greet in greet.py with edit_file so the test passes. "
+    "3) Run the tests with run_tests. "
+    "4) Stage greet.py with git_add. "
+    "5) Commit with git_commit and a short message. "
+    "Then say in one sentence what you changed."
+)
+
+FILES = {
+    "README.md": "# greet\n\nA tiny project for the Toolgate demo.\n",
+    "greet.py": 'def greet(name):\n    """Return a friendly greeting."""\n'
+    '    return "Hello " + name\n',
+    "test_greet.py": "from greet import greet\n\n\ndef test_greet():\n"
+    '    assert greet("Ada") == "Hello, Ada!"\n',
+}
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def make_workspace(parent: Path | None = None) -> Path:
+    """Create the demo project as a real git repository with one commit."""
+    root = Path(tempfile.mkdtemp(prefix="toolgate-demo-", dir=parent))
+    for name, text in FILES.items():
+        (root / name).write_text(text, encoding="utf-8")
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "config", "user.email", "demo@toolgate.invalid")
+    _git(root, "config", "user.name", "Toolgate demo")
+    _git(root, "config", "commit.gpgsign", "false")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "A greeting with a failing test")
+    return root
+
+
+def summary(root: Path) -> str:
+    """What the demo left behind: the commits and the state of the tree."""
+    log = _git(root, "log", "--oneline", "--no-decorate").strip()
+    status = _git(root, "status", "--short").strip() or "(clean)"
+    return f"git log:\n{log}\n\ngit status:\n{status}\n\ngreet.py now:\n" + (
+        root / "greet.py"
+    ).read_text(encoding="utf-8")
