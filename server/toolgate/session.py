@@ -18,6 +18,7 @@ from toolgate.review.reviewer import Reviewer
 from toolgate.runner.allowlist import parse_allowed
 from toolgate.tools.activity import ActivityContext, ActivitySettings
 from toolgate.tools.builtins import builtin_registry
+from toolgate.tools.manifest import ManifestError, load_manifests
 from toolgate.tools.registry import ToolRegistry
 from toolgate.trust import TrustStore
 from toolgate.workspace import Workspace
@@ -115,6 +116,14 @@ def build_registry(
 ) -> ToolRegistry:
     """The tools this run offers: built-ins narrowed by profile and policy."""
     registry = base or builtin_registry()
+    try:
+        manifests = load_manifests(root)
+    except ManifestError as exc:
+        raise ConfigError(str(exc)) from None
+    for tool, activity in manifests:
+        if tool.name in registry:
+            raise ConfigError(f"manifest tool {tool.name!r} clashes with a built-in tool")
+        registry.add(tool, activity)
     names = registry.names()
     if profile_tools is not None:
         names = [n for n in names if n in profile_tools]
