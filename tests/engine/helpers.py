@@ -106,8 +106,8 @@ class Driven:
     run: AgentRun
 
     def of_type(self, type_: str) -> list[dict[str, Any]]:
-        """The fields of every event of one type."""
-        return [e.fields for e in self.events if e.type == type_]
+        """Every event of one type as its JSON form (type, run_id, time and fields)."""
+        return [e.to_dict() for e in self.events if e.type == type_]
 
     def calls(self) -> list[dict[str, Any]]:
         """Every call recorded in the run log, in order."""
