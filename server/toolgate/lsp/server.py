@@ -83,6 +83,7 @@ class ToolgateServer(LanguageServer):
         self._change_waiters: dict[str, list[asyncio.Future[None]]] = {}
         self.redactor = Redactor()
         self._call_args: dict[str, Any] = {}
+        self._finished_runs: set[str] = set()
 
     # -- client facts -------------------------------------------------------------------------
 
@@ -282,6 +283,7 @@ class ToolgateServer(LanguageServer):
             payload = {"type": "notice", "message": f["message"]}
             self.log(f["message"])
         elif event.type == RUN_FINISHED:
+            self._finished_runs.add(event.run_id)
             payload = {
                 "type": "run_finished",
                 "status": f["status"],
@@ -390,15 +392,18 @@ class ToolgateServer(LanguageServer):
                 )
         except Exception as exc:  # never let a run take the server down
             log.exception("run %s crashed", run_id)
-            self.notify(
-                EVENT,
-                {
-                    "type": "run_finished",
-                    "runId": run_id,
-                    "status": "failed",
-                    "reason": self.redactor.text(f"internal error: {exc}"),
-                },
-            )
+            # The engine may have announced the end already and failed after it (its run log).
+            if run_id not in self._finished_runs:
+                self.notify(
+                    EVENT,
+                    {
+                        "type": "run_finished",
+                        "runId": run_id,
+                        "status": "failed",
+                        "reason": self.redactor.text(f"internal error: {exc}"),
+                        "answer": None,
+                    },
+                )
         finally:
             if self.reviewer is not None:
                 self.reviewer.cancel_all("the run ended")
