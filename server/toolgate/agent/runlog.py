@@ -83,4 +83,6 @@ class RunLog:
     def save(self) -> None:
         """Write the whole log atomically, so a crash leaves the last valid version."""
         text = json.dumps(self.doc, indent=2, ensure_ascii=False, default=str)
+        # A model can send lone surrogates; written as JSON escapes they keep the log valid.
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
         atomic_write_text(self.path, text + "\n")
