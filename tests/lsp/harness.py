@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lsprotocol import types
@@ -56,6 +56,9 @@ class Editor:
     # Which text edits of an applied edit land (a preview where the person unticks some).
     keep_edits: Callable[[list[Any]], list[Any]] | None = None
     questions: list[str] = field(default_factory=list)
+    save_requests: list[list[str]] = field(default_factory=list)
+    # Called with each window/showMessageRequest before it is answered (the person acting).
+    on_question: Callable[[str], None] | None = None
 
     def install(self) -> None:
         client = self.client
@@ -92,9 +95,10 @@ class Editor:
 
         @client.feature("toolgate/saveDocuments")
         def _save(params: Any) -> dict[str, Any]:
+            data = _plain(params)
+            self.save_requests.append(list(data.get("uris", [])))
             if not self.save_supported:
                 raise RuntimeError("not supported")
-            data = _plain(params)
             saved = []
             for uri in data.get("uris", []):
                 if uri in self.buffers:
@@ -105,6 +109,8 @@ class Editor:
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
             self.questions.append(params.message)
+            if self.on_question is not None:
+                self.on_question(params.message)
             return types.MessageActionItem(title=self.answer) if self.answer else None
 
     def _apply_document_edit(self, uri: str, edits: list[Any]) -> None:

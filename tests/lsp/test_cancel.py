@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from lsprotocol import types
-
 from tests.lsp.harness import Editor
 from tests.support.scripted_model import ScriptedModel, tool_call
 

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest_asyncio
-
 from tests.lsp.conftest import start_editor
 from tests.lsp.harness import Editor, uri_of
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call

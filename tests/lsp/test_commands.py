@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
-
 from tests.lsp.harness import Editor, uri_of
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
