@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolgate.agent.redact import Redactor
+
 log = logging.getLogger(__name__)
 
 RUN_STARTED = "run_started"
@@ -47,6 +49,8 @@ class EventBus:
 
     def __init__(self) -> None:
         self._sinks: list[Sink] = []
+        # Runs add their API keys here: no event any sink sees may carry one (diffs, answers…).
+        self.redactor = Redactor()
 
     def subscribe(self, sink: Sink) -> Callable[[], None]:
         """Add a sink; returns a function that removes it."""
@@ -55,7 +59,7 @@ class EventBus:
 
     def emit(self, type_: str, run_id: str, **fields: Any) -> Event:
         """Publish an event to every sink."""
-        event = Event(type=type_, run_id=run_id, fields=fields)
+        event = Event(type=type_, run_id=run_id, fields=self.redactor.deep(fields))
         for sink in list(self._sinks):
             try:
                 sink(event)

@@ -129,6 +129,7 @@ class AgentRun:
         self.limits = limits or RunLimits()
         self.bus = bus or EventBus()
         self.redact = redactor or Redactor()
+        self.bus.redactor.extend(self.redact)
         self.metrics = Metrics()
         self.memory = mode_memory or ModeMemory(ctx.workspace.root)
         self.mode = self._initial_mode()

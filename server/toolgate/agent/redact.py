@@ -19,6 +19,11 @@ class Redactor:
         if secret and len(secret) >= 4 and secret not in self._secrets:
             self._secrets.append(secret)
 
+    def extend(self, other: Redactor) -> None:
+        """Also hide every secret that `other` hides."""
+        for secret in other._secrets:
+            self.add(secret)
+
     def text(self, value: str) -> str:
         """A string with every secret hidden."""
         for secret in self._secrets:
