@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.scripted_model import ScriptedModel, tool_call
-
 from tests.engine.helpers import answer, calls, drive, results_read
+from tests.support.scripted_model import ScriptedModel, tool_call
 
 from toolgate.agent.events import Event
 from toolgate.agent.metrics import Metrics
