@@ -158,7 +158,7 @@ def test_unclosed_tag_at_end_of_output_is_an_error_never_a_call() -> None:
     [err] = parser.finish()
     assert isinstance(err, CallParseError)
     assert err.error.startswith('unclosed <tool name="write_file">')
-    assert parser.content == "Let me write it."
+    assert parser.content == "Let me write it. "
 
 
 def test_call_too_large_is_an_error() -> None:

@@ -112,7 +112,22 @@ class _Bad(Exception):
 # ---------------------------------------------------------------------------------------------
 # Regular expressions. Triggers are what may open a call; everything else is prose.
 
-_TRIGGER = re.compile(r"[<`]|\[TOOL_CALLS\]|\n(?=[ \t]*(?:>>>|[{\[~`]))")
+_FAST_IN_STRING = re.compile(r'(?:\A|[^\\])(?:\\\\)*(?:"|\\\Z)|<')
+_FAST_OUT_STRING = re.compile(r'[{}\[\]"<]')
+
+_FAST_FENCE_MODES: dict[tuple[str, bool, bool], tuple[re.Pattern[str], int]] = {}
+for _c in "`~":
+    _body = r"\n[ \t]*" + re.escape(_c)
+    for _plain in (True, False):
+        _FAST_FENCE_MODES[_c, False, _plain] = (re.compile(_body), 2)
+        _FAST_FENCE_MODES[_c, True, _plain] = (
+            re.compile(r"\A[ \t]*(?:" + re.escape(_c) + r"|\Z)|" + _body),
+            2,
+        )
+_WAKE_TICK = re.compile(r"[`\n]")
+_WAKE_TAG_OPEN = re.compile(r"[<>]")
+_FAST_VALUE = re.compile(r"<")
+_XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
 _LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,})")
 _LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2})?")
 _NL_TAIL = re.compile(r"[ \t]*(?:>{1,2})?")
@@ -130,8 +145,16 @@ _FUNCTION_OPEN = re.compile(r"<function=\s*([^<>\s]+)\s*>")
 _PARAMETER_OPEN = re.compile(r"<parameter=\s*([^<>\s]+)\s*>")
 _XML_CHILD = re.compile(r"<([A-Za-z_][\w.-]*)>")
 _MISTRAL_V11 = re.compile(r"([A-Za-z_][\w.-]*)(?:\[CALL_ID\][^\[\]\s]*)?\[ARGS\]\s*")
-_RUN_COMMAND = re.compile(r"[ \t]*>>>[ \t]*RUN[ \t]+COMMAND[ \t]*:?[ \t]*(.*?)[ \t]*\r?", re.I)
-_WRITE_FILE = re.compile(r"[ \t]*>>>[ \t]*WRITE[ \t]+FILE[ \t]*:?[ \t]*(.*?)[ \t]*\r?", re.I)
+_RUN_COMMAND = re.compile(
+    r"[ \t]*>>>[ \t]*RUN[ \t]+COMMAND(?!\w)[ \t]*:?[ \t]*(.*?)[ \t]*\r?", re.I
+)
+_WRITE_FILE = re.compile(r"[ \t]*>>>[ \t]*WRITE[ \t]+FILE(?!\w)[ \t]*:?[ \t]*(.*?)[ \t]*\r?", re.I)
+_ARROW_KEYWORD = re.compile(r"[ \t]*>>>[ \t]*(?:RUN[ \t]+COMMAND|WRITE[ \t]+FILE)", re.I)
+_ARROW_VIABLE = re.compile(
+    r"[ \t]*>>>[ \t]*(?:R(?:U(?:N(?:[ \t]+(?:C(?:O(?:M(?:M(?:A(?:N(?:D)?)?)?)?)?)?)?)?)?)?"
+    r"|W(?:R(?:I(?:T(?:E(?:[ \t]+(?:F(?:I(?:L(?:E)?)?)?)?)?)?)?)?)?)?",
+    re.I,
+)
 _PYTEST = re.compile(r"\s*(?:pytest|py\.test|python3?(?:\.\d+)?\s+-m\s+pytest)(?:\s|$)")
 
 # A JSON call object's opening, and what may still grow into one (for early decisions).
@@ -213,27 +236,47 @@ class _Content:
         self.started = False
 
     def emit(self, text: str) -> None:
+        # `held` is the trailing blank run from its first newline (all of it before any text):
+        # it may still touch a stripped call, and then its blank lines are collapsed.
         if not text:
             return
-        core = text.lstrip(" \t\r\n")
-        if not core:
-            self.held += text
+        if self.held or not self.started:
+            core = text.lstrip(_BLANKS)
+            if not core:
+                self.held += text
+                return
+            run = self.held + text[: len(text) - len(core)]
+            if self.seam:
+                run = _collapse(run) if self.started else ""
+            self.held = ""
+            self.seam = False
+            self.started = True
+            text = run + core
+        elif self.seam:
+            core = text.lstrip(_BLANKS)
+            if not core:
+                cut = _line_break(text, 0)
+                self._out(text[:cut])
+                self.held = text[cut:]
+                return
+            text = _collapse(text[: len(text) - len(core)]) + core
+            self.seam = False
+        if text[-1] not in _BLANKS:
+            self.parts.append(text)
+            self.fresh.append(text)
             return
-        lead = text[: len(text) - len(core)]
-        middle = core.rstrip(" \t\r\n")
-        run = self.held + lead
-        if self.seam:
-            run = "" if not self.started else _collapse(run)
-        self._out(run + middle)
-        self.held = core[len(middle) :]
-        self.seam = False
-        self.started = True
+        cut = _line_break(text, len(text.rstrip(_BLANKS)))
+        self._out(text[:cut])
+        self.held = text[cut:]
 
     def mark_seam(self) -> None:
         self.seam = True
 
     def close(self) -> None:
-        if self.held and not self.seam:
+        if self.held and self.started:
+            # after a stripped call, the answer's last blank lines go; spaces before them stay
+            self._out(self.held[: _line_break(self.held, 0)] if self.seam else self.held)
+        elif self.held and not self.seam:
             self._out(self.held)
         self.held = ""
 
@@ -254,9 +297,24 @@ class _Content:
 
 
 def _collapse(run: str) -> str:
-    if run.count("\n") < 3:
+    """Keep at most two newlines of a blank run (and the indentation after the last one)."""
+    first = run.find("\n")
+    second = run.find("\n", first + 1) if first >= 0 else -1
+    last = run.rfind("\n")
+    if second < 0 or last == second:
         return run
-    return "\r\n\r\n" if "\r\n" in run else "\n\n"
+    return run[: second + 1] + run[last + 1 :]
+
+
+_BLANKS = " \t\r\n"
+
+
+def _line_break(text: str, start: int) -> int:
+    """Where a trailing blank run's first line break begins (a final lone CR counts)."""
+    nl = text.find("\n", start)
+    if nl >= 0:
+        return nl - 1 if nl > start and text[nl - 1] == "\r" else nl
+    return len(text) - 1 if text.endswith("\r") else len(text)
 
 
 class StreamingCallParser:
@@ -283,6 +341,26 @@ class StreamingCallParser:
         self._k = _Construct("prose")
         self._state: Callable[[], bool] = self._st_prose
         self._content = _Content()
+        self._fast: tuple[re.Pattern[str], int] | None = None
+        self._wake: re.Pattern[str] | None = None
+        self._pending: list[str] = []  # prose taken by the fast path, not yet given to _content
+        names = sorted(self._tools, key=len, reverse=True)
+        element = "|".join(re.escape(name) for name in names if _XML_NAME.fullmatch(name))
+        # No named groups: they defeat the regex engine's first-character scan.
+        self._trigger = re.compile(
+            r"`[^`\n]{1,900}`(?!`)|`|<(?:tool[\s:>_]|function=|\|python_tag\|>"
+            + (f"|(?:{element})>" if element else "")
+            + r")|\[TOOL_CALLS\]|\n(?=[ \t]*(?:>>>|[{\[~`]))"
+        )
+        lt = r"<(?:tool|function=|\|python_tag\|>" + (f"|(?:{element})>" if element else "")
+        lt += r"|[\w|=.-]*\Z)"
+        prose = lt + r"|`|\[(?:T|\Z)|\n[ \t]*[>{\[~`]"
+        self._fast_prose = (re.compile(prose), 1)
+        self._fast_prose_ls = (re.compile(r"\A[ \t]*(?:[>{\[~`]|\Z)|" + prose), 1)
+        self._lt_literals = ["<tool_", "<tool:", "<tool>", "<function=", _PYTHON_TAG] + [
+            f"<{name}>" for name in names if _XML_NAME.fullmatch(name)
+        ]
+        self._lt_span = max(len(lit) for lit in self._lt_literals)
 
     # -- public -------------------------------------------------------------------------------
 
@@ -290,14 +368,62 @@ class StreamingCallParser:
         """Add text; return the calls and errors that closed in it, in order."""
         if self._finished:
             raise RuntimeError("feed() after finish()")
-        if chunk:
-            self._buf += chunk
-            self._run()
+        if not chunk:
+            return []
+        fast = self._fast
+        if fast is not None and not fast[0].search(chunk):
+            # Nothing in this chunk can open, close or decide anything: skip the machinery.
+            mode = fast[1]
+            last = chunk[-1]
+            # Blanks after a newline leave us at a line start, as far as triggers care.
+            if last in " \t":
+                blank = chunk.rstrip(" \t")
+                line_start = blank[-1:] == "\n" if blank else fast is self._fast_prose_ls
+            else:
+                blank = chunk
+                line_start = last == "\n"
+            if mode == 1:  # prose
+                self._pending.append(chunk)
+                if line_start:
+                    last = "\n"
+                self._fast = self._fast_prose_ls if line_start else self._fast_prose
+            elif self._acc_n + len(chunk) > self._cap:
+                mode = 0
+            elif mode == 2:  # fence body
+                k = self._k
+                k.body_ls = blank[-1:] == "\n" if blank else k.body_ls
+                self._fast = _FAST_FENCE_MODES[k.fchar, k.body_ls, k.mode == "plain"]
+                if k.mode == "plain":
+                    self._pending.append(chunk)
+                else:
+                    self._acc.append(chunk)
+                    self._acc_n += len(chunk)
+            else:  # construct text
+                self._acc.append(chunk)
+                self._acc_n += len(chunk)
+            if mode:
+                self._prev = last
+                return []
+        wake = self._wake
+        if wake is not None and not wake.search(chunk) and len(self._buf) + len(chunk) < 200:
+            self._buf += chunk  # the held-back decision cannot change without a wake character
+            return []
+        if self._pending:
+            self._flush_pending()
+        self._buf += chunk
+        self._run()
         return self._drain()
+
+    def _flush_pending(self) -> None:
+        text = "".join(self._pending)
+        self._pending = []
+        self._content.emit(text)
 
     def finish(self) -> list[Item]:
         """End of output: decide everything held back; an unclosed call is an error."""
         if not self._finished:
+            if self._pending:
+                self._flush_pending()
             self._eof = True
             self._run()
             if self._state != self._st_prose or self._pos < len(self._buf):
@@ -312,22 +438,50 @@ class StreamingCallParser:
 
     def take_content(self) -> str:
         """Visible prose produced since the last call of this method."""
+        pending = self._pending
+        if pending:
+            self._pending = []
+            c = self._content
+            c.emit(pending[0] if len(pending) == 1 else "".join(pending))
+            fresh = c.fresh
+            if len(fresh) == 1:
+                c.fresh = []
+                return fresh[0]
         return self._content.take()
 
     @property
     def content(self) -> str:
         """All visible prose so far."""
+        if self._pending:
+            self._flush_pending()
         return self._content.text()
 
     # -- machinery ----------------------------------------------------------------------------
 
     def _run(self) -> None:
+        self._wake = None
         while self._state():
             pass
         if self._pos:
             self._prev = self._buf[self._pos - 1]
             self._buf = self._buf[self._pos :]
             self._pos = 0
+        self._fast = None if self._buf or self._eof else self._fast_mode()
+
+    def _fast_mode(self) -> tuple[re.Pattern[str], int] | None:
+        """When the buffer is empty: the characters that would need the full machinery."""
+        st = getattr(self._state, "__func__", None)
+        cls = StreamingCallParser
+        k = self._k
+        if st is cls._st_prose:
+            return self._fast_prose_ls if self._prev == "\n" else self._fast_prose
+        if st in (cls._st_tag, cls._st_short_body, cls._st_json):
+            return (_FAST_IN_STRING if k.in_str else _FAST_OUT_STRING, 3)
+        if st is cls._st_fence and (k.mode in ("plain", "write", "run") or k.decided):
+            return _FAST_FENCE_MODES[k.fchar, k.body_ls, k.mode == "plain"]
+        if st in (cls._st_qwen, cls._st_xml) and k.child is not None:
+            return (_FAST_VALUE, 3)
+        return None
 
     def _drain(self) -> list[Item]:
         items, self._items = self._items, []
@@ -447,30 +601,39 @@ class StreamingCallParser:
         n = len(buf)
         if pos >= n:
             return False
-        if self._prev_char() == "\n":
+        if (buf[pos - 1] if pos else self._prev) == "\n":
             decided = self._at_line_start()
             if decided is not None:
                 return decided
-        m = _TRIGGER.search(buf, pos)
-        if m is None:
-            hold = n if self._eof else self._prose_hold(pos)
-            if hold > pos:
-                self._prose_to(hold)
+        entry = pos
+        search = self._trigger.search
+        while True:
+            m = search(buf, pos)
+            if m is None:
+                end = n if self._eof else self._prose_hold(pos)
+                self._prose_to(end)
+                return end > entry
+            kind = buf[m.start()]
+            if kind == "`" and m.end() - m.start() > 1:
+                if m.end() < n or self._eof:  # a whole inline code span: an example, prose
+                    pos = m.end()
+                    continue
+            if kind == "\n":
+                pos = m.start() + 1
+                self._prose_to(pos)
+                decided = self._at_line_start()
+                if decided is None:
+                    continue
                 return True
-            return False
-        i = m.start()
-        c = buf[i]
-        if c == "\n":
-            self._prose_to(i + 1)
-            return True
-        if i > pos:
-            self._prose_to(i)
-            return True
-        if c == "<":
-            return self._at_lt()
-        if c == "`":
-            return self._at_backtick()
-        return self._at_mistral()
+            i = m.start()
+            if i > entry:
+                self._prose_to(i)
+                return True
+            if kind == "<":
+                return self._at_lt()
+            if kind == "`":
+                return self._at_backtick()
+            return self._at_mistral()
 
     def _prose_hold(self, pos: int) -> int:
         buf = self._buf
@@ -482,6 +645,11 @@ class StreamingCallParser:
         k = buf.rfind("[", max(pos, n - 11))
         if k >= 0 and "[TOOL_CALLS]".startswith(buf[k:]):
             hold = min(hold, k)
+        k = buf.rfind("<", max(pos, n - self._lt_span))
+        if k >= 0 and k < hold:
+            tail = buf[k:]
+            if tail == "<tool" or any(lit.startswith(tail) for lit in self._lt_literals):
+                hold = k
         return hold
 
     def _classify(self, full: re.Pattern[str], viable: re.Pattern[str], s: int) -> Any:
@@ -589,6 +757,8 @@ class StreamingCallParser:
         gt = buf.find(">", pos, pos + _WINDOW)
         if gt < 0:
             if n - pos < _WINDOW and not self._eof:
+                if buf.find("<", pos + 1) < 0:
+                    self._wake = _WAKE_TAG_OPEN
                 return False
             self._prose_to(pos + 1)
             return True
@@ -670,7 +840,8 @@ class StreamingCallParser:
                     if not self._take(n):
                         return ("cut", 0, 0)
                     return ("eof", n, n)
-                if not self._take(max(pos, n - k.hold)):
+                lt = buf.rfind("<", max(pos, n - k.hold)) if k.hold else -1
+                if not self._take(lt if lt >= 0 else n):
                     return ("cut", 0, 0)
                 return None
             s = m.group()
@@ -1121,7 +1292,8 @@ class StreamingCallParser:
                     if self._eof:
                         self._take(n)
                         return self._fail_xml("the output ended inside <" + k.child + ">")
-                    return not self._take(max(pos, n - len(close) + 1))
+                    lt = buf.rfind("<", max(pos, n - len(close) + 1))
+                    return not self._take(lt if lt >= 0 else n)
                 start = k.value_start
                 if not self._take(i):
                     return True
@@ -1187,7 +1359,8 @@ class StreamingCallParser:
                     if self._eof:
                         self._take(n)
                         return self._fail_qwen("the output ended inside <parameter=" + k.child)
-                    return not self._take(max(pos, n - 11))
+                    lt = buf.rfind("<", max(pos, n - 11))
+                    return not self._take(lt if lt >= 0 else n)
                 start = k.value_start
                 if not self._take(m.start()):
                     return True
@@ -1303,6 +1476,7 @@ class StreamingCallParser:
         nl = buf.find("\n", m.end(), limit)
         if nl < 0:
             if n < limit and not self._eof:
+                self._wake = _WAKE_TICK
                 return False
             nl = min(n, limit)
         for c in _BACKTICKS.finditer(buf, m.end(), nl):
@@ -1329,8 +1503,12 @@ class StreamingCallParser:
             mode = "call"
         if mode == "plain":
             k = _Construct("fence")
+        elif mode in ("write", "run"):
+            k = self._k
         else:
-            k = self._k if mode in ("write", "run") else self._start("fence", self._st_fence)
+            # constructs start after the indentation, however the indentation arrived
+            self._prose_to(m.start(1))
+            k = self._start("fence", self._st_fence)
         k.fchar, k.flen, k.lang, k.mode = run[0], len(run), lang, mode
         k.cand_re = _FENCE_CANDIDATE[run[0]]
         end = nl + 1 if nl >= 0 else m.end()
@@ -1490,6 +1668,10 @@ class StreamingCallParser:
         nl = buf.find("\n", pos, pos + _WINDOW)
         if nl < 0:
             if not self._eof and n - pos < _WINDOW:
+                # Decide early when the line can no longer become RUN COMMAND or WRITE FILE.
+                if _ARROW_VIABLE.match(buf, pos).end() < n:
+                    if not _ARROW_KEYWORD.match(buf, pos):
+                        return None
                 return False
             if n - pos >= _WINDOW:
                 return None
@@ -1499,6 +1681,7 @@ class StreamingCallParser:
         write = _WRITE_FILE.fullmatch(line) if run is None else None
         if run is None and write is None:
             return None
+        self._prose_to(pos + len(line) - len(line.lstrip(" \t")))
         k = self._start("arrow", self._st_arrow_next)
         k.syntax = "arrow_block"
         if run is not None and run.group(1):
