@@ -146,6 +146,7 @@ async function main() {
   let server;
   let browser;
   let failed = false;
+  let checkLogs = false;
   try {
     server = await startCodeServer({ tools, root, vsix: opts.vsix, workspace, settings });
     log(`code-server at ${server.url}`);
@@ -230,6 +231,37 @@ async function main() {
     const problemsText = await problems.innerText();
     log(`problems panel: ${problemsText.replace(/\s+/g, ' ').slice(0, 200)}`);
 
+    // 4. The server's quick fix "Ask agent to fix …" from the light bulb starts a new run.
+    await problems.locator('.monaco-list-row', { hasText: 'test_mul' }).first().click();
+    await page.locator('.tabs-container .tab.active', { hasText: 'test_calc.py' }).waitFor({ timeout: 15_000 });
+    const fixes = page.locator('.action-widget', { hasText: 'Ask agent to fix' });
+    let attempt = 0;
+    await waitUntil('the "Ask agent to fix" quick fix', async () => {
+      // The light bulb of the Problems row, else the editor's Quick Fix key.
+      if (attempt++ % 2 === 0) {
+        await problems.locator('.monaco-list-row', { hasText: 'test_mul' }).first().hover();
+        await problems.locator('.codicon-lightbulb, .codicon-lightbulb-autofix').first().click({ timeout: 2000 });
+      } else {
+        await page.locator('.editor-group-container.active .monaco-editor .view-lines').first().click();
+        await page.keyboard.press('Control+.');
+      }
+      try {
+        await fixes.first().waitFor({ state: 'visible', timeout: 3000 });
+        return true;
+      } catch {
+        await page.keyboard.press('Escape');
+        return false;
+      }
+    }, { timeout: 30_000 });
+    await shot('quickfix.png');
+    await fixes.locator('.monaco-list-row', { hasText: 'Ask agent to fix' }).first().click();
+    await waitUntil('the fix run to ask the model', () => model.served() >= 5, { timeout: 60_000 });
+    const fixPrompt = JSON.stringify(model.requests[4].body.messages ?? []);
+    if (!fixPrompt.includes('test_mul')) {
+      throw new Error(`the fix run's prompt does not name the failing test: ${fixPrompt.slice(0, 1000)}`);
+    }
+    log('the quick fix started a run about test_mul');
+
     // Checks on what reached the disk and the model: the accepted text was saved when the
     // server asked (before the tests ran), and the rejected proposal left no trace.
     const finalCalc = readText(calcPath);
@@ -248,15 +280,16 @@ async function main() {
       throw new Error(`the model server did not get the API key from SecretStorage: ${JSON.stringify(auth)}`);
     }
 
-    // The transcript shows the calls and never the key.
+    // The transcript is on screen; its full text is checked from the log files below.
     await runCommand(page, 'Toolgate: Show Transcript');
-    const output = page.locator('.output-view, .panel .monaco-editor').first();
-    await waitUntil('the transcript', async () => (await output.innerText()).includes('write_file'), { timeout: 20_000 });
-    const transcript = await output.innerText();
+    const output = page.locator('.panel .monaco-editor .view-lines').first();
+    await waitUntil(
+      'the transcript',
+      async () => (await output.innerText()).replace(/\u00a0/g, ' ').includes('run finished'),
+      { timeout: 20_000 },
+    );
     await shot('transcript.png');
-    if (transcript.includes(API_KEY)) {
-      throw new Error('the API key appears in the transcript');
-    }
+    checkLogs = true;
     log('end-to-end scenario passed');
   } catch (error) {
     failed = true;
@@ -271,6 +304,15 @@ async function main() {
     await model.close();
     if (server) {
       copyLogs(root, server, opts.artifacts);
+      if (checkLogs) {
+        try {
+          checkTranscriptAndSecrets(server);
+          log('the transcript shows each call and its decision; no log holds the API key');
+        } catch (error) {
+          failed = true;
+          log(`FAILED: ${error.message}`);
+        }
+      }
     }
     if (!opts.keep && !failed) {
       fs.rmSync(root, { recursive: true, force: true });
@@ -280,6 +322,37 @@ async function main() {
   }
   if (failed) {
     process.exitCode = 1;
+  }
+}
+
+/** The Output channel "Toolgate" as written to disk: every call with its decision, never the key. */
+function checkTranscriptAndSecrets(server) {
+  const files = [];
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        walk(full);
+      } else {
+        files.push(full);
+      }
+    }
+  };
+  walk(path.join(server.dirs.userData, 'logs'));
+  const transcript = files.find((file) => /output_logging_.*-Toolgate\.log$/.test(file));
+  if (!transcript) {
+    throw new Error('no log file of the "Toolgate" output channel');
+  }
+  const text = fs.readFileSync(transcript, 'utf8');
+  for (const expected of ['call write_file', '→ ask', 'result write_file [approved] ok', 'result write_file [rejected]', REJECT_REASON, 'call run_tests {} → auto']) {
+    if (!text.includes(expected)) {
+      throw new Error(`the transcript lacks "${expected}":\n${text.slice(0, 3000)}`);
+    }
+  }
+  for (const file of [...files, server.logFile]) {
+    if (fs.readFileSync(file, 'utf8').includes(API_KEY)) {
+      throw new Error(`the API key appears in ${file}`);
+    }
   }
 }
 
