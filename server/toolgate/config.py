@@ -33,6 +33,16 @@ class ConfigError(ValueError):
 _DECISION = {"enum": ["auto", "ask", "deny"]}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 _POSITIVE = {"type": "integer", "minimum": 1}
+_MCP_SERVER = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["command"],
+    "properties": {
+        "command": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}},
+        "approval": _DECISION,
+    },
+}
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -73,6 +83,17 @@ SCHEMA: dict[str, Any] = {
                 "max_tool_retries": {"type": "integer", "minimum": 0},
                 "command_timeout_seconds": {"type": "number", "exclusiveMinimum": 0},
                 "max_file_bytes": _POSITIVE,
+            },
+        },
+        "mcp": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "servers": {
+                    "type": "object",
+                    "propertyNames": {"pattern": "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},
+                    "additionalProperties": _MCP_SERVER,
+                },
             },
         },
         "tool_calling": {
@@ -142,6 +163,9 @@ class TrustItem:
         """One line for the person."""
         if self.kind == "base_url":
             return f"{self.source} sends requests (with your API key) to {self.value}"
+        if self.key.startswith("mcp.servers."):
+            argv = " ".join(self.value.get("command", []))
+            return f"{self.source} starts the MCP server {self.key[12:]!r}: {argv}"
         return f"{self.source} widens the policy: {self.key} = {self.value!r}"
 
 
@@ -165,6 +189,7 @@ class Config:
     limits: Limits = field(default_factory=Limits)
     tool_calling: ToolCalling = field(default_factory=ToolCalling)
     base_url_source: str | None = None  # which file or flag set base_url
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → table
     pending_trust: list[TrustItem] = field(default_factory=list)
 
     def policy(self) -> Policy:
@@ -276,6 +301,14 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
                 config.pending_trust.append(
                     TrustItem("widening", "policy.allowed_commands", command, source)
                 )
+    for name, server in doc.get("mcp", {}).get("servers", {}).items():
+        # Starting a server runs a program: a workspace's own servers wait for the person.
+        if trusted:
+            config.mcp_servers[name] = dict(server)
+        else:
+            config.pending_trust.append(
+                TrustItem("widening", f"mcp.servers.{name}", dict(server), source)
+            )
     limits = doc.get("limits", {})
     for key, value in limits.items():
         setattr(config.limits, key, value)
@@ -290,7 +323,9 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
 
 def _widens(current: str | None, tool: str, decision: str) -> bool:
     order = {"deny": 0, "ask": 1, "auto": 2}
-    baseline = current or ("ask" if tool in GATED_BY_DEFAULT else "auto")
+    # "server__tool" names are MCP tools, which ask unless the person's own config says not.
+    gated = tool in GATED_BY_DEFAULT or "__" in tool
+    baseline = current or ("ask" if gated else "auto")
     return order[decision] > order[baseline]
 
 
@@ -305,6 +340,8 @@ def apply_trust(config: Config, confirmed: set[str]) -> list[TrustItem]:
             config.approvals[item.key.rsplit(".", 1)[1]] = item.value
         elif item.kind == "widening" and item.key == "policy.allowed_commands":
             config.allowed_commands.append(item.value)
+        elif item.kind == "widening" and item.key.startswith("mcp.servers."):
+            config.mcp_servers[item.key[12:]] = dict(item.value)
     config.pending_trust = still
     return still
 

@@ -13,6 +13,7 @@ from toolgate.agent.loop import AgentRun, RunLimits
 from toolgate.agent.prompt import load_instructions, load_profile, system_prompt
 from toolgate.agent.redact import Redactor
 from toolgate.config import Config, ConfigError, apply_trust
+from toolgate.mcp.client import add_mcp_tools
 from toolgate.model.client import ModelSettings, OpenAIChatModel
 from toolgate.review.reviewer import Reviewer
 from toolgate.runner.allowlist import parse_allowed
@@ -112,7 +113,11 @@ async def pick_model(client: OpenAIChatModel) -> str:
 
 
 def build_registry(
-    config: Config, root: Path, base: ToolRegistry | None, profile_tools: list[str] | None
+    config: Config,
+    root: Path,
+    base: ToolRegistry | None,
+    profile_tools: list[str] | None,
+    trusted: bool = True,
 ) -> ToolRegistry:
     """The tools this run offers: built-ins narrowed by profile and policy."""
     registry = base or builtin_registry()
@@ -124,6 +129,7 @@ def build_registry(
         if tool.name in registry:
             raise ConfigError(f"manifest tool {tool.name!r} clashes with a built-in tool")
         registry.add(tool, activity)
+    add_mcp_tools(registry, config, root, trusted=trusted)  # starts each server once to list
     names = registry.names()
     if profile_tools is not None:
         names = [n for n in names if n in profile_tools]
@@ -144,7 +150,7 @@ async def create_run(
         profile = load_profile(setup.root, config.profile)
     except KeyError as exc:
         raise ConfigError(str(exc.args[0])) from None
-    registry = build_registry(config, setup.root, setup.registry, profile.tools)
+    registry = build_registry(config, setup.root, setup.registry, profile.tools, setup.trusted)
     prompt = system_prompt(
         profile, load_instructions(setup.root), tools_enabled=config.tool_calling.enabled
     )

@@ -1,0 +1,357 @@
+"""Other MCP servers' tools inside a run: listed when the run is assembled, called through the gate.
+
+Each server in `[tool.toolgate.mcp.servers.NAME]` (or `[mcp.servers.NAME]` in the user's and
+`.toolgate/config.toml` files) is a program spoken to over stdio. When a run is assembled, the
+server is started once to list its tools, which join the registry as `NAME__tool` command tools
+with the server's own input schemas. The first call in the run starts a fresh session in the
+run's event loop; it is closed when the task that made the call ends, which is the end of the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from toolgate.config import Config, ConfigError
+from toolgate.mcp import sdk
+from toolgate.mcp.convert import from_mcp
+from toolgate.records import ToolResult
+from toolgate.tools.activity import ActivityContext
+from toolgate.tools.registry import ToolRegistry
+from toolgate.tools.schema import Tool
+
+if sys.version_info < (3, 11):  # pragma: no cover
+    from exceptiongroup import BaseExceptionGroup
+
+log = logging.getLogger(__name__)
+
+SEPARATOR = "__"
+START_TIMEOUT_SECONDS = 60.0
+_MAX_NAME = 64  # OpenAI function names: ^[a-zA-Z0-9_-]{1,64}$
+_MAX_PAGES = 20
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+class McpUnavailable(Exception):
+    """A server could not be started or stopped answering; the message says why in one line."""
+
+
+@dataclass(frozen=True)
+class McpServerSpec:
+    """One configured MCP server: the argv that starts it, extra environment, the gate default."""
+
+    name: str
+    command: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    approval: str = "ask"  # auto | ask | deny
+
+    @classmethod
+    def from_table(cls, name: str, table: dict[str, Any]) -> McpServerSpec:
+        """Read a validated `[mcp.servers.NAME]` table."""
+        return cls(
+            name=name,
+            command=list(table["command"]),
+            env=dict(table.get("env", {})),
+            approval=str(table.get("approval", "ask")),
+        )
+
+
+def tool_name(server: str, remote: str) -> str:
+    """The registry name of a server's tool: `server__tool`, safe for every chat API."""
+    return f"{server}{SEPARATOR}{_UNSAFE.sub('_', remote)}"[:_MAX_NAME]
+
+
+def _parameters(spec: McpServerSpec, root: Path) -> Any:
+    from mcp import StdioServerParameters
+
+    # The SDK passes only HOME, PATH, LOGNAME, SHELL, TERM and USER on, so the person's API
+    # keys never reach a server unless its `env` table names them.
+    return StdioServerParameters(
+        command=spec.command[0], args=spec.command[1:], env=spec.env or None, cwd=str(root)
+    )
+
+
+def _client(spec: McpServerSpec, root: Path, errlog: IO[str]) -> Any:
+    from mcp import Client
+    from mcp.client.stdio import stdio_client
+
+    # The initialize handshake every MCP server speaks, old or new.
+    return Client(stdio_client(_parameters(spec, root), errlog=errlog), mode="legacy")
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _tail(errlog: IO[str], limit: int = 400) -> str:
+    try:
+        errlog.flush()
+        errlog.seek(0)
+        text = errlog.read().strip()
+    except (OSError, ValueError):
+        return ""
+    return text[-limit:].replace("\n", " | ")
+
+
+def describe_failure(exc: BaseException, errlog: IO[str] | None = None) -> str:
+    """One line for the person: the error, and the end of the server's stderr when it said any."""
+    leaf = _leaf(exc)
+    if isinstance(leaf, (asyncio.TimeoutError, TimeoutError)):
+        message = "timed out"
+    else:
+        message = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
+    said = _tail(errlog) if errlog is not None else ""
+    return f"{message} (its stderr: {said})" if said else message
+
+
+async def _list_one(spec: McpServerSpec, root: Path, timeout: float) -> list[Any]:
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            return await asyncio.wait_for(_list_pages(spec, root, errlog), timeout)
+        except Exception as exc:
+            raise McpUnavailable(
+                f"MCP server {spec.name!r} ({' '.join(spec.command)}) did not list its tools: "
+                + describe_failure(exc, errlog)
+            ) from None
+
+
+async def _list_pages(spec: McpServerSpec, root: Path, errlog: IO[str]) -> list[Any]:
+    tools: list[Any] = []
+    async with _client(spec, root, errlog) as client:
+        cursor = None
+        for _ in range(_MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+    return tools
+
+
+def list_tools(
+    specs: list[McpServerSpec], root: Path, timeout: float = START_TIMEOUT_SECONDS
+) -> dict[str, list[Any]]:
+    """Start each server, list its tools and stop it again; all at once, off the caller's loop.
+
+    Raises McpUnavailable for the first server that fails. Runs in its own thread with its own
+    event loop so that the synchronous registry assembly can call it from inside a running loop.
+    """
+    outcome: dict[str, Any] = {}
+
+    async def gather() -> list[list[Any]]:
+        return await asyncio.gather(*(_list_one(s, root, timeout) for s in specs))
+
+    def work() -> None:
+        try:
+            outcome["tools"] = asyncio.run(gather())
+        except BaseException as exc:  # handed to the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=work, name="toolgate-mcp-list", daemon=True)
+    thread.start()
+    thread.join(timeout + 15)
+    if "error" in outcome:
+        error = _leaf(outcome["error"])
+        raise error if isinstance(error, McpUnavailable) else McpUnavailable(str(error))
+    if "tools" not in outcome:
+        raise McpUnavailable(f"MCP servers did not list their tools within {timeout:.0f}s")
+    return {spec.name: tools for spec, tools in zip(specs, outcome["tools"], strict=True)}
+
+
+class McpConnection:
+    """One server's session for one run: started on the first call, closed when the run ends."""
+
+    def __init__(self, spec: McpServerSpec, root: Path) -> None:
+        self.spec = spec
+        self.root = root
+        self.starts = 0
+        self._client: Any = None
+        self._owner: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+        self._errlog: IO[str] | None = None
+
+    @property
+    def open(self) -> bool:
+        """Whether a session is up."""
+        return self._client is not None and self._owner is not None and not self._owner.done()
+
+    async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+        """Call one tool; raises McpUnavailable when the server cannot be reached."""
+        client = await self._session()
+        return await asyncio.wait_for(
+            client.call_tool(tool, arguments, read_timeout_seconds=timeout), timeout + 5
+        )
+
+    async def _session(self) -> Any:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self.open:
+                return self._client
+            loop = asyncio.get_running_loop()
+            ready: asyncio.Future[Any] = loop.create_future()
+            self._stop = asyncio.Event()
+            if self._errlog is None:
+                self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            # The SDK's transport lives in task groups that must be left by the task that
+            # entered them, so one owner task holds the session and calls come from anywhere.
+            self._owner = loop.create_task(self._own(ready, self._stop, self._errlog))
+            self.starts += 1
+            try:
+                self._client = await asyncio.wait_for(ready, START_TIMEOUT_SECONDS)
+            except Exception as exc:
+                self.close()
+                raise McpUnavailable(
+                    f"MCP server {self.spec.name!r} did not start: "
+                    + describe_failure(exc, self._errlog)
+                ) from None
+            caller = asyncio.current_task()
+            if caller is not None:
+                caller.add_done_callback(lambda _: self.close())
+            return self._client
+
+    async def _own(self, ready: asyncio.Future[Any], stop: asyncio.Event, errlog: IO[str]) -> None:
+        try:
+            async with _client(self.spec, self.root, errlog) as client:
+                if not ready.done():
+                    ready.set_result(client)
+                await stop.wait()
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            else:
+                log.warning(
+                    "MCP server %r ended: %s", self.spec.name, describe_failure(exc, errlog)
+                )
+        finally:
+            self._client = None
+            if not ready.done():
+                ready.cancel()
+
+    def close(self) -> None:
+        """Ask the session to end (the owner task stops the server); safe to call twice."""
+        if self._stop is not None:
+            self._stop.set()
+
+    async def aclose(self) -> None:
+        """End the session and wait until the server has stopped."""
+        self.close()
+        if self._owner is not None:
+            await asyncio.gather(self._owner, return_exceptions=True)
+        if self._errlog is not None:
+            self._errlog.close()
+            self._errlog = None
+
+    def stderr_tail(self) -> str:
+        """The end of what the server wrote to stderr in this run."""
+        return _tail(self._errlog) if self._errlog is not None else ""
+
+
+class McpToolCall:
+    """The activity behind `server__tool`: one `tools/call` on the run's session."""
+
+    def __init__(self, connection: McpConnection, remote: str) -> None:
+        self.connection = connection
+        self.remote = remote
+
+    async def run(self, ctx: ActivityContext, args: dict[str, Any]) -> ToolResult:
+        """Call the tool and turn its content into the result the model reads."""
+        server = self.connection.spec.name
+        if not ctx.settings.trusted:
+            return ToolResult.fail("this workspace is not trusted, so MCP servers may not run")
+        timeout = ctx.settings.command_timeout_seconds
+        start = time.perf_counter()
+        try:
+            result = await self.connection.call(self.remote, args, timeout)
+        except McpUnavailable as exc:
+            return ToolResult.fail(str(exc))
+        except Exception as exc:  # the server's failure is a result the model reads
+            said = self.connection.stderr_tail()
+            message = describe_failure(exc)
+            if said:
+                message += f" (its stderr: {said})"
+            return ToolResult.fail(
+                f"the MCP tool {self.remote} of server {server!r} could not be called: {message}",
+                duration_seconds=round(time.perf_counter() - start, 6),
+            )
+        return from_mcp(
+            result, server=server, tool=self.remote, duration=round(time.perf_counter() - start, 6)
+        )
+
+
+def _tool(spec: McpServerSpec, remote: Any) -> Tool | None:
+    schema = dict(remote.input_schema or {"type": "object", "properties": {}})
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        log.warning(
+            "MCP tool %s of %r skipped: bad schema: %s", remote.name, spec.name, exc.message
+        )
+        return None
+    if schema.get("type", "object") != "object":
+        log.warning(
+            "MCP tool %s of %r skipped: arguments are not an object", remote.name, spec.name
+        )
+        return None
+    description = (remote.description or remote.name).strip()
+    return Tool(
+        name=tool_name(spec.name, remote.name),
+        description=f"{description}\n(The tool {remote.name!r} of the MCP server {spec.name!r}.)",
+        parameters=schema,
+        kind="command",
+        executes=True,
+    )
+
+
+def add_mcp_tools(
+    registry: ToolRegistry, config: Config, root: Path, *, trusted: bool = True
+) -> list[McpConnection]:
+    """Register the configured servers' tools; returns the run's connections (not yet started).
+
+    Nothing starts in an untrusted workspace, or for a server whose approval is `deny`.
+    A server that cannot be started or listed is a ConfigError naming it.
+    """
+    if not config.mcp_servers or not trusted:
+        return []
+    specs = [
+        McpServerSpec.from_table(name, table)
+        for name, table in sorted(config.mcp_servers.items())
+        if table.get("approval", "ask") != "deny"
+    ]
+    if not specs:
+        return []
+    if not sdk.available():
+        raise ConfigError(f"MCP servers are configured, but {sdk.MISSING}")
+    try:
+        listed = list_tools(specs, root)
+    except McpUnavailable as exc:
+        raise ConfigError(str(exc)) from None
+    connections = []
+    for spec in specs:
+        connection = McpConnection(spec, root)
+        connections.append(connection)
+        for remote in listed[spec.name]:
+            tool = _tool(spec, remote)
+            if tool is None:
+                continue
+            if tool.name in registry:
+                raise ConfigError(f"MCP tool {tool.name!r} clashes with another tool")
+            registry.add(tool, McpToolCall(connection, remote.name))
+            if spec.approval == "auto":
+                # The person's own table said so; an explicit per-tool approval still wins.
+                config.approvals.setdefault(tool.name, "auto")
+    return connections
