@@ -1,4 +1,4 @@
-"""The `toolgate` command: run | lsp | tools | calls | trust."""
+"""The `toolgate` command: run | lsp | tools | calls | trust | mcp."""
 
 from __future__ import annotations
 
@@ -76,6 +76,16 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--tool-calling", choices=["auto", "native", "text"])
     demo.add_argument("--max-steps", type=int, default=12)
 
+    mcp = sub.add_parser("mcp", help="serve the gated tools to other agents over stdio MCP")
+    mcp.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    mcp.add_argument(
+        "--approve",
+        choices=["deny", "auto"],
+        default="deny",
+        help="gated calls: refuse them (default), or approve file and git changes "
+        "(commands off the allow-list are refused either way)",
+    )
+
     trust = sub.add_parser("trust", help="confirm settings that the workspace's files widen")
     trust.add_argument("--workspace", default=".")
     trust.add_argument("--yes", action="store_true", help="confirm all without asking")
@@ -112,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         return _trust(args)
     if args.command == "demo":
         return _demo(args)
+    if args.command == "mcp":
+        from toolgate.mcp.server import serve as serve_mcp
+
+        return serve_mcp(Path(args.workspace).resolve(), args.approve)
     return EXIT_USAGE
 
 

@@ -1,0 +1,217 @@
+"""Toolgate's gated tools as an MCP server: `toolgate mcp --workspace DIR [--approve deny|auto]`.
+
+Another agent calls the built-in tools over stdio; each call goes through the engine's own Gate,
+policy and sandbox. Nobody can be asked, so what would be asked is refused (`--approve deny`,
+the default) or approved by the engine's AutoReviewer (`--approve auto`), which still refuses
+any command off the allow-list. Every session is recorded as a run log in `.toolgate/runs/`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from toolgate import __version__
+from toolgate.agent.events import Event, EventBus
+from toolgate.agent.gate import Gate
+from toolgate.agent.redact import Redactor
+from toolgate.agent.runlog import RunLog
+from toolgate.config import Config, ConfigError, apply_trust, load_config
+from toolgate.mcp import sdk
+from toolgate.mcp.convert import to_mcp
+from toolgate.records import ToolCall, ToolResult
+from toolgate.review.reviewer import AutoReviewer, DenyReviewer
+from toolgate.runner.allowlist import parse_allowed
+from toolgate.tools.activity import ActivityContext, ActivitySettings
+from toolgate.tools.builtins import builtin_registry
+from toolgate.tools.registry import ToolRegistry
+from toolgate.tools.schema import Tool
+from toolgate.trust import TrustStore
+from toolgate.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+APPROVE_CHOICES = ("deny", "auto")
+
+
+class GatedTools:
+    """The built-in tools behind one gate, as an MCP session calls them."""
+
+    def __init__(
+        self, root: Path, config: Config, approve: str = "deny", bus: EventBus | None = None
+    ) -> None:
+        if approve not in APPROVE_CHOICES:
+            raise ValueError(f"approve must be one of {APPROVE_CHOICES}, got {approve!r}")
+        self.config = config
+        self.bus = bus or EventBus()
+        self.run_id = f"mcp-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
+        reviewer = AutoReviewer(workspace) if approve == "auto" else DenyReviewer(workspace)
+        self.registry = self._registry(config)
+        ctx = ActivityContext(
+            workspace=workspace,
+            settings=ActivitySettings(
+                allowed_commands=parse_allowed(config.allowed_commands),
+                command_timeout_seconds=config.limits.command_timeout_seconds,
+                max_output_bytes=max(config.tool_calling.max_output_bytes, 64_000),
+                trusted=True,  # the person started this server on their own workspace
+            ),
+            run_id=self.run_id,
+            before_tests=reviewer.before_tests,
+        )
+        redactor = Redactor(config.api_key)
+        self.gate = Gate(
+            registry=self.registry,
+            policy=config.policy(),
+            reviewer=reviewer,
+            ctx=ctx,
+            bus=self.bus,
+            redactor=redactor,
+            max_depth=config.tool_calling.max_depth,
+        )
+        self.runlog = RunLog(
+            workspace.root,
+            self.run_id,
+            f"MCP session (--approve {approve})",
+            "",
+            "",
+            "mcp",
+            redactor,
+            profile="mcp",
+        )
+        self.bus.subscribe(self.runlog.on_event)
+        self._ids = itertools.count(1)
+
+    @staticmethod
+    def _registry(config: Config) -> ToolRegistry:
+        registry = builtin_registry()
+        names = registry.names()
+        if config.allow_tools is not None:
+            names = [n for n in names if n in config.allow_tools]
+        return registry.subset(names)
+
+    def tools(self) -> list[Tool]:
+        """The tools offered (deny-listed ones too: their calls say why they are refused)."""
+        return list(self.registry)
+
+    async def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
+        """One call through validation and the gate; refusals are results, never exceptions."""
+        number = next(self._ids)
+        call = ToolCall(
+            id=f"mcp-{number}", name=name, arguments=dict(arguments or {}), syntax="mcp"
+        )
+        error = self.registry.validate(name, call.arguments)
+        if error is not None:
+            outcome = self.gate.invalid(call, error)
+        else:
+            outcome = await self.gate.handle(call)
+        step = self.runlog.begin_step(number)
+        self.runlog.record_call(
+            step,
+            {
+                "id": call.id,
+                "name": name,
+                "arguments": outcome.arguments,
+                "reasoning": outcome.reasoning,
+                "syntax": "mcp",
+                "decision": outcome.decision,
+                "proposal_id": outcome.proposal_id,
+                "result": outcome.result.to_dict(),
+            },
+        )
+        self.runlog.save()
+        return outcome.result
+
+    def finish(self) -> None:
+        """Close the session's run log."""
+        self.runlog.finish("completed", None, {})
+
+    @property
+    def max_output_bytes(self) -> int:
+        """What one result may weigh once turned into text."""
+        return self.config.tool_calling.max_output_bytes
+
+
+def _mcp_tool(tool: Tool) -> Any:
+    import mcp_types as types
+
+    return types.Tool(
+        name=tool.name,
+        description=tool.description,
+        # `_reasoningForCall` stays accepted: a caller may say why, and the run log keeps it.
+        input_schema=tool.model_parameters(),
+        annotations=types.ToolAnnotations(
+            read_only_hint=tool.kind == "read",
+            destructive_hint=tool.kind != "read",
+            open_world_hint=False,
+        ),
+    )
+
+
+def build_server(tools: GatedTools) -> Any:
+    """The MCP low-level server that lists and calls the gated tools."""
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    async def on_list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(tools=[_mcp_tool(t) for t in tools.tools()])
+
+    async def on_call_tool(ctx: Any, params: Any) -> Any:
+        result = await tools.call(params.name, params.arguments)
+        return to_mcp(result, tools.max_output_bytes)
+
+    return Server(
+        "toolgate",
+        version=__version__,
+        instructions=(
+            "Toolgate's workspace tools. Paths are relative to the workspace root; every call "
+            "passes Toolgate's gate, and a refused call comes back as an error result saying why."
+        ),
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
+async def _serve(tools: GatedTools) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(tools)
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        tools.finish()
+
+
+def _log_event(event: Event) -> None:
+    log.debug("%s", event.to_dict())
+
+
+def serve(root: Path, approve: str = "deny") -> int:
+    """Serve until the client closes stdin; returns the exit code."""
+    if not sdk.available():
+        print(f"toolgate: {sdk.MISSING}", file=sys.stderr)
+        return 2
+    if not root.is_dir():
+        print(f"toolgate: workspace {str(root)!r} is not a folder", file=sys.stderr)
+        return 2
+    try:
+        config = load_config(root)
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return 2
+    for item in apply_trust(config, TrustStore().confirmed(root)):
+        if item.kind != "base_url":  # no model is asked here, so a base URL does not matter
+            print(f"toolgate: ignored until you confirm it: {item.describe()}", file=sys.stderr)
+    bus = EventBus()
+    bus.subscribe(_log_event)
+    tools = GatedTools(root, config, approve, bus)
+    import anyio
+
+    anyio.run(_serve, tools)
+    return 0
