@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import sys
 import uuid
 from pathlib import Path
@@ -191,7 +192,7 @@ class ToolgateServer(LanguageServer):
     def log(self, message: str, level: types.MessageType = types.MessageType.Info) -> None:
         """Log to stderr and to the client's log."""
         message = self.redactor.text(message)
-        log.info(message)
+        log.log(_LOG_LEVELS.get(level, logging.INFO), message)
         try:
             self.window_log_message(types.LogMessageParams(type=level, message=message))
         except Exception:
@@ -807,11 +808,41 @@ async def shutdown(ls: ToolgateServer, *args: Any) -> None:
         ls.endpoint = None
 
 
+_LOG_LEVELS = {
+    types.MessageType.Error: logging.ERROR,
+    types.MessageType.Warning: logging.WARNING,
+}
+# An API key given as a field, in JSON or in a Python repr: `"apiKey": "…"`, `'api_key': '…'`.
+_KEY_FIELD = re.compile(r"""(["']?api_?key["']?\s*[:=]\s*["'])([^"']+)""", re.IGNORECASE)
+
+
+class RedactingFilter(logging.Filter):
+    """Keeps secrets out of every log line, pygls' own dumps of messages included."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite the record's message with every secret hidden."""
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        clean = _KEY_FIELD.sub(r"\1[redacted]", self.redactor.text(message))
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
 def serve(tcp: str | None = None) -> int:
     """Serve over stdio, or TCP with HOST:PORT."""
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(levelname)s %(name)s: %(message)s"
     )
+    # pygls logs whole messages (initialize with its apiKey) when the level allows it.
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter(server.redactor))
     if tcp:
         host, _, port = tcp.rpartition(":")
         if not port.isdigit():
