@@ -15,13 +15,21 @@ from tests.lsp.harness import Editor, uri_of
 from tests.support.scripted_model import ScriptedModel
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "toolgate", "lsp"])
+# Logs everything, pygls' dumps of whole messages included.
+VERBOSE_SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "toolgate", "-v", "lsp"])
 API_KEY = "sk-test-SECRET-never-shown-0123456789"
 
 
 async def start_editor(
-    root: Path, options: dict[str, Any], capabilities: str, *, apply_edit: bool = True
+    root: Path,
+    options: dict[str, Any],
+    capabilities: str,
+    *,
+    apply_edit: bool = True,
+    verbose: bool = False,
 ) -> Editor:
-    client: LanguageClient = await SERVER.start()  # type: ignore[assignment]
+    config = VERBOSE_SERVER if verbose else SERVER
+    client: LanguageClient = await config.start()  # type: ignore[assignment]
     editor = Editor(client, root)
     editor.install()
     caps = client_capabilities(capabilities)

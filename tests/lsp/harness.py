@@ -57,11 +57,20 @@ class Editor:
     keep_edits: Callable[[list[Any]], list[Any]] | None = None
     questions: list[str] = field(default_factory=list)
     save_requests: list[list[str]] = field(default_factory=list)
+    config_pulls: list[str | None] = field(default_factory=list)
     # Called with each window/showMessageRequest before it is answered (the person acting).
     on_question: Callable[[str], None] | None = None
 
     def install(self) -> None:
         client = self.client
+        answer_configuration = client.get_configuration
+
+        def recording_configuration(**where: Any) -> Any:
+            # pytest-lsp answers workspace/configuration with this; note each pull.
+            self.config_pulls.append(where.get("section"))
+            return answer_configuration(**where)
+
+        client.get_configuration = recording_configuration  # type: ignore[method-assign]
 
         @client.feature("toolgate/proposal")
         def _proposal(params: Any) -> None:
