@@ -11,12 +11,12 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-
-import httpx
 
 from toolgate.model.local_assets import (
     MODEL_NAME,
@@ -150,17 +150,16 @@ class LocalModelServer:
         for attempt in range(1, _BIND_ATTEMPTS + 1):
             self._spawn(model_path)
             deadline = time.monotonic() + self.startup_timeout
-            with httpx.Client(timeout=2.0) as client:
-                while True:
-                    state = self._check_ready(client)
-                    if state == "ready":
-                        self._mark_ready()
-                        return
-                    if state == "exited":
-                        break
-                    if time.monotonic() > deadline:
-                        self._fail_timeout()
-                    time.sleep(_POLL_SECONDS)
+            while True:
+                state = self._check_ready()
+                if state == "ready":
+                    self._mark_ready()
+                    return
+                if state == "exited":
+                    break
+                if time.monotonic() > deadline:
+                    self._fail_timeout()
+                time.sleep(_POLL_SECONDS)
             self._after_early_exit(attempt)
 
     async def start(self) -> None:
@@ -171,17 +170,16 @@ class LocalModelServer:
         for attempt in range(1, _BIND_ATTEMPTS + 1):
             await asyncio.to_thread(self._spawn, model_path)
             deadline = time.monotonic() + self.startup_timeout
-            async with httpx.AsyncClient(timeout=2.0) as client:
-                while True:
-                    state = await self._check_ready_async(client)
-                    if state == "ready":
-                        self._mark_ready()
-                        return
-                    if state == "exited":
-                        break
-                    if time.monotonic() > deadline:
-                        await asyncio.to_thread(self._fail_timeout)
-                    await asyncio.sleep(_POLL_SECONDS)
+            while True:
+                state = await asyncio.to_thread(self._check_ready)
+                if state == "ready":
+                    self._mark_ready()
+                    return
+                if state == "exited":
+                    break
+                if time.monotonic() > deadline:
+                    await asyncio.to_thread(self._fail_timeout)
+                await asyncio.sleep(_POLL_SECONDS)
             self._after_early_exit(attempt)
 
     def stop_sync(self) -> None:
@@ -291,25 +289,15 @@ class LocalModelServer:
             )
         _live.add(self)
 
-    def _check_ready(self, client: httpx.Client) -> str:
-        """'ready', 'exited' or 'waiting', asking the server synchronously."""
+    def _check_ready(self) -> str:
+        """'ready', 'exited' or 'waiting': whether GET /v1/models answers yet."""
         if self._process is None or self._process.poll() is not None:
             return "exited"
         try:
-            response = client.get(f"{self.base_url}/models")
-        except httpx.HTTPError:
+            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2.0) as reply:
+                return "ready" if reply.status == 200 else "waiting"
+        except (OSError, urllib.error.URLError):
             return "waiting"
-        return "ready" if response.status_code == 200 else "waiting"
-
-    async def _check_ready_async(self, client: httpx.AsyncClient) -> str:
-        """'ready', 'exited' or 'waiting', asking the server without blocking."""
-        if self._process is None or self._process.poll() is not None:
-            return "exited"
-        try:
-            response = await client.get(f"{self.base_url}/models")
-        except httpx.HTTPError:
-            return "waiting"
-        return "ready" if response.status_code == 200 else "waiting"
 
     def _mark_ready(self) -> None:
         """Remember how long the start took."""
