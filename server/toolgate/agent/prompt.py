@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -65,18 +66,25 @@ def builtin_profiles() -> dict[str, Profile]:
     }
 
 
+def _workspace_file(root: Path, path: Path) -> bool:
+    """A regular file whose real path is inside the workspace (symlinks out are not followed)."""
+    real_root, real = os.path.realpath(root), os.path.realpath(path)
+    return os.path.isfile(real) and os.path.commonpath([real_root, real]) == real_root
+
+
 def load_profile(root: Path, name: str) -> Profile:
     """A workspace profile from .agent/profiles/NAME.md, else a built-in one."""
-    path = root / ".agent" / "profiles" / f"{name}.md"
-    if path.is_file():
+    folder = root / ".agent" / "profiles"
+    path = folder / f"{name}.md"
+    # The name may come from workspace files: it names a file in that folder, nothing else,
+    # or a file from anywhere on disk would be sent to the model as instructions.
+    if path.parent == folder and name not in ("", ".", "..") and _workspace_file(root, path):
         meta, body = _front_matter(path.read_text("utf-8", errors="replace"))
         tools = _tool_list(meta["tools"]) if "tools" in meta else None
         return Profile(name, body.strip(), tools, source=str(path))
     profiles = builtin_profiles()
     if name not in profiles:
-        known = sorted(
-            set(profiles) | {p.stem for p in (root / ".agent" / "profiles").glob("*.md")}
-        )
+        known = sorted(set(profiles) | {p.stem for p in folder.glob("*.md")})
         raise KeyError(f"unknown profile {name!r}; available: {', '.join(known)}")
     return profiles[name]
 
@@ -85,11 +93,13 @@ def load_instructions(root: Path) -> Instructions:
     """AGENTS.md and .agent/skills/*.md, when present."""
     found = Instructions()
     agents = root / "AGENTS.md"
-    if agents.is_file():
+    if _workspace_file(root, agents):
         found.agents_md = agents.read_text("utf-8", errors="replace")[:_MAX_INSTRUCTION_BYTES]
     skills = root / ".agent" / "skills"
     if skills.is_dir():
         for path in sorted(skills.glob("*.md")):
+            if not _workspace_file(root, path):
+                continue
             found.skills[path.stem] = path.read_text("utf-8", errors="replace")[
                 :_MAX_INSTRUCTION_BYTES
             ]
