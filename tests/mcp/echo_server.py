@@ -1,0 +1,71 @@
+"""A tiny real MCP server over stdio, for the client-side tests.
+
+Each start appends `start <pid> <cwd>` to the file named by ECHO_STARTS (when set), so a test can
+count starts and check that the process is gone afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+TOOLS = [
+    types.Tool(
+        name="echo",
+        description="Say the text back.",
+        input_schema={
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        },
+    ),
+    types.Tool(
+        name="env",
+        description="The value of one environment variable, or (unset).",
+        input_schema={
+            "type": "object",
+            "properties": {"variable": {"type": "string"}},
+            "required": ["variable"],
+        },
+    ),
+    types.Tool(
+        name="fail",
+        description="Always fails.",
+        input_schema={"type": "object", "properties": {}},
+    ),
+]
+
+
+async def list_tools(ctx: object, params: object) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=TOOLS)
+
+
+async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.CallToolResult:
+    args = params.arguments or {}
+    if params.name == "echo":
+        text = f"echo: {args['text']} (cwd {os.getcwd()})"
+        return types.CallToolResult(content=[types.TextContent(text=text)])
+    if params.name == "env":
+        value = os.environ.get(args["variable"], "(unset)")
+        return types.CallToolResult(content=[types.TextContent(text=value)])
+    return types.CallToolResult(
+        content=[types.TextContent(text="it broke on purpose")], is_error=True
+    )
+
+
+async def main() -> None:
+    marker = os.environ.get("ECHO_STARTS")
+    if marker:
+        with open(marker, "a", encoding="utf-8") as handle:
+            handle.write(f"start {os.getpid()} {os.getcwd()}\n")
+    server = Server("echo", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    anyio.run(main)
