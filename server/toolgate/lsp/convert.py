@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from toolgate.review.proposal import Proposal
+if TYPE_CHECKING:
+    from toolgate.review.proposal import Proposal
 
 
 def path_to_uri(path: Path) -> str:

@@ -12,7 +12,7 @@ import re
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -33,22 +33,17 @@ from toolgate.agent.events import (
     Event,
     EventBus,
 )
-from toolgate.agent.loop import AgentRun
 from toolgate.agent.redact import Redactor
-from toolgate.config import Config, ConfigError, load_config
 from toolgate.lsp.convert import failure_diagnostic, path_to_uri, uri_to_path
-from toolgate.lsp.reviewer import LspReviewer, ReviewError
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
-from toolgate.runner.allowlist import CommandRefused, is_allowed, parse_allowed, split_command
-from toolgate.session import (
-    Endpoint,
-    RunSetup,
-    SetupError,
-    check_trust,
-    create_run,
-    resolve_endpoint,
-)
-from toolgate.workspace import Workspace
+
+if TYPE_CHECKING:
+    # The engine is imported when a run (or a review) first needs it, so that the server
+    # answers `initialize` after loading little more than pygls.
+    from toolgate.agent.loop import AgentRun
+    from toolgate.config import Config
+    from toolgate.lsp.reviewer import LspReviewer
+    from toolgate.session import Endpoint
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +68,7 @@ class ToolgateServer(LanguageServer):
         super().__init__("toolgate", __version__)
         self.editor = EditorSettings()
         self.root: Path | None = None
-        self.reviewer: LspReviewer | None = None
+        self._reviewer: LspReviewer | None = None
         self.run: AgentRun | None = None
         self.run_task: asyncio.Task[Any] | None = None
         self.active_run_id: str | None = None
@@ -85,6 +80,20 @@ class ToolgateServer(LanguageServer):
         self.redactor = Redactor()
         self._call_args: dict[str, Any] = {}
         self._finished_runs: set[str] = set()
+
+    @property
+    def reviewer(self) -> LspReviewer | None:
+        """The Reviewer port of this workspace, made on first use (None without a folder)."""
+        if self._reviewer is None and self.root is not None:
+            from toolgate.lsp.reviewer import LspReviewer
+            from toolgate.workspace import Workspace
+
+            self._reviewer = LspReviewer(self, Workspace(self.root))
+        return self._reviewer
+
+    def pending_entries(self) -> list[Any]:
+        """Proposals waiting for the person (none before the reviewer exists)."""
+        return list(self._reviewer.pending.values()) if self._reviewer is not None else []
 
     # -- client facts -------------------------------------------------------------------------
 
@@ -170,8 +179,8 @@ class ToolgateServer(LanguageServer):
                 future.set_result(None)
         path = uri_to_path(uri)
         text = self.open_text(uri)
-        if self.reviewer is not None and path is not None and text is not None:
-            self.reviewer.document_changed(path.resolve(), text)
+        if self._reviewer is not None and path is not None and text is not None:
+            self._reviewer.document_changed(path.resolve(), text)
 
     async def reported_diagnostics(self, uri: str, timeout: float) -> list[dict[str, Any]]:
         """Diagnostics the client reports for a file after an edit (waits briefly for them)."""
@@ -202,6 +211,8 @@ class ToolgateServer(LanguageServer):
 
     def config(self) -> Config:
         """The engine configuration for the workspace, with the editor's settings on top."""
+        from toolgate.config import load_config
+
         assert self.root is not None
         config = load_config(self.root, overrides=self.editor.overrides or None)
         if self.editor.api_key:
@@ -308,6 +319,8 @@ class ToolgateServer(LanguageServer):
             raise JsonRpcInvalidParams(
                 f"a run is already active ({self.active_run_id}); cancel it or wait for it"
             )
+        from toolgate.config import ConfigError
+
         root = self.workspace_root()
         try:
             config = self.config()
@@ -319,6 +332,15 @@ class ToolgateServer(LanguageServer):
         return run_id
 
     async def _run(self, run_id: str, task: str, root: Path, config: Config) -> None:
+        from toolgate.config import ConfigError
+        from toolgate.session import (
+            RunSetup,
+            SetupError,
+            check_trust,
+            create_run,
+            resolve_endpoint,
+        )
+
         bus = EventBus()
         bus.subscribe(self.forward)
         assert self.reviewer is not None
@@ -406,8 +428,8 @@ class ToolgateServer(LanguageServer):
                     },
                 )
         finally:
-            if self.reviewer is not None:
-                self.reviewer.cancel_all("the run ended")
+            if self._reviewer is not None:
+                self._reviewer.cancel_all("the run ended")
             if token is not None:
                 self._progress_token = None
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
@@ -442,8 +464,8 @@ class ToolgateServer(LanguageServer):
         """Cancel the active run, if any."""
         if self.run is not None and self.run_task is not None and not self.run_task.done():
             self.run.cancel(reason)
-            if self.reviewer is not None:
-                self.reviewer.cancel_all(reason)
+            if self._reviewer is not None:
+                self._reviewer.cancel_all(reason)
             return True
         if self.run_task is not None and not self.run_task.done():
             self.run_task.cancel()
@@ -452,6 +474,12 @@ class ToolgateServer(LanguageServer):
 
     async def run_tests_command(self, command: str | None) -> dict[str, Any]:
         """The person's own test run: same runner and allow-list as the tool."""
+        from toolgate.runner.allowlist import (
+            CommandRefused,
+            is_allowed,
+            parse_allowed,
+            split_command,
+        )
         from toolgate.runner.process import resolve_executable
         from toolgate.testing.runner import run_pytest
 
@@ -528,7 +556,6 @@ def initialize(ls: ToolgateServer, params: types.InitializeParams) -> None:
         folder = Path(params.root_path)
     if folder is not None:
         ls.root = Path(folder).resolve()
-        ls.reviewer = LspReviewer(ls, Workspace(ls.root))
     try:
         ls.editor = parse_settings(params.initialization_options)
     except SettingsError as exc:
@@ -583,9 +610,9 @@ def code_action(ls: ToolgateServer, params: types.CodeActionParams) -> list[type
     actions: list[types.CodeAction] = []
     uri = params.text_document.uri
     path = uri_to_path(uri)
-    if ls.reviewer is not None and path is not None:
+    if path is not None:
         real = path.resolve()
-        for entry in ls.reviewer.pending.values():
+        for entry in ls.pending_entries():
             proposal = entry.proposal
             if ls.workspace_root() / proposal.path != real:
                 continue
@@ -707,6 +734,8 @@ def _reviewer(ls: ToolgateServer) -> LspReviewer:
 @server.command("toolgate.acceptProposal")
 async def accept_proposal(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
     """Accept a proposal: `[id]` or `[id, [hunk indexes]]`."""
+    from toolgate.lsp.reviewer import ReviewError
+
     proposal_id = _string_arg(args, 0, "proposal id")
     hunks = _arg(args, 1)
     if hunks is not None and not isinstance(hunks, list):
@@ -726,6 +755,8 @@ async def accept_proposal(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
 @server.command("toolgate.rejectProposal")
 def reject_proposal(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
     """Reject a proposal: `[id, reason?]`."""
+    from toolgate.lsp.reviewer import ReviewError
+
     proposal_id = _string_arg(args, 0, "proposal id")
     reason = _arg(args, 1)
     if reason is not None and not isinstance(reason, str):
@@ -740,6 +771,8 @@ def reject_proposal(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
 @server.command("toolgate.acceptAll")
 async def accept_all(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
     """Accept every pending proposal."""
+    from toolgate.lsp.reviewer import ReviewError
+
     accepted = []
     for proposal_id in list(_reviewer(ls).pending):
         try:
