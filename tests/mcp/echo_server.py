@@ -33,6 +33,11 @@ TOOLS = [
         },
     ),
     types.Tool(
+        name="die",
+        description="Ends the server process at once.",
+        input_schema={"type": "object", "properties": {}},
+    ),
+    types.Tool(
         name="fail",
         description="Always fails.",
         input_schema={"type": "object", "properties": {}},
@@ -52,6 +57,8 @@ async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.C
     if params.name == "env":
         value = os.environ.get(args["variable"], "(unset)")
         return types.CallToolResult(content=[types.TextContent(text=value)])
+    if params.name == "die":
+        os._exit(7)
     return types.CallToolResult(
         content=[types.TextContent(text="it broke on purpose")], is_error=True
     )

@@ -155,6 +155,27 @@ async def test_a_refused_call_never_reaches_the_server(
     assert len(_starts(marker)) == 1  # the listing only: no session for a refused call
 
 
+async def test_a_server_that_dies_is_a_failed_call_and_the_next_call_starts_it_again(
+    repo: Path, scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    marker = tmp_path / "starts.txt"
+    _user_config(_table(marker, approval="auto"))
+    scripted.script = [
+        tool_call("echo__die"),
+        tool_call("echo__echo", text="again"),
+        {"content": "done"},
+    ]
+    await _run(repo, scripted, Approving(Workspace(repo)))
+    died, again = _tool_results(scripted.requests[-1])
+    assert died["success"] is False
+    assert "could not be called" in died["error"] and "'echo'" in died["error"]
+    assert "the server stopped or closed the connection" in died["error"]
+    assert again["success"] is True and again["data"]["text"].startswith("echo: again")
+    starts = _starts(marker)
+    assert len(starts) == 3
+    assert [await _gone(pid) for pid, _ in starts] == [True, True, True]
+
+
 async def test_workspace_server_waits_for_the_persons_confirmation(
     repo: Path, scripted: ScriptedModel, tmp_path: Path
 ) -> None:

@@ -83,8 +83,9 @@ def _parameters(spec: McpServerSpec, root: Path) -> Any:
 
 
 def _client(spec: McpServerSpec, root: Path, errlog: IO[str]) -> Any:
-    from mcp import Client
     from mcp.client.stdio import stdio_client
+
+    from mcp import Client
 
     # The initialize handshake every MCP server speaks, old or new.
     return Client(stdio_client(_parameters(spec, root), errlog=errlog), mode="legacy")
@@ -115,6 +116,18 @@ def describe_failure(exc: BaseException, errlog: IO[str] | None = None) -> str:
         message = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
     said = _tail(errlog) if errlog is not None else ""
     return f"{message} (its stderr: {said})" if said else message
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    import anyio
+    from mcp_types import CONNECTION_CLOSED
+
+    from mcp import MCPError
+
+    leaf = _leaf(exc)
+    if isinstance(leaf, MCPError):
+        return leaf.error.code == CONNECTION_CLOSED
+    return isinstance(leaf, (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError))
 
 
 async def _list_one(spec: McpServerSpec, root: Path, timeout: float) -> list[Any]:
@@ -192,9 +205,17 @@ class McpConnection:
     async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Call one tool; raises McpUnavailable when the server cannot be reached."""
         client = await self._session()
-        return await asyncio.wait_for(
-            client.call_tool(tool, arguments, read_timeout_seconds=timeout), timeout + 5
-        )
+        try:
+            return await asyncio.wait_for(
+                client.call_tool(tool, arguments, read_timeout_seconds=timeout), timeout + 5
+            )
+        except Exception as exc:
+            if _connection_lost(exc):
+                # The server is gone: end this session so that the next call starts a new one.
+                self.close()
+                if self._owner is not None:
+                    await asyncio.gather(self._owner, return_exceptions=True)
+            raise
 
     async def _session(self) -> Any:
         if self._lock is None:
@@ -282,6 +303,8 @@ class McpToolCall:
         except Exception as exc:  # the server's failure is a result the model reads
             said = self.connection.stderr_tail()
             message = describe_failure(exc)
+            if _connection_lost(exc):
+                message = f"the server stopped or closed the connection ({message})"
             if said:
                 message += f" (its stderr: {said})"
             return ToolResult.fail(
