@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import re
 import sys
 import tempfile
@@ -98,13 +99,14 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def _tail(errlog: IO[str], limit: int = 400) -> str:
+    """The end of a server's stderr file, read without moving the offset the server writes at."""
     try:
-        errlog.flush()
-        errlog.seek(0)
-        text = errlog.read().strip()
+        fd = errlog.fileno()
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, limit, max(0, size - limit))
     except (OSError, ValueError):
         return ""
-    return text[-limit:].replace("\n", " | ")
+    return data.decode("utf-8", "replace").strip().replace("\n", " | ")
 
 
 def describe_failure(exc: BaseException, errlog: IO[str] | None = None) -> str:
@@ -196,6 +198,7 @@ class McpConnection:
         self._stop: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
         self._errlog: IO[str] | None = None
+        self._last_tail = ""
 
     @property
     def open(self) -> bool:
@@ -226,8 +229,7 @@ class McpConnection:
             loop = asyncio.get_running_loop()
             ready: asyncio.Future[Any] = loop.create_future()
             self._stop = asyncio.Event()
-            if self._errlog is None:
-                self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
             # The SDK's transport lives in task groups that must be left by the task that
             # entered them, so one owner task holds the session and calls come from anywhere.
             self._owner = loop.create_task(self._own(ready, self._stop, self._errlog))
@@ -236,9 +238,10 @@ class McpConnection:
                 self._client = await asyncio.wait_for(ready, START_TIMEOUT_SECONDS)
             except Exception as exc:
                 self.close()
+                said = self.stderr_tail()
                 raise McpUnavailable(
-                    f"MCP server {self.spec.name!r} did not start: "
-                    + describe_failure(exc, self._errlog)
+                    f"MCP server {self.spec.name!r} did not start: {describe_failure(exc)}"
+                    + (f" (its stderr: {said})" if said else "")
                 ) from None
             caller = asyncio.current_task()
             if caller is not None:
@@ -262,6 +265,10 @@ class McpConnection:
             self._client = None
             if not ready.done():
                 ready.cancel()
+            self._last_tail = _tail(errlog)
+            errlog.close()
+            if self._errlog is errlog:
+                self._errlog = None
 
     def close(self) -> None:
         """Ask the session to end (the owner task stops the server); safe to call twice."""
@@ -273,13 +280,10 @@ class McpConnection:
         self.close()
         if self._owner is not None:
             await asyncio.gather(self._owner, return_exceptions=True)
-        if self._errlog is not None:
-            self._errlog.close()
-            self._errlog = None
 
     def stderr_tail(self) -> str:
         """The end of what the server wrote to stderr in this run."""
-        return _tail(self._errlog) if self._errlog is not None else ""
+        return _tail(self._errlog) if self._errlog is not None else self._last_tail
 
 
 class McpToolCall:
