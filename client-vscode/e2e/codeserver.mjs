@@ -99,6 +99,7 @@ export async function startCodeServer({ tools, root, vsix, workspace, settings }
       '--disable-update-check',
       '--disable-workspace-trust',
       '--disable-getting-started-override',
+      '--log', 'trace',
       workspace,
     ],
     { env, stdio: ['ignore', log, log], detached: true },

@@ -130,6 +130,9 @@ async function main() {
     'toolgate.model': 'scripted-model',
     'toolgate.toolCalling.mode': 'native',
     'toolgate.review.openDiff': 'auto',
+    // The full protocol trace (initializationOptions with the key among it) goes to the log
+    // files, where the test looks for the key and for toolgate.reportDiagnostics.
+    'toolgate.trace.server': 'verbose',
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
     'workbench.enableExperiments': false,
@@ -348,6 +351,14 @@ function checkTranscriptAndSecrets(server) {
     if (!text.includes(expected)) {
       throw new Error(`the transcript lacks "${expected}":\n${text.slice(0, 3000)}`);
     }
+  }
+  const serverLog = files.find((file) => file.endsWith('Toolgate Server.log'));
+  const serverText = serverLog ? fs.readFileSync(serverLog, 'utf8') : '';
+  if (!serverText.includes('"command": "toolgate.reportDiagnostics"')) {
+    throw new Error(`the extension did not report diagnostics after the accepted edit (see ${serverLog})`);
+  }
+  if (!serverText.includes('"apiKey": "***"')) {
+    throw new Error(`the protocol trace does not show the masked initializationOptions (see ${serverLog})`);
   }
   for (const file of [...files, server.logFile]) {
     if (fs.readFileSync(file, 'utf8').includes(API_KEY)) {

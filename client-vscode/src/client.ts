@@ -97,6 +97,7 @@ export class ServerManager implements ServerApi {
       documentSelector: [{ scheme: 'file' }],
       initializationOptions: await this.options(),
       outputChannel: this.deps.serverOutput,
+      traceOutputChannel: this.deps.serverOutput,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       // The server is told about configuration changes with the full options (see pushConfiguration).
       synchronize: {},

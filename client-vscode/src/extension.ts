@@ -7,6 +7,7 @@ import { HunkCodeLensProvider } from './codeLens';
 import { PROPOSAL_SCHEME } from './protocol';
 import { ProposalStore } from './proposals';
 import { DiffReview, ProposalContentProvider } from './review';
+import { redactingChannel } from './redactingChannel';
 import { needsRestart, readSettings } from './settings';
 
 let manager: ServerManager | undefined;
@@ -14,10 +15,11 @@ let manager: ServerManager | undefined;
 /** Called by the editor when the extension activates. */
 export async function activate(context: api.ExtensionContext): Promise<void> {
   const transcript = api.createOutputChannel('Toolgate');
-  const serverOutput = api.createLogOutputChannel('Toolgate Server');
+  let cachedKey: string | undefined;
+  // The protocol trace shows initializationOptions, so the channel masks the API key.
+  const serverOutput = redactingChannel(api.createLogOutputChannel('Toolgate Server'), () => [cachedKey]);
   const statusBar = api.createStatusBarItem(50);
   statusBar.command = Command.showPending;
-  let cachedKey: string | undefined;
   const apiKey = async () => {
     cachedKey = await context.secrets.get(API_KEY_SECRET);
     return cachedKey;
