@@ -112,21 +112,20 @@ class _Bad(Exception):
 # ---------------------------------------------------------------------------------------------
 # Regular expressions. Triggers are what may open a call; everything else is prose.
 
-_FAST_IN_STRING = re.compile(r'(?:\A|[^\\])(?:\\\\)*(?:"|\\\Z)|<')
+_FAST_IN_STRING = re.compile(r'["<]|\\\Z')  # a quote, a marker, or an escape cut in two
 _FAST_OUT_STRING = re.compile(r'[{}\[\]"<]')
 
-_FAST_FENCE_MODES: dict[tuple[str, bool, bool], tuple[re.Pattern[str], int]] = {}
-for _c in "`~":
-    _body = r"\n[ \t]*" + re.escape(_c)
-    for _plain in (True, False):
-        _FAST_FENCE_MODES[_c, False, _plain] = (re.compile(_body), 2)
-        _FAST_FENCE_MODES[_c, True, _plain] = (
-            re.compile(r"\A[ \t]*(?:" + re.escape(_c) + r"|\Z)|" + _body),
-            2,
-        )
-_WAKE_TICK = re.compile(r"[`\n]")
-_WAKE_TAG_OPEN = re.compile(r"[<>]")
+_FAST_FENCE = {c: re.compile(r"\n[ \t]*" + re.escape(c)) for c in "`~"}
+# A chunk may start a line: what at its start needs the machinery (checked only for chunks that
+# start with a blank or one of these characters; kept apart so the patterns above stay fast).
+_FAST_LINE_START = {
+    "prose": re.compile(r"[ \t]*(?:[>{\[~`]|\Z)"),
+    "`": re.compile(r"[ \t]*(?:`|\Z)"),
+    "~": re.compile(r"[ \t]*(?:~|\Z)"),
+}
+_LINE_START_FIRST = frozenset(" \t>{[~`")
 _FAST_VALUE = re.compile(r"<")
+_FAST_NEVER = re.compile(r"(?!)")
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
 _LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,})")
 _LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2})?")
@@ -341,8 +340,15 @@ class StreamingCallParser:
         self._k = _Construct("prose")
         self._state: Callable[[], bool] = self._st_prose
         self._content = _Content()
-        self._fast: tuple[re.Pattern[str], int] | None = None
-        self._wake: re.Pattern[str] | None = None
+        self._fast: re.Pattern[str] | None = None
+        self._fast_to_acc = False
+        self._fast_fence = False
+        self._fast_ls = _FAST_NEVER
+        self._acc_mark = 0
+        self._acc_limit = self._cap - 2 * _DEFER_LIMIT
+        self._inbox: list[str] = []  # chunks batched because no item can close in them
+        self._inbox_n = 0
+        self._closers: re.Pattern[str] | None = None
         self._pending: list[str] = []  # prose taken by the fast path, not yet given to _content
         names = sorted(self._tools, key=len, reverse=True)
         element = "|".join(re.escape(name) for name in names if _XML_NAME.fullmatch(name))
@@ -355,8 +361,7 @@ class StreamingCallParser:
         lt = r"<(?:tool|function=|\|python_tag\|>" + (f"|(?:{element})>" if element else "")
         lt += r"|[\w|=.-]*\Z)"
         prose = lt + r"|`|\[(?:T|\Z)|\n[ \t]*[>{\[~`]"
-        self._fast_prose = (re.compile(prose), 1)
-        self._fast_prose_ls = (re.compile(r"\A[ \t]*(?:[>{\[~`]|\Z)|" + prose), 1)
+        self._fast_prose = re.compile(prose)
         self._lt_literals = ["<tool_", "<tool:", "<tool>", "<function=", _PYTHON_TAG] + [
             f"<{name}>" for name in names if _XML_NAME.fullmatch(name)
         ]
@@ -366,64 +371,79 @@ class StreamingCallParser:
 
     def feed(self, chunk: str) -> list[Item]:
         """Add text; return the calls and errors that closed in it, in order."""
+        # Fast path: nothing in this chunk can open, close or decide anything, so it only
+        # needs to be stored; the bookkeeping is done when the machinery next runs.
+        fast = self._fast
+        if (
+            fast is not None
+            and chunk
+            and not fast.search(chunk)
+            and (chunk[0] not in _LINE_START_FIRST or not self._fast_ls.match(chunk))
+        ):
+            if self._fast_to_acc:
+                if self._acc_n + len(chunk) < self._acc_limit:
+                    self._acc.append(chunk)
+                    self._acc_n += len(chunk)
+                    return []
+            else:
+                self._pending.append(chunk)
+                return []
         if self._finished:
             raise RuntimeError("feed() after finish()")
         if not chunk:
             return []
-        fast = self._fast
-        if fast is not None and not fast[0].search(chunk):
-            # Nothing in this chunk can open, close or decide anything: skip the machinery.
-            mode = fast[1]
-            last = chunk[-1]
-            # Blanks after a newline leave us at a line start, as far as triggers care.
-            if last in " \t":
-                blank = chunk.rstrip(" \t")
-                line_start = blank[-1:] == "\n" if blank else fast is self._fast_prose_ls
-            else:
-                blank = chunk
-                line_start = last == "\n"
-            if mode == 1:  # prose
-                self._pending.append(chunk)
-                if line_start:
-                    last = "\n"
-                self._fast = self._fast_prose_ls if line_start else self._fast_prose
-            elif self._acc_n + len(chunk) > self._cap:
-                mode = 0
-            elif mode == 2:  # fence body
-                k = self._k
-                k.body_ls = blank[-1:] == "\n" if blank else k.body_ls
-                self._fast = _FAST_FENCE_MODES[k.fchar, k.body_ls, k.mode == "plain"]
-                if k.mode == "plain":
-                    self._pending.append(chunk)
-                else:
-                    self._acc.append(chunk)
-                    self._acc_n += len(chunk)
-            else:  # construct text
-                self._acc.append(chunk)
-                self._acc_n += len(chunk)
-            if mode:
-                self._prev = last
-                return []
-        wake = self._wake
-        if wake is not None and not wake.search(chunk) and len(self._buf) + len(chunk) < 200:
-            self._buf += chunk  # the held-back decision cannot change without a wake character
+        closers = self._closers
+        if (
+            closers is not None
+            and self._inbox_n + len(chunk) + len(self._buf) < _DEFER_LIMIT
+            and not closers.search(chunk)
+        ):
+            # No item can close in this chunk: batch it with the next one that may close one.
+            self._resume()
+            self._fast = None
+            self._inbox.append(chunk)
+            self._inbox_n += len(chunk)
             return []
-        if self._pending:
-            self._flush_pending()
+        self._resume()
+        if self._inbox:
+            chunk = "".join(self._inbox) + chunk
+            self._inbox = []
+            self._inbox_n = 0
         self._buf += chunk
         self._run()
         return self._drain()
 
-    def _flush_pending(self) -> None:
-        text = "".join(self._pending)
-        self._pending = []
-        self._content.emit(text)
+    def _resume(self) -> None:
+        """Bring the state up to date with what the fast path stored."""
+        if self._fast is None:
+            return
+        text = ""
+        if self._pending:
+            text = "".join(self._pending)
+            self._pending = []
+            self._content.emit(text)
+        elif self._fast_to_acc and len(self._acc) > self._acc_mark:
+            text = "".join(self._acc[self._acc_mark :])
+        self._acc_mark = len(self._acc)
+        if not text:
+            return
+        blank = text.rstrip(" \t")
+        if self._fast_fence:
+            if blank:
+                self._k.body_ls = blank.endswith("\n")
+        elif not blank:  # only blanks: still at a line start if we were at one
+            self._prev = self._prev if self._prev == "\n" else text[-1]
+        else:
+            self._prev = "\n" if blank.endswith("\n") else text[-1]
 
     def finish(self) -> list[Item]:
         """End of output: decide everything held back; an unclosed call is an error."""
         if not self._finished:
-            if self._pending:
-                self._flush_pending()
+            self._resume()
+            self._fast = None
+            if self._inbox:
+                self._buf += "".join(self._inbox)
+                self._inbox = []
             self._eof = True
             self._run()
             if self._state != self._st_prose or self._pos < len(self._buf):
@@ -438,50 +458,66 @@ class StreamingCallParser:
 
     def take_content(self) -> str:
         """Visible prose produced since the last call of this method."""
-        pending = self._pending
-        if pending:
-            self._pending = []
-            c = self._content
-            c.emit(pending[0] if len(pending) == 1 else "".join(pending))
-            fresh = c.fresh
-            if len(fresh) == 1:
-                c.fresh = []
-                return fresh[0]
+        if self._pending:
+            self._resume()
         return self._content.take()
 
     @property
     def content(self) -> str:
         """All visible prose so far."""
         if self._pending:
-            self._flush_pending()
+            self._resume()
         return self._content.text()
 
     # -- machinery ----------------------------------------------------------------------------
 
     def _run(self) -> None:
-        self._wake = None
         while self._state():
             pass
         if self._pos:
             self._prev = self._buf[self._pos - 1]
             self._buf = self._buf[self._pos :]
             self._pos = 0
-        self._fast = None if self._buf or self._eof else self._fast_mode()
+        self._set_fast_mode()
+        self._closers = self._closers_now()
 
-    def _fast_mode(self) -> tuple[re.Pattern[str], int] | None:
-        """When the buffer is empty: the characters that would need the full machinery."""
+    def _set_fast_mode(self) -> None:
+        """When the buffer is empty: which chunks may skip the machinery, and where they go."""
+        self._fast = None
+        self._fast_to_acc = self._fast_fence = False
+        self._fast_ls = _FAST_NEVER
+        self._acc_mark = len(self._acc)
+        if self._buf or self._eof:
+            return
         st = getattr(self._state, "__func__", None)
         cls = StreamingCallParser
         k = self._k
         if st is cls._st_prose:
-            return self._fast_prose_ls if self._prev == "\n" else self._fast_prose
-        if st in (cls._st_tag, cls._st_short_body, cls._st_json):
-            return (_FAST_IN_STRING if k.in_str else _FAST_OUT_STRING, 3)
-        if st is cls._st_fence and (k.mode in ("plain", "write", "run") or k.decided):
-            return _FAST_FENCE_MODES[k.fchar, k.body_ls, k.mode == "plain"]
-        if st in (cls._st_qwen, cls._st_xml) and k.child is not None:
-            return (_FAST_VALUE, 3)
-        return None
+            self._fast = self._fast_prose
+            self._fast_ls = _FAST_LINE_START["prose"]
+        elif st in (cls._st_tag, cls._st_short_body, cls._st_json):
+            self._fast = _FAST_IN_STRING if k.in_str else _FAST_OUT_STRING
+            self._fast_to_acc = True
+        elif st is cls._st_fence and (k.mode in ("plain", "write", "run") or k.decided):
+            self._fast = _FAST_FENCE[k.fchar]
+            self._fast_ls = _FAST_LINE_START[k.fchar]
+            self._fast_to_acc = k.mode != "plain"
+            self._fast_fence = True
+        elif st in (cls._st_qwen, cls._st_xml) and k.child is not None:
+            self._fast = _FAST_VALUE
+            self._fast_to_acc = True
+
+    def _closers_now(self) -> re.Pattern[str] | None:
+        """Characters on which, in the current state, a call or error may close."""
+        st = getattr(self._state, "__func__", None)
+        if st not in _CLOSERS or self._acc_n + 2 * _DEFER_LIMIT > self._cap:
+            return None
+        cls = StreamingCallParser
+        if st is cls._st_prose and ">>>" in self._buf:
+            return _CLOSE_LINE_OR_TAG  # a pending arrow line closes at its newline
+        if st is cls._st_fence and self._k.mode == "plain":
+            return _CLOSE_NEVER  # a plain fence holds no call
+        return _CLOSERS[st]
 
     def _drain(self) -> list[Item]:
         items, self._items = self._items, []
@@ -757,8 +793,6 @@ class StreamingCallParser:
         gt = buf.find(">", pos, pos + _WINDOW)
         if gt < 0:
             if n - pos < _WINDOW and not self._eof:
-                if buf.find("<", pos + 1) < 0:
-                    self._wake = _WAKE_TAG_OPEN
                 return False
             self._prose_to(pos + 1)
             return True
@@ -1197,6 +1231,8 @@ class StreamingCallParser:
                 m = rx.search(buf, pos)
                 if m is None:
                     if self._eof:
+                        if not self._take(n):
+                            return True
                         break
                     return not self._take(max(pos, n - (len(q) - 1)))
                 s = m.group()
@@ -1217,6 +1253,8 @@ class StreamingCallParser:
             m = _PY_OUT.search(buf, pos)
             if m is None:
                 if self._eof:
+                    if not self._take(n):
+                        return True
                     break
                 return not self._take(n)
             s = m.group()
@@ -1476,7 +1514,6 @@ class StreamingCallParser:
         nl = buf.find("\n", m.end(), limit)
         if nl < 0:
             if n < limit and not self._eof:
-                self._wake = _WAKE_TICK
                 return False
             nl = min(n, limit)
         for c in _BACKTICKS.finditer(buf, m.end(), nl):
@@ -1756,6 +1793,29 @@ class StreamingCallParser:
         name = "run_tests" if tests else "run_command"
         self._call(name, {"command": command}, "arrow_block", raw)
 
+
+# For each state in which an item (call or error) can only close on certain characters (or at
+# the end of output, or once a look-ahead window fills), those characters. _DEFER_LIMIT stays
+# below every look-ahead window, so batching never delays an item.
+_DEFER_LIMIT = 200
+_CLOSE_TAG = re.compile(r">")
+_CLOSE_JSON = re.compile(r"[}\])]")
+_CLOSE_LINE = re.compile(r"\n")
+_CLOSE_LINE_OR_TAG = re.compile(r"[>}\]\n]")
+_CLOSE_NEVER = re.compile(r"(?!)")
+_CLOSERS: dict[Any, re.Pattern[str]] = {
+    StreamingCallParser._st_prose: re.compile(r"[>}\]]"),
+    StreamingCallParser._st_fence: _CLOSE_LINE,
+    StreamingCallParser._st_tag: _CLOSE_TAG,
+    StreamingCallParser._st_nested: _CLOSE_TAG,
+    StreamingCallParser._st_qwen: _CLOSE_TAG,
+    StreamingCallParser._st_skip: _CLOSE_TAG,
+    StreamingCallParser._st_short_body: _CLOSE_JSON,
+    StreamingCallParser._st_json: _CLOSE_JSON,
+    StreamingCallParser._st_python: _CLOSE_JSON,
+    StreamingCallParser._st_arrow_line: _CLOSE_LINE,
+    StreamingCallParser._st_standalone: _CLOSE_LINE,
+}
 
 # ---------------------------------------------------------------------------------------------
 # Helpers shared by the states.
