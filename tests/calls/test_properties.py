@@ -191,3 +191,34 @@ def test_parsing_time_is_linear_on_hostile_input() -> None:
         start = time.perf_counter()
         run_in_chunks(text, list(range(0, len(text), 16)))
         assert time.perf_counter() - start < 10, text[:40]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12),
+    st.sampled_from([2, 3, 5, 16, 17, 64, 199, 200, 201]),
+)
+def test_fixed_size_chunks_match_one_shot(parts: list[str], size: int) -> None:
+    # steady chunk sizes drive the batching and fast paths the way a real stream does
+    text = "".join(parts)
+    whole = parse_text(text, TOOLS)
+    items, content = run_in_chunks(text, list(range(size, len(text), size)))
+    assert items == [*whole.calls, *whole.errors] or sorted(map(repr, items)) == sorted(
+        map(repr, [*whole.calls, *whole.errors])
+    )
+    assert content == whole.content
+
+
+def test_benchmark_answer_streams_exactly_like_one_shot() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from bench_calls import build_answer
+
+    text = build_answer()
+    whole = parse_text(text, TOOLS)
+    assert len(whole.calls) >= 100 and whole.errors == []
+    for size in (16, 100, 4096):
+        items, content = run_in_chunks(text, list(range(size, len(text), size)))
+        assert items == whole.calls and content == whole.content
