@@ -54,7 +54,7 @@ function sleep(ms) {
  * Install the .vsix and start code-server on 127.0.0.1 with its own config, user-data,
  * extensions and HOME. Resolves to {url, stop(), logFile, dirs}.
  */
-export async function startCodeServer({ tools, root, vsix, workspace, settings }) {
+export async function startCodeServer({ tools, root, vsix, workspace, settings, workspaceTrust = false }) {
   const dirs = {
     home: path.join(root, 'home'),
     userData: path.join(root, 'user-data'),
@@ -97,7 +97,7 @@ export async function startCodeServer({ tools, root, vsix, workspace, settings }
       '--auth', 'none',
       '--disable-telemetry',
       '--disable-update-check',
-      '--disable-workspace-trust',
+      ...(workspaceTrust ? [] : ['--disable-workspace-trust']),
       '--disable-getting-started-override',
       '--log', 'trace',
       workspace,

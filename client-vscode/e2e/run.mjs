@@ -6,6 +6,8 @@
 // disk has the new content; Reject with a reason on a second proposal → the file is unchanged
 // and the model reads the reason; run_tests → the failing test is in the Problems panel.
 // --smoke only checks that the workbench lists the extension's commands (no server needed).
+// --restricted opens the folder in Restricted Mode: the server refuses run_tests and says why;
+// granting trust restarts the server with trusted: true.
 // Exits 0 on success, 1 on failure; screenshots and logs go to --artifacts.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -31,6 +33,7 @@ const { values: opts } = parseArgs({
     vsix: { type: 'string', default: path.join(here, '..', 'dist', 'toolgate-vscode.vsix') },
     artifacts: { type: 'string', default: path.join(here, '..', '..', 'test-artifacts', 'vscode') },
     smoke: { type: 'boolean', default: false },
+    restricted: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
   },
 });
@@ -69,6 +72,12 @@ def test_add():
 def test_mul():
     assert mul(2, 3) == 6
 `;
+
+/** In Restricted Mode: the model asks for the tests, then answers. */
+const RESTRICTED_SCRIPT = [
+  { content: 'Running the tests.', tool_calls: [{ name: 'run_tests', arguments: {} }] },
+  { content: 'The tests cannot run in a restricted workspace.' },
+];
 
 /** The model's turns: write_file (accepted), write_file (rejected), run_tests, final answer. */
 const SCRIPT = [
@@ -123,7 +132,7 @@ async function main() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-e2e-'));
   log(`temp folder ${root}`);
   const workspace = makeWorkspace(root);
-  const model = await startScriptedModel(SCRIPT, { model: 'scripted-model' });
+  const model = await startScriptedModel(opts.restricted ? RESTRICTED_SCRIPT : SCRIPT, { model: 'scripted-model' });
   const settings = {
     'toolgate.pythonPath': opts.python,
     'toolgate.baseUrl': model.baseUrl,
@@ -136,7 +145,9 @@ async function main() {
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
     'workbench.enableExperiments': false,
-    'security.workspace.trust.enabled': false,
+    'security.workspace.trust.enabled': opts.restricted,
+    'security.workspace.trust.startupPrompt': 'never',
+    'security.workspace.trust.banner': 'never',
     'telemetry.telemetryLevel': 'off',
     'extensions.autoUpdate': false,
     'extensions.autoCheckUpdates': false,
@@ -151,7 +162,7 @@ async function main() {
   let failed = false;
   let checkLogs = false;
   try {
-    server = await startCodeServer({ tools, root, vsix: opts.vsix, workspace, settings });
+    server = await startCodeServer({ tools, root, vsix: opts.vsix, workspace, settings, workspaceTrust: opts.restricted });
     log(`code-server at ${server.url}`);
     browser = await launchBrowser(tools, path.join(root, 'chromium'));
     const page = browser.pages()[0] ?? (await browser.newPage());
@@ -169,6 +180,10 @@ async function main() {
     await page.keyboard.press('Escape');
     if (opts.smoke) {
       log('smoke test passed');
+      return;
+    }
+    if (opts.restricted) {
+      await restrictedScenario(page, model, server, shot);
       return;
     }
 
@@ -326,6 +341,48 @@ async function main() {
   if (failed) {
     process.exitCode = 1;
   }
+}
+
+/** Restricted Mode: the agent may not run tests; trusting the folder restarts the server trusted. */
+async function restrictedScenario(page, model, server, shot) {
+  await waitUntil(
+    'the server to start (status bar "Toolgate: idle")',
+    async () => (await page.locator('.statusbar').innerText()).includes('Toolgate: idle'),
+    { timeout: 60_000 },
+  );
+  await runCommand(page, 'Toolgate: Ask Agent');
+  await answerInputBox(page, 'Run the tests', 'Ask Agent');
+  await waitUntil('the model to read the refusal', () => model.served() >= 2, { timeout: 60_000 });
+  const toolMessages = (model.requests[1].body.messages ?? []).filter((message) => message.role === 'tool');
+  const refusal = JSON.stringify(toolMessages.at(-1)?.content ?? '');
+  if (!/trust|restrict/i.test(refusal)) {
+    throw new Error(`run_tests was not refused for the restricted workspace: ${refusal.slice(0, 1000)}`);
+  }
+  log(`refused in Restricted Mode: ${refusal.slice(0, 200)}`);
+  await runCommand(page, 'Toolgate: Show Transcript');
+  await page.waitForTimeout(500);
+  await shot('restricted.png');
+
+  await runCommand(page, 'Workspaces: Manage Workspace Trust');
+  const trustButton = page.locator('.workspace-trust-editor .monaco-button', { hasText: /^Trust$/ }).first();
+  await trustButton.waitFor({ state: 'visible', timeout: 20_000 });
+  await trustButton.click();
+  await page
+    .locator('.notifications-toasts', { hasText: 'the workspace is trusted now' })
+    .waitFor({ state: 'visible', timeout: 60_000 });
+  log('trust granted; the server restarted');
+  const logs = path.join(server.dirs.userData, 'logs');
+  const serverLog = fs
+    .readdirSync(logs, { recursive: true })
+    .map((name) => path.join(logs, String(name)))
+    .find((file) => file.endsWith('Toolgate Server.log'));
+  const text = serverLog ? fs.readFileSync(serverLog, 'utf8') : '';
+  const first = text.indexOf('"trusted": false');
+  const second = text.indexOf('"trusted": true', first);
+  if (first < 0 || second < 0) {
+    throw new Error(`the server was not started untrusted and then trusted (see ${serverLog})`);
+  }
+  log('restricted-mode scenario passed');
 }
 
 /** The Output channel "Toolgate" as written to disk: every call with its decision, never the key. */

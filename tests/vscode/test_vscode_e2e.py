@@ -1,8 +1,9 @@
 """End to end in a real VS Code: code-server serves the workbench, headless Chromium drives it.
 
-The scenario lives in client-vscode/e2e/run.mjs (Ask → diff → Accept; Reject with a reason;
-a failing test in the Problems panel); this test builds the .vsix from the current sources,
-runs the scenario against this interpreter's `toolgate lsp`, and fails when the scenario fails.
+The scenarios live in client-vscode/e2e/run.mjs (Ask → diff → Accept; Reject with a reason;
+a failing test in the Problems panel and its quick fix; and Restricted Mode, where tests are
+refused until the folder is trusted). These tests build the .vsix from the current sources,
+run each scenario against this interpreter's `toolgate lsp`, and fail when a scenario fails.
 Screenshots and logs go to test-artifacts/vscode/. Needs `bash scripts/install-vscode-test-deps.sh`.
 """
 
@@ -37,7 +38,9 @@ def _tail(result: subprocess.CompletedProcess[str], lines: int = 60) -> str:
     return "\n".join((result.stdout + "\n" + result.stderr).splitlines()[-lines:])
 
 
-def test_ask_accept_reject_and_problems_in_real_vscode() -> None:
+@pytest.fixture(scope="module")
+def vsix() -> Path:
+    """The .vsix built from the current sources (skips when there is no server to start)."""
     probe = subprocess.run(
         [sys.executable, "-m", "toolgate", "lsp", "--help"],
         capture_output=True,
@@ -49,33 +52,49 @@ def test_ask_accept_reject_and_problems_in_real_vscode() -> None:
             f"`{sys.executable} -m toolgate lsp` is not available yet, so there is no server "
             f"for the extension to start: {probe.stderr.strip()[-300:]}"
         )
-    node, npm = shutil.which("node"), shutil.which("npm")
-    assert node and npm, "node and npm are needed to build the extension"
+    npm = shutil.which("npm")
+    assert npm and shutil.which("node"), "node and npm are needed to build the extension"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-
     if not (CLIENT / "node_modules" / ".package-lock.json").exists():
         installed = _run([npm, "ci", "--no-audit", "--no-fund"], 900, ARTIFACTS / "npm-ci.log")
         assert installed.returncode == 0, f"npm ci failed:\n{_tail(installed)}"
     packaged = _run([npm, "run", "package"], 300, ARTIFACTS / "package.log")
     assert packaged.returncode == 0, f"npm run package failed:\n{_tail(packaged)}"
     assert VSIX.is_file(), f"no .vsix at {VSIX}"
+    return VSIX
 
-    scenario = _run(
+
+def _scenario(vsix: Path, name: str, *flags: str) -> None:
+    """Run e2e/run.mjs with this interpreter's server; fail with its output when it fails."""
+    node = shutil.which("node")
+    assert node
+    artifacts = ARTIFACTS if not flags else ARTIFACTS / name
+    result = _run(
         [
             node,
             "e2e/run.mjs",
             "--python",
             sys.executable,
             "--vsix",
-            str(VSIX),
+            str(vsix),
             "--artifacts",
-            str(ARTIFACTS),
+            str(artifacts),
+            *flags,
         ],
         600,
-        ARTIFACTS / "e2e.log",
+        ARTIFACTS / f"{name}.log",
     )
-    assert scenario.returncode == 0, (
-        f"the VS Code scenario failed (screenshots and logs in {ARTIFACTS}):\n{_tail(scenario)}"
+    assert result.returncode == 0, (
+        f"the VS Code scenario failed (screenshots and logs in {artifacts}):\n{_tail(result)}"
     )
-    for shot in ("diff.png", "problems.png"):
+
+
+def test_ask_accept_reject_and_problems_in_real_vscode(vsix: Path) -> None:
+    _scenario(vsix, "e2e")
+    for shot in ("diff.png", "problems.png", "quickfix.png"):
         assert (ARTIFACTS / shot).stat().st_size > 10_000, f"{shot} is missing or empty"
+
+
+def test_restricted_workspace_refuses_tests_until_trusted(vsix: Path) -> None:
+    _scenario(vsix, "restricted", "--restricted")
+    assert (ARTIFACTS / "restricted" / "restricted.png").stat().st_size > 10_000
