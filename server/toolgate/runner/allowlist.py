@@ -58,13 +58,43 @@ def parse_allowed(entries: Iterable[str | Sequence[str]]) -> list[tuple[str, ...
     return allowed
 
 
+# Options that make a program delete or write files at a path of the caller's choosing: pytest's
+# `--basetemp DIR` empties DIR before the run, the others write reports or logs there. An allowed
+# prefix followed by one of them is no longer covered by the allow-list: the person is asked.
+_PATH_WRITING_OPTIONS = (
+    "--basetemp",
+    "--junitxml",
+    "--junit-xml",
+    "--log-file",
+    "--report-log",
+    "--resultlog",
+    "--result-log",
+    "--debug",
+    "--override-ini",
+)
+
+
+def path_writing_option(args: Sequence[str]) -> str | None:
+    """The first argument that writes or deletes files where it says (see above), if any."""
+    for token in args:
+        name = token.split("=", 1)[0]
+        if name in _PATH_WRITING_OPTIONS:
+            return token
+        # `-o key=value` (pytest's --override-ini), also glued to other short flags: `-qo…`.
+        if token.startswith("-") and not token.startswith("--") and "o" in name[1:]:
+            return token
+    return None
+
+
 def is_allowed(
     argv: Sequence[str], allowed: Iterable[str | Sequence[str]] = DEFAULT_ALLOWED
 ) -> bool:
-    """Whether argv starts with one of the allowed prefixes (any arguments may follow)."""
+    """Whether argv starts with an allowed prefix and names no path-writing option after it."""
     tokens = tuple(argv)
     return any(
-        len(tokens) >= len(prefix) and tokens[: len(prefix)] == prefix
+        len(tokens) >= len(prefix)
+        and tokens[: len(prefix)] == prefix
+        and path_writing_option(tokens[len(prefix) :]) is None
         for prefix in parse_allowed(allowed)
     )
 
@@ -109,6 +139,9 @@ def check_command(
             f"`{shlex.join(argv)}` is not on the allow-list of commands; allowed are "
             f"{describe_allowed(allowed)}"
         )
+        option = path_writing_option(argv)
+        if option is not None:
+            message += f", without options that write or delete files where they say ({option})"
         note = looks_like_shell(argv)
         if note:
             message += f". Note: {note}"
