@@ -205,3 +205,37 @@ async def test_pytest_output_keeps_its_summary_for_the_model(
     assert result["output_truncated"] is True
     assert "1500 passed" in result["data"]["output"][-300:]
     assert os.path.exists(repo / "test_many.py")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest -q --basetemp=victim",
+        "pytest -q --basetemp ../outside",
+        "python -m pytest --junitxml=../outside/keep.txt",
+        "pytest --log-file=victim/data.txt",
+        "pytest -o cache_dir=../outside",
+        "pytest -ocache_dir=../outside",
+    ],
+)
+async def test_pytest_options_that_write_where_they_are_told_need_a_person(
+    repo: Path, scripted: ScriptedModel, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    # `--basetemp DIR` deletes DIR before the run; others write files at a path of the
+    # caller's choosing. The allow-list covers pytest, not what these arguments do.
+    fast_pytest(monkeypatch)
+    (repo / "victim").mkdir()
+    (repo / "victim" / "data.txt").write_text("precious\n")
+    # pytest empties the --basetemp folder as soon as a test asks for tmp_path
+    (repo / "test_tmp.py").write_text("def test_tmp(tmp_path):\n    assert tmp_path.is_dir()\n")
+    outside = repo.parent / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("precious\n")
+    toolgate_dir(repo)
+    before = snapshot(repo, outside)
+    scripted.script = [tool_call("run_tests", command=command), answer()]
+    await drive(repo, scripted, reviewer=AutoReviewer)
+    assert snapshot(repo, outside) == before
+    (result,) = results_read(scripted)
+    assert result["success"] is False
+    assert "allow-list" in result["error"], result
