@@ -82,14 +82,15 @@ class LocalModelServer:
         """Configure the server; nothing runs until start().
 
         chat_format: a llama_cpp chat format such as "chatml-function-calling"; None uses the
-        template stored in the GGUF. n_threads: None uses every core (llama_cpp's own default is
-        half of them). model_path: a GGUF to serve instead of the assembled default model.
+        template stored in the GGUF. n_threads: threads for generation and prompt processing;
+        None uses half the cores (see default_threads). model_path: a GGUF to serve instead of
+        the assembled default model.
         cache_dir: where the model is assembled; log_dir: where the server's output goes
         (default ~/.cache/toolgate/logs).
         """
         self.chat_format = chat_format
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or os.cpu_count() or 1
+        self.n_threads = n_threads or default_threads()
         self.model_path = model_path
         self.cache_dir = cache_dir or default_cache_dir()
         self.log_dir = log_dir or default_cache_dir().parent / "logs"
@@ -260,6 +261,8 @@ class LocalModelServer:
             str(self.n_ctx),
             "--n_threads",
             str(self.n_threads),
+            "--n_threads_batch",
+            str(self.n_threads),
         ]
         if self.chat_format:
             argv += ["--chat_format", self.chat_format]
@@ -324,6 +327,15 @@ class LocalModelServer:
             f"The local model server did not answer on {HOST}:{self.port} within "
             f"{self.startup_timeout:.0f} s. Log {self.log_path}:\n{tail}"
         )
+
+
+def default_threads() -> int:
+    """Half the cores, at least one.
+
+    llama.cpp's threads spin while they wait for each other, so on a busy 2-core machine two
+    threads ran 4-8 times slower than one (docs/LOCAL_MODEL.md).
+    """
+    return max(1, (os.cpu_count() or 2) // 2)
 
 
 def _free_port() -> int:
