@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
+
 from toolgate.config import ConfigError, load_config
 from toolgate.review.reviewer import Approval, ApprovalRequest, AutoReviewer
 from toolgate.session import Endpoint, RunSetup, create_run
@@ -46,8 +46,9 @@ def _workspace(repo: Path) -> None:
     (repo / "words.txt").write_text("quiet words; ls > /tmp/x\n")
 
 
-async def _run(repo: Path, scripted: ScriptedModel, reviewer: AutoReviewer,
-               trusted: bool = True) -> dict:
+async def _run(
+    repo: Path, scripted: ScriptedModel, reviewer: AutoReviewer, trusted: bool = True
+) -> dict:
     setup = RunSetup(root=repo, config=load_config(repo), reviewer=reviewer, trusted=trusted)
     run = await create_run(setup, "shout words.txt", Endpoint(scripted.base_url, scripted.model))
     outcome = await run.run()
@@ -70,8 +71,9 @@ async def test_manifest_tool_runs_after_explicit_yes(repo: Path, scripted: Scrip
     assert "shout" in offered
 
 
-async def test_manifest_tool_not_covered_by_auto_approval(repo: Path,
-                                                          scripted: ScriptedModel) -> None:
+async def test_manifest_tool_not_covered_by_auto_approval(
+    repo: Path, scripted: ScriptedModel
+) -> None:
     _workspace(repo)
     scripted.script = [tool_call("shout", path="words.txt"), {"content": "done"}]
     result = await _run(repo, scripted, AutoReviewer(Workspace(repo)))
@@ -79,8 +81,9 @@ async def test_manifest_tool_not_covered_by_auto_approval(repo: Path,
     assert "allow-list" in result["error"]
 
 
-async def test_manifest_tool_refused_in_untrusted_workspace(repo: Path,
-                                                            scripted: ScriptedModel) -> None:
+async def test_manifest_tool_refused_in_untrusted_workspace(
+    repo: Path, scripted: ScriptedModel
+) -> None:
     _workspace(repo)
     scripted.script = [tool_call("shout", path="words.txt"), {"content": "done"}]
     reviewer = Approving(Workspace(repo))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import difflib
+from collections import Counter
 from dataclasses import dataclass
 
 from unidiff import PatchSet
@@ -45,17 +47,121 @@ def _diff_lines(lines: list[str]) -> list[str]:
     return out
 
 
+class AnchoredMatcher(difflib.SequenceMatcher):
+    """difflib's matcher, anchored first on lines that occur once on each side (patience diff).
+
+    Plain difflib spends most of its time looking for the longest match across a whole large
+    file; a handful of edits in a 10,000-line file would cost tens of milliseconds. Lines
+    unique to both sides, kept in order (longest increasing subsequence), split the work into
+    small gaps that difflib then matches as usual.
+    """
+
+    def get_matching_blocks(self) -> list[difflib.Match]:  # type: ignore[override]
+        """Matching blocks: common ends, then unique-line anchors, difflib only in the gaps."""
+        if self.matching_blocks is not None:
+            return self.matching_blocks  # type: ignore[return-value]
+        a, b = self.a, self.b
+        alo, blo, ahi, bhi = 0, 0, len(a), len(b)
+        while alo < ahi and blo < bhi and a[alo] == b[blo]:
+            alo, blo = alo + 1, blo + 1
+        while ahi > alo and bhi > blo and a[ahi - 1] == b[bhi - 1]:
+            ahi, bhi = ahi - 1, bhi - 1
+        blocks: list[list[int]] = [[0, 0, alo]] if alo else []
+
+        def add(i: int, j: int, k: int) -> None:
+            last = blocks[-1] if blocks else None
+            if last is not None and last[0] + last[2] == i and last[1] + last[2] == j:
+                last[2] += k
+            elif k:
+                blocks.append([i, j, k])
+
+        def gap(i1: int, i2: int, j1: int, j2: int) -> None:
+            if i1 < i2 and j1 < j2:
+                sub = difflib.SequenceMatcher(None, a[i1:i2], b[j1:j2], autojunk=False)
+                for i, j, k in sub.get_matching_blocks():
+                    add(i1 + i, j1 + j, k)
+
+        pa, pb = alo, blo
+        for i, j in _unique_anchors(a, b, alo, ahi, blo, bhi):
+            if i != pa or j != pb:
+                gap(pa, i, pb, j)
+            add(i, j, 1)
+            pa, pb = i + 1, j + 1
+        gap(pa, ahi, pb, bhi)
+        add(ahi, bhi, len(a) - ahi)
+        result = [difflib.Match(i, j, k) for i, j, k in blocks]
+        result.append(difflib.Match(len(a), len(b), 0))
+        self.matching_blocks = result  # type: ignore[assignment]
+        return result
+
+
+def _unique_anchors(
+    a: list[str], b: list[str], alo: int, ahi: int, blo: int, bhi: int
+) -> list[tuple[int, int]]:
+    """Lines unique on both sides of the range, as the longest run in order on both."""
+    count_a = Counter(a[alo:ahi])
+    count_b = Counter(b[blo:bhi])
+    where_b = {line: j for j, line in enumerate(b[blo:bhi], blo) if count_b[line] == 1}
+    pairs = [
+        (i, where_b[line])
+        for i, line in enumerate(a[alo:ahi], alo)
+        if count_a[line] == 1 and line in where_b
+    ]
+    if not pairs:
+        return []
+    # Longest increasing subsequence of the b positions (patience sorting).
+    tops: list[int] = []
+    top_index: list[int] = []
+    back: list[int] = [-1] * len(pairs)
+    for n, (_, j) in enumerate(pairs):
+        k = bisect.bisect_left(tops, j)
+        if k == len(tops):
+            tops.append(j)
+            top_index.append(n)
+        else:
+            tops[k] = j
+            top_index[k] = n
+        back[n] = top_index[k - 1] if k else -1
+    chain = []
+    n = top_index[-1]
+    while n >= 0:
+        chain.append(pairs[n])
+        n = back[n]
+    return chain[::-1]
+
+
 def unified_diff(old: str, new: str, path: str, *, context: int = 3, new_file: bool = False) -> str:
     """A git-style unified diff of one file."""
-    old_label = "/dev/null" if new_file else f"a/{path}"
-    lines = difflib.unified_diff(
-        _diff_lines(split_lines(old)),
-        _diff_lines(split_lines(new)),
-        fromfile=old_label,
-        tofile=f"b/{path}",
-        n=context,
-    )
-    return "".join(lines)
+    a = _diff_lines(split_lines(old))
+    b = _diff_lines(split_lines(new))
+    out = [f"--- {'/dev/null' if new_file else 'a/' + path}\n", f"+++ b/{path}\n"]
+    matcher = AnchoredMatcher(None, a, b, autojunk=False)
+    groups = list(matcher.get_grouped_opcodes(context))
+    if not groups:
+        return ""
+    for group in groups:
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_span(first[1], last[2])} +{_span(first[3], last[4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out.extend(" " + line for line in a[i1:i2])
+                continue
+            if tag in ("replace", "delete"):
+                out.extend("-" + line for line in a[i1:i2])
+            if tag in ("replace", "insert"):
+                out.extend("+" + line for line in b[j1:j2])
+    return "".join(out)
+
+
+def _span(start: int, stop: int) -> str:
+    """A hunk header's range, as difflib and git write it."""
+    length = stop - start
+    begin = start + 1
+    if length == 1:
+        return f"{begin}"
+    if not length:
+        begin -= 1  # an empty range names the line before it
+    return f"{begin},{length}"
 
 
 def hunks_of(old: str, new: str, diff: str) -> list[Hunk]:
