@@ -177,7 +177,7 @@ def _run(args: argparse.Namespace) -> int:
 async def _run_async(root: Path, config: Any, task: str, approve: str, json_lines: bool) -> int:
     from toolgate.agent.events import EventBus
     from toolgate.review.reviewer import AutoReviewer, DenyReviewer
-    from toolgate.session import RunSetup, check_trust, create_run, resolve_endpoint
+    from toolgate.session import RunSetup, create_run, resolve_endpoint
     from toolgate.terminal import Printer, TerminalReviewer
     from toolgate.workspace import Workspace
 
@@ -188,8 +188,6 @@ async def _run_async(root: Path, config: Any, task: str, approve: str, json_line
     reviewer = {"ask": TerminalReviewer, "auto": AutoReviewer, "deny": DenyReviewer}[approve](
         workspace
     )
-    for notice in check_trust(root, config):
-        print(f"toolgate: {notice}", file=sys.stderr)
     endpoint = await resolve_endpoint(config, lambda m: print(m, file=sys.stderr))
     try:
         setup = RunSetup(root=root, config=config, reviewer=reviewer, bus=bus)
@@ -235,7 +233,12 @@ def _tools(args: argparse.Namespace) -> int:
     policy = Config().policy()
     for tool in registry:
         decision = policy.decide(tool, command_allowed=True if tool.kind == "command" else None)
-        print(f"{tool.name:16} {decision.value:5} {tool.summary}")
+        mark = "*" if tool.kind == "command" else " "
+        print(f"{tool.name:16} {decision.value:5}{mark} {tool.summary}")
+    print(
+        "* auto only for commands on the allow-list; any other command is asked for, "
+        "by its exact argv"
+    )
     return EXIT_OK
 
 

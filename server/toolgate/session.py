@@ -140,11 +140,24 @@ def build_registry(
     return registry.subset(names)
 
 
+def activity_settings(config: Config, *, trusted: bool) -> ActivitySettings:
+    """The limits and lists activities obey, from the configuration."""
+    return ActivitySettings(
+        allowed_commands=parse_allowed(config.allowed_commands),
+        command_timeout_seconds=config.limits.command_timeout_seconds,
+        max_output_bytes=max(config.tool_calling.max_output_bytes, 64_000),
+        trusted=trusted,
+    )
+
+
 async def create_run(
     setup: RunSetup, task: str, endpoint: Endpoint, run_id: str | None = None
 ) -> AgentRun:
     """Build an AgentRun; raises SetupError or ConfigError with a one-line reason."""
     config = setup.config
+    # Trust is checked here, before anything talks to the endpoint, so no front end can skip it.
+    for notice in check_trust(setup.root, config):
+        setup.bus.emit(NOTICE, run_id or "", message=notice)
     redactor = Redactor(config.api_key)
     try:
         profile = load_profile(setup.root, config.profile)
@@ -172,12 +185,7 @@ async def create_run(
         workspace.buffers = setup.buffers
     ctx = ActivityContext(
         workspace=workspace,
-        settings=ActivitySettings(
-            allowed_commands=parse_allowed(config.allowed_commands),
-            command_timeout_seconds=config.limits.command_timeout_seconds,
-            max_output_bytes=max(config.tool_calling.max_output_bytes, 64_000),
-            trusted=setup.trusted,
-        ),
+        settings=activity_settings(config, trusted=setup.trusted),
         before_tests=setup.reviewer.before_tests,
     )
 

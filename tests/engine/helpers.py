@@ -23,7 +23,7 @@ from toolgate.review.reviewer import (
     DiskReviewer,
     Reviewer,
 )
-from toolgate.session import Endpoint, RunSetup, check_trust, create_run
+from toolgate.session import Endpoint, RunSetup, create_run
 from toolgate.tools.registry import ToolRegistry
 from toolgate.workspace import Workspace
 
@@ -126,7 +126,6 @@ async def build(
 ) -> tuple[AgentRun, list[Event]]:
     """Assemble a run the way the front ends do, against the scripted server."""
     config = load_config(repo, overrides=overrides)
-    check_trust(repo, config)  # as every front end does: confirmed widenings take effect
     workspace = Workspace(repo, max_file_bytes=config.limits.max_file_bytes)
     if reviewer is None:
         reviewer = AutoReviewer(workspace)

@@ -1,4 +1,4 @@
-"""A crash inside a run ends that run, not the server; the server also serves over TCP."""
+"""A failing tool call ends neither the run nor the server; the server also serves over TCP."""
 
 from __future__ import annotations
 
@@ -10,24 +10,25 @@ import sys
 from pathlib import Path
 
 from tests.lsp.harness import Editor, uri_of
-from tests.support.scripted_model import ScriptedModel, tool_call
+from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 
-async def test_crash_inside_a_run_fails_the_run_only(
+async def test_a_tool_that_cannot_run_is_a_result_not_a_crash(
     editor: Editor, scripted: ScriptedModel, repo: Path
 ) -> None:
-    # A lone surrogate survives JSON decoding but cannot be encoded as UTF-8: the engine
-    # raises deep inside the call.
+    # A lone surrogate survives JSON decoding but cannot be encoded as UTF-8: the call is
+    # refused with a clear error the model reads, and the run and the server go on.
     scripted.script = [
         tool_call("write_file", path="s.py", content="x = '\ud800'\n"),
-        {"content": "never reached"},
+        {"content": "understood"},
     ]
     first = (await editor.command("toolgate.ask", {"task": "write odd text"}))["runId"]
     finished = await editor.finished()
     assert finished["runId"] == first
-    assert finished["status"] == "failed"
-    assert finished["reason"].startswith("internal error")
+    assert finished["status"] == "completed"
     assert not (repo / "s.py").exists()
+    told = last_tool_result(scripted.requests[-1])
+    assert told["success"] is False and "UTF-8" in told["error"]
     # The server still answers, and announced the end of the run exactly once.
     assert await editor.command("toolgate.listProposals") == []
     assert [e["runId"] for e in editor.events if e["type"] == "run_finished"] == [first]

@@ -208,9 +208,14 @@ class Gate:
             why=reasoning,
         )
         if isinstance(activity, ChangeActivity):
-            planned = await activity.plan(self.ctx, args)
+            try:
+                planned = await activity.plan(self.ctx, args)
+            except Exception as exc:  # a tool's bug is a result the model reads
+                return GateOutcome(_crashed(call.name, exc), "denied", args, reasoning)
             if isinstance(planned, ToolResult):
-                return GateOutcome(planned, "auto", args, reasoning)
+                # Refused before anybody saw it (sandbox, no match): nothing was proposed.
+                label = "auto" if planned.success else "denied"
+                return GateOutcome(planned, label, args, reasoning)
             return await self._change(call, planned, decision, args, reasoning)
         if decision == Decision.ASK:
             summary = " ".join(argv) if argv is not None else _summary(call.name, args)
@@ -226,9 +231,14 @@ class Gate:
             )
             if not approval.approved:
                 return GateOutcome(_rejected(approval.reason), "rejected", args, reasoning)
-            result = await activity.run(self.ctx, args)
-            return GateOutcome(result, "approved", args, reasoning)
-        return GateOutcome(await activity.run(self.ctx, args), "auto", args, reasoning)
+            return GateOutcome(await self._run(call, activity, args), "approved", args, reasoning)
+        return GateOutcome(await self._run(call, activity, args), "auto", args, reasoning)
+
+    async def _run(self, call: ToolCall, activity: Any, args: dict[str, Any]) -> ToolResult:
+        try:
+            return await activity.run(self.ctx, args)
+        except Exception as exc:  # a tool's bug is a result the model reads, never a crash
+            return _crashed(call.name, exc)
 
     def _decided(
         self,
@@ -309,6 +319,10 @@ def _summary(name: str, args: dict[str, Any]) -> str:
     return f"{name} {json.dumps(args, ensure_ascii=False)[:300]}"
 
 
+def _crashed(name: str, exc: Exception) -> ToolResult:
+    return ToolResult.fail(f"{name} failed inside Toolgate: {type(exc).__name__}: {exc}")
+
+
 def _rejected(reason: str | None) -> ToolResult:
     message = "the person rejected this call"
     if reason:
@@ -353,6 +367,10 @@ def _change_result(path: str, total: int, resolution: Resolution) -> ToolResult:
         )
     if status == ProposalStatus.CANCELLED:
         return ToolResult.fail(f"the proposal for {path} was cancelled", data=data)
+    if resolution.error:
+        return ToolResult.fail(
+            f"could not apply the change to {path}: {resolution.error}", data=data
+        )
     message = f"the person rejected the change to {path}"
     if resolution.reason:
         message += f": {resolution.reason}"

@@ -245,7 +245,9 @@ class LspReviewer:
         try:
             resolution = await self._apply(entry.proposal, None, confirm=True)
         except Exception as exc:  # the run must hear about it, whatever happened
-            resolution = Resolution(ProposalStatus.REJECTED, [], f"could not apply: {exc}")
+            resolution = Resolution(
+                ProposalStatus.REJECTED, [], None, error=f"could not apply: {exc}"
+            )
         finally:
             entry.busy = False
         self._resolve(proposal_id, resolution)
@@ -262,7 +264,7 @@ class LspReviewer:
             try:
                 _, text_file = self.workspace.read_or_none(proposal.path)
             except (PathRefused, OSError) as exc:
-                return Resolution(ProposalStatus.REJECTED, [], str(exc))
+                return Resolution(ProposalStatus.REJECTED, [], None, error=str(exc))
             on_disk = text_file.text if text_file else None
             current = on_disk
         expected = None if proposal.is_new_file else proposal.original
@@ -283,7 +285,9 @@ class LspReviewer:
             try:
                 self.workspace.write(proposal.path, final_text)
             except (PathRefused, OSError) as exc:
-                return Resolution(ProposalStatus.REJECTED, [], f"could not write: {exc}")
+                return Resolution(
+                    ProposalStatus.REJECTED, [], None, error=f"could not write: {exc}"
+                )
             return _landed(chosen, all_hunks)
         version = self.server.open_version(uri)
         edit = self._workspace_edit(proposal, uri, chosen, current or "", version, confirm)

@@ -336,7 +336,6 @@ class ToolgateServer(LanguageServer):
         from toolgate.session import (
             RunSetup,
             SetupError,
-            check_trust,
             create_run,
             resolve_endpoint,
         )
@@ -370,8 +369,6 @@ class ToolgateServer(LanguageServer):
                     token = None
             await self._confirm_trust(root, config)
             try:
-                for notice in check_trust(root, config):
-                    self.log(notice, types.MessageType.Warning)
                 if self.endpoint is None or config.base_url:
                     endpoint = await resolve_endpoint(config, self.log)
                     if not config.base_url:

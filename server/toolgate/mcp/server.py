@@ -26,8 +26,8 @@ from toolgate.mcp import sdk
 from toolgate.mcp.convert import to_mcp
 from toolgate.records import ToolCall, ToolResult
 from toolgate.review.reviewer import AutoReviewer, DenyReviewer
-from toolgate.runner.allowlist import parse_allowed
-from toolgate.tools.activity import ActivityContext, ActivitySettings
+from toolgate.session import activity_settings
+from toolgate.tools.activity import ActivityContext
 from toolgate.tools.builtins import builtin_registry
 from toolgate.tools.registry import ToolRegistry
 from toolgate.tools.schema import Tool
@@ -55,12 +55,8 @@ class GatedTools:
         self.registry = self._registry(config)
         ctx = ActivityContext(
             workspace=workspace,
-            settings=ActivitySettings(
-                allowed_commands=parse_allowed(config.allowed_commands),
-                command_timeout_seconds=config.limits.command_timeout_seconds,
-                max_output_bytes=max(config.tool_calling.max_output_bytes, 64_000),
-                trusted=True,  # the person started this server on their own workspace
-            ),
+            # The person started this server on their own workspace: it is trusted.
+            settings=activity_settings(config, trusted=True),
             run_id=self.run_id,
             before_tests=reviewer.before_tests,
         )

@@ -104,6 +104,7 @@ class Resolution:
     hunks_applied: list[int] = field(default_factory=list)
     reason: str | None = None
     message: str | None = None  # extra facts for the model, e.g. files that differ from disk
+    error: str | None = None  # nothing landed because applying failed, not by the person's choice
 
     @property
     def landed(self) -> bool:

@@ -80,7 +80,7 @@ class DiskReviewer:
         try:
             _, current = self.workspace.read_or_none(proposal.path)
         except (PathRefused, OSError) as exc:
-            return Resolution(ProposalStatus.REJECTED, [], str(exc))
+            return Resolution(ProposalStatus.REJECTED, [], None, error=str(exc))
         now = current.text if current else None
         expected = None if proposal.is_new_file else proposal.original
         if now != expected:
@@ -96,7 +96,7 @@ class DiskReviewer:
         try:
             self.workspace.write(proposal.path, text, like=current)
         except (PathRefused, OSError) as exc:
-            return Resolution(ProposalStatus.REJECTED, [], f"could not write: {exc}")
+            return Resolution(ProposalStatus.REJECTED, [], None, error=f"could not write: {exc}")
         status = (
             ProposalStatus.ACCEPTED if chosen == all_hunks else ProposalStatus.PARTIALLY_ACCEPTED
         )

@@ -189,6 +189,14 @@ class ReadFile:
         )
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _missing_hint(exc: Exception) -> list[str]:
     if isinstance(exc, FileNotFoundError):
         return ["Use list_directory or search_code to find the right path."]
@@ -207,6 +215,10 @@ class WriteFile:
             return _refusal(exc)
         original = current.text if current else None
         proposed = args["content"].replace("\r\n", "\n")
+        if not _encodable(proposed):
+            return ToolResult.fail(
+                "content holds characters that cannot be written as UTF-8 (lone surrogates)"
+            )
         if original == proposed:
             return ToolResult.ok(
                 {
@@ -237,6 +249,10 @@ class EditFile:
             return ToolResult.fail(str(exc), suggestions=_missing_hint(exc))
         search = args["search"].replace("\r\n", "\n")
         replacement = args["replace"].replace("\r\n", "\n")
+        if not _encodable(replacement):
+            return ToolResult.fail(
+                "`replace` holds characters that cannot be written as UTF-8 (lone surrogates)"
+            )
         count = current.text.count(search)
         if count == 0:
             return ToolResult.fail(

@@ -90,9 +90,7 @@ class Workspace:
         buffered = self.buffers().get(real)
         if buffered is not None:
             if len(buffered.encode("utf-8")) > self.max_file_bytes:
-                raise PathRefused(
-                    f"{path!r} is over the limit of {self.max_file_bytes} bytes"
-                )
+                raise PathRefused(f"{path!r} is over the limit of {self.max_file_bytes} bytes")
             on_disk = self._disk_conventions(real)
             return real, TextFile(
                 text=buffered.replace("\r\n", "\n"),
