@@ -19,7 +19,6 @@ import { readSettings, toInitializationOptions } from './settings';
 /** What the manager needs from the rest of the extension. */
 export interface ServerManagerDeps {
   serverOutput: api.LogOutputChannel;
-  transcript: api.OutputChannel;
   apiKey(): Promise<string | undefined>;
   controller(): Controller;
   refreshProposal(proposal: Proposal): void;
@@ -144,6 +143,8 @@ export class ServerManager implements ServerApi {
 
   /** Tell the running server about new settings or a new API key. */
   async pushConfiguration(): Promise<void> {
+    // A server that is starting may have read the options before this change: wait, then send.
+    await this.starting;
     if (!this.client || !this.isRunning()) {
       return;
     }

@@ -33,7 +33,6 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   const holder: { controller?: Controller } = {};
   const serverManager = new ServerManager({
     serverOutput,
-    transcript,
     apiKey,
     controller: () => holder.controller as Controller,
     refreshProposal: (proposal) => contentProvider.refresh(proposal),
@@ -89,8 +88,9 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   if (!api.isTrusted()) {
     transcript.append('Restricted workspace: the agent may read and propose edits; tests, git and manifest tools are refused.\n');
   }
+  // Not awaited: activation must not wait for the interpreter check and the server's start.
+  void serverManager.start();
   await review.updateContext();
-  await serverManager.start();
 }
 
 /** Called by the editor on shutdown. */
