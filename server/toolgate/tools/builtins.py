@@ -208,6 +208,10 @@ class WriteFile:
 
     async def plan(self, ctx: ActivityContext, args: dict[str, Any]) -> FileChange | ToolResult:
         """Work out the diff against the current text."""
+        if not _encodable(args["content"]):
+            return ToolResult.fail(
+                "content holds characters that cannot be written as UTF-8 (lone surrogates)"
+            )
         try:
             _, current = ctx.workspace.read_or_none(args["path"])
             ctx.workspace.check_size(args["path"], args["content"])
@@ -215,10 +219,6 @@ class WriteFile:
             return _refusal(exc)
         original = current.text if current else None
         proposed = args["content"].replace("\r\n", "\n")
-        if not _encodable(proposed):
-            return ToolResult.fail(
-                "content holds characters that cannot be written as UTF-8 (lone surrogates)"
-            )
         if original == proposed:
             return ToolResult.ok(
                 {
