@@ -15,7 +15,7 @@ with the right arguments, and the time; after a correct call it sends back a too
 records whether the model then ends with plain text. It also measures generation speed and the
 server's memory. Results go to benchmarks/results/local_model_probe.json and a summary to stdout.
 
-Run:  .venv/bin/python benchmarks/local_model_probe.py [--reps 3]
+Run:  .venv/bin/python benchmarks/local_model_probe.py [--reps 2]
 """
 
 from __future__ import annotations

@@ -156,3 +156,19 @@ def test_bad_model_file_fails_with_the_log(tmp_path: Path) -> None:
         local.start_sync()
     assert str(local.log_path) in str(info.value)
     assert not local.running
+
+
+async def test_cancelled_start_leaves_no_process(tmp_path: Path) -> None:
+    local = LocalModelServer(log_dir=tmp_path, n_ctx=2048)
+    task = asyncio.create_task(local.start())
+    for _ in range(3000):  # until the process exists (the model file is already assembled)
+        if local.pid is not None:
+            break
+        await asyncio.sleep(0.01)
+    pid = local.pid
+    assert pid is not None
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert local.pid is None
+    assert _gone(pid)

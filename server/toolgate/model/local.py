@@ -148,6 +148,15 @@ class LocalModelServer:
         if self.running:
             return
         model_path = self._prepare()
+        try:
+            self._launch_sync(model_path)
+        except BaseException:
+            # Ctrl-C or an error while waiting must not leave a half-started server behind.
+            self.stop_sync()
+            raise
+
+    def _launch_sync(self, model_path: Path) -> None:
+        """Spawn the server and wait until it answers, retrying when its port was taken."""
         for attempt in range(1, _BIND_ATTEMPTS + 1):
             self._spawn(model_path)
             deadline = time.monotonic() + self.startup_timeout
@@ -168,6 +177,15 @@ class LocalModelServer:
         if self.running:
             return
         model_path = await asyncio.to_thread(self._prepare)
+        try:
+            await self._launch(model_path)
+        except BaseException:
+            # A cancelled or failed start must not leave a half-started server behind.
+            self.stop_sync()
+            raise
+
+    async def _launch(self, model_path: Path) -> None:
+        """Spawn the server and wait until it answers, without blocking the event loop."""
         for attempt in range(1, _BIND_ATTEMPTS + 1):
             await asyncio.to_thread(self._spawn, model_path)
             deadline = time.monotonic() + self.startup_timeout
