@@ -105,6 +105,7 @@ SCHEMA: dict[str, Any] = {
                 "max_depth": _POSITIVE,
                 "allow_deprecated_syntax": {"type": "boolean"},
                 "final_answer_tool": {"type": "boolean"},
+                "compact_prompt": {"type": "boolean"},
                 "retention": {
                     "type": "object",
                     "additionalProperties": False,
@@ -141,6 +142,7 @@ class ToolCalling:
     max_depth: int = 32
     allow_deprecated_syntax: bool = True
     final_answer_tool: bool = True
+    compact_prompt: bool = False  # short tool list and examples, for small local models
     store_raw_tool_output: bool = False
     max_output_bytes: int = 16_000
 

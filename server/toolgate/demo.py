@@ -7,13 +7,13 @@ import tempfile
 from pathlib import Path
 
 DEMO_TASK = (
-    "The test in test_greet.py fails. "
-    "1) Read greet.py. "
-    "2) Fix the function greet in greet.py with edit_file so the test passes. "
-    "3) Run the tests with run_tests. "
-    "4) Stage greet.py with git_add. "
-    "5) Commit with git_commit and a short message. "
-    "Then say in one sentence what you changed."
+    'The test fails because greet() in greet.py returns "Hello Ada" instead of "Hello, Ada!". '
+    'Step 1: call edit_file with path "greet.py", search "\\"Hello \\" + name" and replace '
+    '"\\"Hello, \\" + name + \\"!\\"". '
+    "Step 2: call run_tests. "
+    'Step 3: call git_add with files ["greet.py"]. '
+    'Step 4: call git_commit with message "Fix the greeting". '
+    "One tool block per answer."
 )
 
 FILES = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,12 @@ NO_ENDPOINT = (
 )
 
 
+SMALL_MODEL_ROLE = (
+    "You are a coding agent working in the person's project. Do the task step by step with "
+    "the tools: one tool block per answer. The person reviews every change."
+)
+
+
 class SetupError(Exception):
     """The run cannot start; the message says why in one line."""
 
@@ -47,6 +53,10 @@ class Endpoint:
     model: str | None
     description: str | None = None
     close: Callable[[], Awaitable[None]] | None = None
+    # The tool-calling mode known to work best with this endpoint (used when the config says
+    # "auto"): the embedded model calls tools far more reliably through the text protocol.
+    preferred_mode: str | None = None
+    small_model: bool = False  # short prompts: a compact tool list and a short role
 
 
 @dataclass
@@ -100,7 +110,9 @@ async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> End
     server = LocalModelServer()
     await server.start()
     notice(server.description)
-    return Endpoint(server.base_url, server.model, server.description, server.stop)
+    return Endpoint(
+        server.base_url, server.model, server.description, server.stop, preferred_mode="text"
+    )
 
 
 async def pick_model(client: OpenAIChatModel) -> str:
@@ -164,6 +176,8 @@ async def create_run(
     except KeyError as exc:
         raise ConfigError(str(exc.args[0])) from None
     registry = build_registry(config, setup.root, setup.registry, profile.tools, setup.trusted)
+    if endpoint.small_model and profile.source == "built-in" and profile.name == "developer":
+        profile = replace(profile, instructions=SMALL_MODEL_ROLE)
     prompt = system_prompt(
         profile, load_instructions(setup.root), tools_enabled=config.tool_calling.enabled
     )
@@ -177,6 +191,13 @@ async def create_run(
         max_tokens=config.max_tokens,
         timeout_seconds=config.request_timeout_seconds,
     )
+    if endpoint.small_model:
+        # A small model follows instructions best without sampling, and without a cap it can
+        # repeat itself until its context is full.
+        if config.temperature is None:
+            settings.temperature = 0.0
+        if config.max_tokens is None:
+            settings.max_tokens = 768
     model = OpenAIChatModel(settings, redact=redactor.text)
     if not endpoint.model:
         model.model = settings.model = await pick_model(model)
@@ -200,6 +221,11 @@ async def create_run(
             setup.on_test_run(test_run)
 
     ctx.on_test_run = on_test_run
+    calling = config.tool_calling
+    if endpoint.preferred_mode and calling.mode == "auto":
+        calling = replace(calling, mode=endpoint.preferred_mode)
+    if endpoint.small_model:
+        calling = replace(calling, compact_prompt=True)
     limits = RunLimits(
         max_steps=config.limits.max_steps,
         max_llm_calls=config.limits.max_llm_calls,
@@ -214,7 +240,7 @@ async def create_run(
         reviewer=setup.reviewer,
         ctx=ctx,
         system_prompt=prompt,
-        tool_calling=config.tool_calling,
+        tool_calling=calling,
         limits=limits,
         bus=setup.bus,
         run_id=run_id,

@@ -61,9 +61,13 @@ def test_instructions_teach_a_syntax_the_parser_reads() -> None:
     assert text.startswith(tools_section(OPENAI_TOOLS))
     assert '<tool name="NAME" args>{ JSON arguments }</tool>' in text
     assert "wait" in text and "plain prose" in text
-    # the instructions themselves hold no executable call
+    # each tool's example is a call the parser reads back, with the schema's required arguments
     result = parse_text(text, TOOLS)
-    assert result.calls == []
+    assert [c.name for c in result.calls] == [t["function"]["name"] for t in OPENAI_TOOLS]
+    assert all("'NAME'" in e.error for e in result.errors)  # only the pattern line
+    for call, tool in zip(result.calls, OPENAI_TOOLS, strict=True):
+        required = tool["function"]["parameters"].get("required", [])
+        assert sorted(call.arguments) == sorted(required)
 
 
 def test_tool_result_block_cannot_be_closed_early() -> None:

@@ -71,7 +71,8 @@ async def test_generic_client_reviews_with_code_actions_only(
     await editor.until(lambda: len(scripted.requests) == 3)
     assert await editor.code_actions(b_uri, 7, 8) == []
     assert (repo / "b.py").read_text() == ORIGINAL
-    assert (repo / "a.py").read_text() == ORIGINAL  # the buffer holds the change, unsaved
+    # the client saved the accepted buffer when the server asked
+    assert (repo / "a.py").read_text() == ORIGINAL.replace("line 25\n", "LINE 25\n")
     first = scripted.requests[1]["messages"][-1]
     assert '"hunks_applied": [1]' in first["content"]
     told = last_tool_result(scripted.requests[2])

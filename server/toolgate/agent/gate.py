@@ -50,7 +50,10 @@ def shown_arguments(args: dict[str, Any]) -> dict[str, Any]:
     """Arguments as events show them: long strings (file contents) elided."""
     shown: dict[str, Any] = {}
     for key, value in args.items():
-        if isinstance(value, str) and len(value) > _ELIDE_OVER:
+        if key == "content" and isinstance(value, str):
+            # File contents live in the proposal's diff, not in the transcript.
+            shown[key] = f"[{len(value)} characters]"
+        elif isinstance(value, str) and len(value) > _ELIDE_OVER:
             shown[key] = value[:200] + f"… [{len(value)} characters]"
         else:
             shown[key] = value

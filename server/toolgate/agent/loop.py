@@ -28,7 +28,12 @@ from toolgate.agent.redact import Redactor
 from toolgate.agent.retention import fit_result, result_json
 from toolgate.agent.runlog import RunLog
 from toolgate.calls import CallParseError, ParsedCall, StreamingCallParser
-from toolgate.calls.prompt import corrective_message, format_tool_result, text_mode_instructions
+from toolgate.calls.prompt import (
+    compact_instructions,
+    corrective_message,
+    format_tool_result,
+    text_mode_instructions,
+)
 from toolgate.config import ToolCalling
 from toolgate.model.client import ChatModel, ModelError, NativeCall, ToolsRejected
 from toolgate.model.modes import AUTO, NATIVE, TEXT, ModeMemory
@@ -58,6 +63,24 @@ FINAL_ANSWER = Tool(
 )
 
 _call_ids = itertools.count(1)
+
+REPEATED = (
+    "you already made this exact call and nothing has changed since; its result is above. "
+    "Do the next step, or, if the task is done, answer in plain text without a tool call."
+)
+FENCED_HINT = (
+    "Your tool block was inside a ``` code fence, which marks an example, so it did not run. "
+    "To call a tool, write the tool block on its own, without the fence."
+)
+DONE_HINT = (
+    "Go on with the next step of the task. Only when every step is done, reply with one plain "
+    "sentence and no tool block."
+)
+
+
+def _call_key(call: ToolCall) -> str:
+    args = {k: v for k, v in call.arguments.items() if k != "_reasoningForCall"}
+    return call.name + json.dumps(args, sort_keys=True, default=str)
 
 
 @dataclass
@@ -159,6 +182,9 @@ class AgentRun:
         self._cancel_reason: str | None = None
         self.llm_calls = 0
         self.answer: str | None = None
+        # Calls already made since the workspace last changed: small models loop on them.
+        self._seen: set[str] = set()
+        self._repeats = 0
 
     def _initial_mode(self) -> str:
         if not self.calling.enabled:
@@ -223,6 +249,8 @@ class AgentRun:
         return {AUTO: NATIVE, "off": "off"}.get(self.mode, self.mode)
 
     def _system(self) -> str:
+        if self.mode == TEXT and self.calling.compact_prompt:
+            return self.base_prompt + "\n" + compact_instructions(self._tool_list(text=True))
         if self.mode == TEXT:
             return self.base_prompt + "\n" + text_mode_instructions(self._tool_list(text=True))
         return self.base_prompt
@@ -237,6 +265,7 @@ class AgentRun:
         messages: list[dict[str, Any]] = [{"role": "user", "content": self.task}]
         retries = 0
         denied_streak = 0
+        fence_nudges = 0
         corrected = False
         for step_number in itertools.count(1):
             if step_number > self.limits.max_steps:
@@ -268,6 +297,15 @@ class AgentRun:
                 self.answer = str(final.arguments.get("answer", "")) or turn.text
                 return
             if not turn.outcomes and not turn.errors:
+                if (
+                    self.mode == TEXT
+                    and fence_nudges < self.limits.max_tool_retries
+                    and (self._fenced_calls(turn.text))
+                ):
+                    # Small models wrap their call in a code fence, which marks an example.
+                    fence_nudges += 1
+                    messages.append({"role": "user", "content": FENCED_HINT})
+                    continue
                 self.answer = turn.text
                 return
             self._feed_back(messages, turn, corrected)
@@ -301,6 +339,8 @@ class AgentRun:
             ]
             if turn.errors:
                 blocks.append(corrective_message(turn.errors))
+            else:
+                blocks.append(DONE_HINT)
             messages.append({"role": "user", "content": "\n\n".join(blocks)})
             return
         for call, outcome in turn.outcomes:
@@ -418,6 +458,15 @@ class AgentRun:
                 for item in items:
                     queue.put_nowait(self._text_item(item))
 
+    def _fenced_calls(self, text: str) -> bool:
+        """Whether the text holds calls that only a code fence kept from running."""
+        unfenced = "\n".join(
+            line for line in text.splitlines() if not line.lstrip().startswith("```")
+        )
+        parser = self._parser()
+        items = parser.feed(unfenced) + parser.finish()
+        return any(isinstance(i, ParsedCall) for i in items)
+
     def _parser(self) -> StreamingCallParser:
         return StreamingCallParser(
             self.registry.argument_schemas(),
@@ -490,7 +539,19 @@ class AgentRun:
         if problem:
             self._parse_error(problem, call.raw_excerpt or json.dumps(call.arguments)[:500])
             return self.gate.invalid(call, problem)
-        return await self.gate.handle(call)
+        key = _call_key(call)
+        if key in self._seen:
+            self._repeats += 1
+            if self._repeats > self.limits.max_tool_retries:
+                raise _Stop(LIMIT, "the model kept repeating calls it had already made")
+            return self.gate.invalid(call, REPEATED)
+        outcome = await self.gate.handle(call)
+        tool = self.registry.get(call.name)
+        if tool is not None and tool.kind != "read" and outcome.result.success:
+            self._seen.clear()  # the workspace changed: the same call may now mean something new
+        if outcome.result.success:
+            self._seen.add(key)  # a failed or refused call may fairly be tried again
+        return outcome
 
 
 async def collect(stream: AsyncIterator[Any]) -> list[Any]:

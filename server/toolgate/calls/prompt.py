@@ -35,16 +35,58 @@ def tools_section(tools: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+_SAMPLE_STRINGS = {
+    "path": "app.py",
+    "content": "print('hello')\n",
+    "message": "Fix the greeting",
+    "search": "old line",
+    "replace": "new line",
+    "pattern": "def main",
+    "command": "pytest -q",
+    "answer": "Done.",
+}
+
+
+def _sample(name: str, schema: Mapping[str, Any]) -> Any:
+    """A plausible value for one argument, so each tool gets a concrete example call."""
+    kind = schema.get("type")
+    if "default" in schema:
+        return schema["default"]
+    if kind == "array":
+        items = schema.get("items", {})
+        return [_sample(name.rstrip("s"), items if isinstance(items, Mapping) else {})]
+    if kind == "integer" or kind == "number":
+        return 1
+    if kind == "boolean":
+        return True
+    if kind == "object":
+        return {}
+    return _SAMPLE_STRINGS.get(name, "app.py" if "path" in name or "file" in name else "text")
+
+
+def example_call(tool: Mapping[str, Any]) -> str:
+    """One concrete call of a tool in the canonical syntax, built from its schema."""
+    fn = _function(tool)
+    params = fn.get("parameters") or {}
+    props = params.get("properties") or {}
+    required = [r for r in params.get("required") or [] if r in props]
+    args = {key: _sample(key, props[key]) for key in required}
+    return f'<tool name="{fn.get("name", "")}" args>{_compact(args)}</tool>'
+
+
 def text_mode_instructions(tools: Sequence[Mapping[str, Any]]) -> str:
     """The system-prompt text for a model that calls tools by writing them in its answer."""
-    example = next((_function(t).get("name") for t in tools), None) or "read_file"
+    # Small local models copy what they are shown: one concrete example per tool, with bare
+    # file names, is what makes them write calls that parse.
+    examples = [example_call(t) for t in tools]
     return "\n".join(
         [
             tools_section(tools),
             "",
             "To call a tool, write a tag with its name and its arguments as one JSON object:",
             '<tool name="NAME" args>{ JSON arguments }</tool>',
-            f'For example: <tool name="{example}" args>{{ … }}</tool>',
+            "Examples:",
+            *examples,
             "Rules:",
             "- One call per tag; the JSON must match the tool's schema.",
             "- You may write several tags in one answer; they run in order.",
@@ -54,6 +96,38 @@ def text_mode_instructions(tools: Sequence[Mapping[str, Any]]) -> str:
             "- When the task is done, answer in plain prose with no tool tag.",
         ]
     )
+
+
+def _signature(tool: Mapping[str, Any]) -> str:
+    fn = _function(tool)
+    params = fn.get("parameters") or {}
+    props = {k: v for k, v in (params.get("properties") or {}).items() if not k.startswith("_")}
+    required = [k for k in params.get("required") or [] if k in props]
+    parts = list(required)
+    for key, schema in props.items():
+        if key not in required:
+            default = schema.get("default") if isinstance(schema, Mapping) else None
+            parts.append(f"{key}={json.dumps(default)}" if default is not None else f"{key}?")
+    return f"{fn.get('name', '')}({', '.join(parts)})"
+
+
+def compact_instructions(tools: Sequence[Mapping[str, Any]]) -> str:
+    """A short form of the text-mode instructions, for small local models.
+
+    Small models lose the thread in long JSON schemas; a signature per tool and one concrete
+    example each is what they follow (measured on Qwen2.5-Coder-0.5B, see LOCAL_MODEL.md).
+    """
+    lines = ["You can use these tools:"]
+    for tool in tools:
+        lines.append(f"- {_signature(tool)}: {_one_line(_function(tool).get('description'))}")
+    lines += [
+        "",
+        "To use a tool, reply with one tool block and nothing after it. Examples:",
+        *[example_call(t) for t in tools],
+        "Paths are relative to the project folder. The result comes back in a <tool_result> "
+        "block. When the task is done, answer in plain text without any tool block.",
+    ]
+    return "\n".join(lines)
 
 
 def _escape_block(text: str) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from toolgate.lsp.convert import hunk_edits, path_to_uri, proposal_payload
+from toolgate.lsp.convert import hunk_edits, path_to_uri, proposal_payload, uri_to_path
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
 from toolgate.review.reviewer import Approval, ApprovalRequest
 from toolgate.workspace import PathRefused, Workspace
@@ -100,24 +100,33 @@ class LspReviewer:
             "the person denied it" if choice is not None else "the person dismissed the question",
         )
 
+    async def ask_to_save(self, uris: list[str]) -> set[str]:
+        """Ask the client to save documents (`toolgate/saveDocuments`); the ones it saved."""
+        try:
+            reply = await asyncio.wait_for(
+                self.server.protocol.send_request_async(SAVE_DOCUMENTS, {"uris": uris}),
+                timeout=10,
+            )
+        except Exception:
+            log.debug("the client cannot save documents")
+            return set()
+        saved = set(_field(reply, "saved") or [])
+        for uri in saved:
+            path = uri_to_path(uri)
+            if path is not None:
+                self.accepted_unsaved.pop(path, None)
+        return saved
+
     async def before_tests(self) -> list[str]:
-        """Get accepted edits onto disk before tests run; say which files still differ."""
+        """Get accepted edits onto disk before tests or git read it; say which files differ."""
         if not self.accepted_unsaved:
             return []
         uris = {path_to_uri(p): p for p in self.accepted_unsaved}
-        saved: set[str] = set()
-        try:
-            reply = await asyncio.wait_for(
-                self.server.protocol.send_request_async(SAVE_DOCUMENTS, {"uris": list(uris)}),
-                timeout=10,
-            )
-            saved = set(_field(reply, "saved") or [])
-        except Exception:
-            log.debug("client cannot save documents; writing accepted text where safe")
+        saved = await self.ask_to_save(list(uris))
         notes = []
         for uri, path in uris.items():
-            expected = self.accepted_unsaved.pop(path)
-            if uri in saved:
+            expected = self.accepted_unsaved.pop(path, None)
+            if expected is None or uri in saved:
                 continue
             buffer = self.server.open_text(uri)
             try:
@@ -316,6 +325,10 @@ class LspReviewer:
             if not chosen:
                 return Resolution(ProposalStatus.REJECTED, [], "no change was applied")
         self.accepted_unsaved[real] = final_text
+        # A client that can save does so at once (the edit stays in its undo history); for
+        # others the server writes the file itself only when tests or git need the disk, so an
+        # editor does not find its buffer's file changed under it.
+        await self.ask_to_save([uri])
         message = await self._other_diagnostics(uri)
         resolution = _landed(chosen, all_hunks)
         resolution.message = message

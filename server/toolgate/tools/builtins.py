@@ -524,6 +524,7 @@ class GitAdd:
             except PathRefused as exc:
                 return _timed(start, _refusal(exc))
             rels.append(ctx.workspace.relative(real) or ".")
+        await ctx.before_tests()  # accepted edits still in editor buffers must be staged too
         code, out = await _git(ctx, "add", "--", *rels)
         if code != 0:
             return _timed(start, ToolResult.fail(f"git add failed: {out.strip()[:500]}"))

@@ -1,0 +1,73 @@
+"""Guards that keep small models' runs short and on track."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.engine.helpers import answer, drive, results_read, system_text
+from tests.support.scripted_model import ScriptedModel, tool_call
+from toolgate.agent.loop import FENCED_HINT, REPEATED
+
+
+async def test_a_repeated_call_is_refused_until_the_workspace_changes(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [
+        tool_call("read_file", path="README.md"),
+        tool_call("read_file", path="README.md"),
+        tool_call("write_file", path="README.md", content="# Changed\n"),
+        tool_call("read_file", path="README.md"),
+        answer(),
+    ]
+    driven = await drive(repo, scripted)
+    assert driven.outcome.status == "completed"
+    first, repeated, _write, after_change = results_read(scripted)
+    assert first["success"] is True
+    assert repeated["success"] is False and repeated["error"] == REPEATED
+    assert after_change["success"] is True and after_change["data"]["content"] == "# Changed\n"
+
+
+async def test_repeating_forever_ends_the_run(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.fallback = tool_call("git_status")
+    driven = await drive(repo, scripted, overrides={"limits": {"max_tool_retries": 2}})
+    assert driven.outcome.status == "limit_reached"
+    assert "repeating" in (driven.outcome.reason or "")
+    assert len(scripted.requests) == 4  # the call, then three repeats
+
+
+async def test_a_fenced_call_gets_one_hint_and_then_runs(repo: Path,
+                                                         scripted: ScriptedModel) -> None:
+    fenced = '```python\n<tool name="read_file" args>{"path": "README.md"}</tool>\n```'
+    scripted.script = [
+        {"content": fenced},
+        {"content": '<tool name="read_file" args>{"path": "README.md"}</tool>'},
+        answer(),
+    ]
+    driven = await drive(repo, scripted, overrides={"tool_calling": {"mode": "text"}})
+    assert driven.outcome.status == "completed"
+    assert scripted.requests[1]["messages"][-1] == {"role": "user", "content": FENCED_HINT}
+    assert "# Tiny project" in scripted.requests[2]["messages"][-1]["content"]
+
+
+async def test_an_example_in_a_fence_beside_prose_still_ends_the_run_after_hints(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    fenced = 'For example:\n```\n<tool name="read_file" args>{"path": "README.md"}</tool>\n```'
+    scripted.fallback = {"content": fenced}
+    driven = await drive(repo, scripted, overrides={"tool_calling": {"mode": "text"},
+                                                    "limits": {"max_tool_retries": 2}})
+    assert driven.outcome.status == "completed"
+    assert len(scripted.requests) == 3  # two hints, then the answer stands
+    assert not (repo / ".toolgate" / "nothing").exists()
+
+
+async def test_compact_prompt_lists_signatures_and_examples(repo: Path,
+                                                            scripted: ScriptedModel) -> None:
+    scripted.script = [answer()]
+    await drive(repo, scripted, overrides={"tool_calling": {"mode": "text",
+                                                            "compact_prompt": True}})
+    system = system_text(scripted.requests[0])
+    assert "- edit_file(path, search, replace):" in system
+    assert '<tool name="git_add" args>{"files":["app.py"]}</tool>' in system
+    assert "TOOLS:" not in system  # no JSON schemas for a small model
+    assert "tools" not in scripted.requests[0]  # text mode sends no native tools
