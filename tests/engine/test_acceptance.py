@@ -90,8 +90,15 @@ async def test_write_test_fix_commit(repo: Path, scripted: ScriptedModel) -> Non
     ]
     assert calls[3]["reasoning"] == "the test shows add subtracts"
     assert "_reasoningForCall" not in calls[3]["arguments"]
-    assert [c["decision"] for c in calls] == ["approved", "approved", "auto", "approved", "auto",
-                                              "approved", "approved"]
+    assert [c["decision"] for c in calls] == [
+        "approved",
+        "approved",
+        "auto",
+        "approved",
+        "auto",
+        "approved",
+        "approved",
+    ]
     assert log["metrics"]["tool_call_parse_errors_total"] == 0
     executed = {
         (m["labels"]["tool"], m["labels"]["success"]): m["value"]

@@ -29,8 +29,9 @@ class ExplodingReviewer(DiskReviewer):
         raise RuntimeError("the review panel fell over")
 
 
-async def test_a_tool_that_raises_is_a_result_the_model_reads(repo: Path,
-                                                             scripted: ScriptedModel) -> None:
+async def test_a_tool_that_raises_is_a_result_the_model_reads(
+    repo: Path, scripted: ScriptedModel
+) -> None:
     registry = builtin_registry()
     registry.add(Tool(name="broken", description="A tool with a bug."), Broken())
     scripted.script = [tool_call("broken"), answer("I could not use it.")]

@@ -20,14 +20,16 @@ print(",".join(leaked))
 
 
 def test_engine_does_not_import_pygls_or_lsprotocol() -> None:
-    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "", f"engine modules imported: {out}"
 
 
 def test_probe_can_fail() -> None:
     # The same probe notices a leak when one is there.
     leak = PROBE.replace("leaked =", "import lsprotocol.types\nleaked =")
-    out = subprocess.run([sys.executable, "-c", leak], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", leak], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert "lsprotocol" in out

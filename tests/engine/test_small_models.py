@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tests.engine.helpers import answer, drive, results_read, system_text
 from tests.support.scripted_model import ScriptedModel, tool_call
+
 from toolgate.agent.loop import FENCED_HINT, REPEATED
 
 
@@ -35,8 +36,9 @@ async def test_repeating_forever_ends_the_run(repo: Path, scripted: ScriptedMode
     assert len(scripted.requests) == 4  # the call, then three repeats
 
 
-async def test_a_fenced_call_gets_one_hint_and_then_runs(repo: Path,
-                                                         scripted: ScriptedModel) -> None:
+async def test_a_fenced_call_gets_one_hint_and_then_runs(
+    repo: Path, scripted: ScriptedModel
+) -> None:
     fenced = '```python\n<tool name="read_file" args>{"path": "README.md"}</tool>\n```'
     scripted.script = [
         {"content": fenced},
@@ -54,18 +56,23 @@ async def test_an_example_in_a_fence_beside_prose_still_ends_the_run_after_hints
 ) -> None:
     fenced = 'For example:\n```\n<tool name="read_file" args>{"path": "README.md"}</tool>\n```'
     scripted.fallback = {"content": fenced}
-    driven = await drive(repo, scripted, overrides={"tool_calling": {"mode": "text"},
-                                                    "limits": {"max_tool_retries": 2}})
+    driven = await drive(
+        repo,
+        scripted,
+        overrides={"tool_calling": {"mode": "text"}, "limits": {"max_tool_retries": 2}},
+    )
     assert driven.outcome.status == "completed"
     assert len(scripted.requests) == 3  # two hints, then the answer stands
     assert not (repo / ".toolgate" / "nothing").exists()
 
 
-async def test_compact_prompt_lists_signatures_and_examples(repo: Path,
-                                                            scripted: ScriptedModel) -> None:
+async def test_compact_prompt_lists_signatures_and_examples(
+    repo: Path, scripted: ScriptedModel
+) -> None:
     scripted.script = [answer()]
-    await drive(repo, scripted, overrides={"tool_calling": {"mode": "text",
-                                                            "compact_prompt": True}})
+    await drive(
+        repo, scripted, overrides={"tool_calling": {"mode": "text", "compact_prompt": True}}
+    )
     system = system_text(scripted.requests[0])
     assert "- edit_file(path, search, replace):" in system
     assert '<tool name="git_add" args>{"files":["app.py"]}</tool>' in system
