@@ -1866,6 +1866,15 @@ def _loads(text: str, where: str) -> Any:
     try:
         return json.loads(text, strict=False)
     except (ValueError, RecursionError) as exc:
+        if isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data":
+            # Small models often close one brace too many: `{"path": "a.py"}}`. A person
+            # reads that as the object before it; anything else after it stays an error.
+            rest = text[exc.pos :].strip()
+            if rest and set(rest) <= set("}]"):
+                try:
+                    return json.JSONDecoder(strict=False).raw_decode(text.strip())[0]
+                except (ValueError, RecursionError):
+                    pass
         if "&quot;" in text or "&#34;" in text:
             try:
                 return json.loads(html.unescape(text), strict=False)
