@@ -111,7 +111,12 @@ async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> End
     await server.start()
     notice(server.description)
     return Endpoint(
-        server.base_url, server.model, server.description, server.stop, preferred_mode="text"
+        server.base_url,
+        server.model,
+        server.description,
+        server.stop,
+        preferred_mode="text",
+        small_model=True,
     )
 
 

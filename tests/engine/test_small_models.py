@@ -78,3 +78,16 @@ async def test_compact_prompt_lists_signatures_and_examples(
     assert '<tool name="git_add" args>{"files":["app.py"]}</tool>' in system
     assert "TOOLS:" not in system  # no JSON schemas for a small model
     assert "tools" not in scripted.requests[0]  # text mode sends no native tools
+
+
+async def test_with_the_compact_prompt_a_fenced_call_runs(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    fenced = '```json\n<tool name="read_file" args>{"path": "README.md"}</tool>\n```'
+    scripted.script = [{"content": fenced}, answer()]
+    driven = await drive(
+        repo, scripted, overrides={"tool_calling": {"mode": "text", "compact_prompt": True}}
+    )
+    assert driven.outcome.status == "completed"
+    assert "# Tiny project" in scripted.requests[1]["messages"][-1]["content"]
+    assert [c["syntax"] for c in driven.calls()] == ["fenced_tag"]

@@ -17,8 +17,9 @@ pytest.importorskip("llama_cpp", reason="the embedded model needs toolgate[local
 pytestmark = pytest.mark.local_model
 
 TASK = (
-    'Create the file hello.py. Call write_file with path "hello.py" and content '
-    "\"print('hello')\\n\". One tool block only."
+    "Create the file hello.py. "
+    'Step 1: call write_file with path "hello.py" and content "print(\'hello\')\\n". '
+    "One tool block per answer."
 )
 
 

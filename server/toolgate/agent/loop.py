@@ -9,7 +9,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolgate.agent.events import (
@@ -185,6 +185,7 @@ class AgentRun:
         # Calls already made since the workspace last changed: small models loop on them.
         self._seen: set[str] = set()
         self._repeats = 0
+        self._turn_calls = 0
 
     def _initial_mode(self) -> str:
         if not self.calling.enabled:
@@ -425,6 +426,7 @@ class AgentRun:
         self.llm_calls += 1
         self.bus.emit(LLM_CALL, self.run_id, mode=self.runlog_mode, n=self.llm_calls)
         parser = self._parser() if self.mode == TEXT else None
+        self._turn_calls = 0
         try:
             async for delta in self.model.stream(full, tools):
                 if delta.text:
@@ -444,6 +446,12 @@ class AgentRun:
             return
         if parser is not None:
             self._text_items(parser, parser.finish(), queue)
+            if self.calling.compact_prompt and not self._turn_calls:
+                # The small embedded model puts every call in a code fence, which would mark
+                # an example; it was told to write tool blocks, so its fenced calls are run
+                # (through the gate like any other).
+                for call in self._fenced(turn.text):
+                    queue.put_nowait(self._text_item(call))
             return
         if turn.native:
             for native in turn.native:
@@ -458,14 +466,18 @@ class AgentRun:
                 for item in items:
                     queue.put_nowait(self._text_item(item))
 
-    def _fenced_calls(self, text: str) -> bool:
-        """Whether the text holds calls that only a code fence kept from running."""
+    def _fenced(self, text: str) -> list[ParsedCall]:
+        """The calls that only a code fence kept from running."""
         unfenced = "\n".join(
             line for line in text.splitlines() if not line.lstrip().startswith("```")
         )
         parser = self._parser()
         items = parser.feed(unfenced) + parser.finish()
-        return any(isinstance(i, ParsedCall) for i in items)
+        return [replace(i, syntax=f"fenced_{i.syntax}") for i in items if isinstance(i, ParsedCall)]
+
+    def _fenced_calls(self, text: str) -> bool:
+        """Whether the text holds calls that only a code fence kept from running."""
+        return bool(self._fenced(text))
 
     def _parser(self) -> StreamingCallParser:
         return StreamingCallParser(
@@ -480,6 +492,7 @@ class AgentRun:
         if visible:
             self._say(visible)
         for item in items:
+            self._turn_calls += isinstance(item, ParsedCall)
             queue.put_nowait(self._text_item(item))
 
     def _text_item(self, item: ParsedCall | CallParseError) -> tuple[str, Any]:

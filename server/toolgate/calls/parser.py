@@ -1892,12 +1892,12 @@ def _loads(text: str, where: str) -> Any:
 
 
 def _name_and_args(obj: Any, where: str) -> tuple[str, Any]:
-    """Read a {"name": …, "arguments"|"parameters": …} object."""
+    """Read a {"name": …, "arguments"|"parameters"|"args": …} object."""
     if isinstance(obj, dict) and isinstance(obj.get("function"), dict) and "name" not in obj:
         obj = obj["function"]
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
         raise _Bad(f'{where} must hold {{"name": "TOOL", "arguments": {{…}}}}; expected {EXPECTED}')
-    args = obj.get("arguments", obj.get("parameters", {}))
+    args = obj.get("arguments", obj.get("parameters", obj.get("args", {})))
     return obj["name"], args
 
 
@@ -1906,8 +1906,8 @@ def _looks_like_calls(items: list[Any], tools: Mapping[str, Any], every: bool = 
     good = [
         isinstance(i, dict)
         and i.get("name") in tools
-        and set(i) <= {"name", "arguments", "parameters", "id", "type"}
-        and isinstance(i.get("arguments", i.get("parameters", {})), (dict, str))
+        and set(i) <= {"name", "arguments", "parameters", "args", "id", "type"}
+        and isinstance(i.get("arguments", i.get("parameters", i.get("args", {}))), (dict, str))
         for i in items
     ]
     return bool(good) and (all(good) if every else good[0])
