@@ -32,3 +32,19 @@ def test_other_text_after_the_json_is_still_an_error() -> None:
     result = parse_text('<tool name="git_add" args>{"files": ["a"]} and more</tool>', TOOLS)
     assert result.calls == []
     assert "Extra data" in result.errors[0].error
+
+
+def test_arguments_written_as_the_args_attribute() -> None:
+    for text in (
+        '<tool name="git_add" args={"files": ["greet.py"]}</tool>',
+        '<tool name="git_add" args={"files": ["greet.py"]}></tool>',
+        '<tool name="git_add" args=\'{"files": ["greet.py"]}\'></tool>',
+    ):
+        result = parse_text("Next: " + text + " done", TOOLS)
+        assert [(c.name, c.arguments) for c in result.calls] == [
+            ("git_add", {"files": ["greet.py"]})
+        ], text
+        assert result.content == "Next:  done"
+        for size in (1, 4, 9):
+            calls, errors = _chunked("Next: " + text + " done", size)
+            assert calls == result.calls and errors == []

@@ -139,6 +139,9 @@ _FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})")
 _TAG_NAME = re.compile(
     r"""\bname\s*=\s*(?:"([^"]*)"|'([^']*)'|&quot;(.*?)&quot;|&\#34;(.*?)&\#34;|([^\s"'>]+))"""
 )
+_ARGS_ATTR = re.compile(
+    r"""<tool\s+name\s*=\s*(?:"([^"<>]*)"|'([^'<>]*)')\s+args\s*=\s*(?=['"]?\{)"""
+)
 _SHORT_OPEN = re.compile(r"<tool:\s*([A-Za-z_][\w.-]*)\s*>")
 _FUNCTION_OPEN = re.compile(r"<function=\s*([^<>\s]+)\s*>")
 _PARAMETER_OPEN = re.compile(r"<parameter=\s*([^<>\s]+)\s*>")
@@ -796,6 +799,21 @@ class StreamingCallParser:
                 return False
             self._prose_to(pos + 1)
             return True
+        attr_args = _ARGS_ATTR.match(buf, pos)
+        if (
+            attr_args is not None
+            and attr_args.end() <= gt + 1
+            or (attr_args is not None and buf.find("<", pos + 1, gt) >= 0)
+        ):
+            # `<tool name="X" args={…}</tool>`: the arguments written as the attribute's value.
+            name = next(g for g in attr_args.groups()[:2] if g is not None)
+            k = self._start("tag", self._st_tag)
+            k.name, k.attr_args = name, True
+            k.out_re, k.in_re = _SCAN_TAG
+            k.close, k.hold, k.depth_mode = "</tool>", 6, False
+            self._take(attr_args.end())
+            k.open_len = self._acc_n
+            return True
         if buf.find("<", pos + 1, gt) >= 0:
             self._prose_to(pos + 1)
             return True
@@ -995,6 +1013,10 @@ class StreamingCallParser:
 
     def _resolve_tag(self, k: _Construct, body: str, raw: str) -> None:
         text = _strip_fence(body.strip())
+        if getattr(k, "attr_args", False):
+            text = text.removesuffix(">").strip()
+            if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+                text = text[1:-1]
         try:
             if k.kind == "hermes" or k.name is None:
                 name, args = _name_and_args(_loads(text, k.name or "tool_call"), _what(k))
