@@ -146,15 +146,15 @@ def check_fixed(root: Path, log: dict[str, Any]) -> tuple[bool, str]:
 
 
 def check_committed(name: str) -> Callable[[Path, dict[str, Any]], tuple[bool, str]]:
-    """Success when a new commit exists and holds the file."""
+    """Success when a new commit exists and changes the file."""
 
     def check(root: Path, log: dict[str, Any]) -> tuple[bool, str]:
         count = int(_git(root, "rev-list", "--count", "HEAD").strip())
         if count < 2:
             return False, "no new commit"
-        tree = _git(root, "ls-tree", "--name-only", "HEAD").split()
-        if name not in tree:
-            return False, f"new commit lacks {name}"
+        changed = _git(root, "diff", "--name-only", "HEAD~1", "HEAD").split()
+        if name not in changed:
+            return False, f"the new commit does not change {name}"
         message = _git(root, "log", "-1", "--format=%s").strip()
         return True, f"committed: {message!r}"
 
@@ -252,7 +252,22 @@ TASKS = [
         check_committed("hello.py"),
         uncommitted={"hello.py": HELLO},
     ),
+    Task(
+        "fix-commit-explicit",
+        "fix+commit",
+        "explicit",
+        "The test fails because add() in calc.py returns a - b. Step 1: call edit_file with "
+        'path "calc.py", search "return a - b" and replace "return a + b". '
+        'Step 2: call run_tests. Step 3: call git_add with files ["calc.py"]. '
+        'Step 4: call git_commit with message "Fix add". One tool block per answer.',
+        BROKEN,
+        lambda root, log: _both(check_fixed(root, log), check_committed("calc.py")(root, log)),
+    ),
 ]
+
+
+def _both(first: tuple[bool, str], second: tuple[bool, str]) -> tuple[bool, str]:
+    return first[0] and second[0], f"{first[1]}; {second[1]}"
 
 
 def load_log(root: Path) -> dict[str, Any]:
@@ -290,9 +305,39 @@ def summarize_log(log: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_task(task: Task, keep: bool) -> dict[str, Any]:
+# The settings `Endpoint.small_model` is meant to bring (compact prompt, no sampling, a token
+# cap), given through the workspace's config file: measures them without touching the engine.
+SMALL_SETTINGS = """[model]
+temperature = 0.0
+max_tokens = 768
+
+[tool_calling]
+compact_prompt = true
+"""
+
+
+def engine_info() -> dict[str, str]:
+    """Which toolgate the runs import, and the repository's commit (the engine changes often)."""
+    where = subprocess.run(
+        [sys.executable, "-c", "import toolgate; print(toolgate.__file__)"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=Path(__file__).resolve().parent,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return {"toolgate": where, "repository_head": head}
+
+
+def run_task(task: Task, keep: bool, small_settings: bool = False) -> dict[str, Any]:
     """Run one task in a fresh repository and check the outcome."""
     root = make_repo(task)
+    if small_settings:
+        (root / ".toolgate").mkdir(exist_ok=True)
+        (root / ".toolgate" / "config.toml").write_text(SMALL_SETTINGS, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
     load_before = os.getloadavg()
     start = time.monotonic()
@@ -368,13 +413,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", help="task names to run")
     parser.add_argument("--keep", action="store_true", help="keep the workspaces")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--engine-label", default="", help="the engine commit, when run from a snapshot"
+    )
+    parser.add_argument(
+        "--small-settings",
+        action="store_true",
+        help="compact prompt, temperature 0, max_tokens 768 through .toolgate/config.toml",
+    )
     args = parser.parse_args(argv)
     tasks = [t for t in TASKS if not args.only or t.name in args.only]
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     records: list[dict[str, Any]] = []
+    engine = {**engine_info(), "label": args.engine_label}
     for repetition in range(args.repeat):
         for task in tasks:
-            record = run_task(task, args.keep)
+            record = run_task(task, args.keep, args.small_settings)
             record["repetition"] = repetition + 1
             records.append(record)
             print(
@@ -394,7 +448,9 @@ def main(argv: list[str] | None = None) -> int:
                             "python": platform.python_version(),
                             "platform": platform.platform(),
                         },
+                        "engine": engine,
                         "max_steps": MAX_STEPS,
+                        "small_settings": SMALL_SETTINGS if args.small_settings else None,
                         "repeat": args.repeat,
                         "success": sum(r["success"] for r in records),
                         "runs": len(records),
