@@ -182,7 +182,7 @@ async def _run_async(root: Path, config: Any, task: str, approve: str, json_line
     from toolgate.workspace import Workspace
 
     bus = EventBus()
-    printer = Printer(json_lines=json_lines)
+    printer = Printer(json_lines=json_lines, show_diffs=approve != "ask")
     bus.subscribe(printer)
     workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
     reviewer = {"ask": TerminalReviewer, "auto": AutoReviewer, "deny": DenyReviewer}[approve](

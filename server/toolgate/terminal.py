@@ -138,10 +138,12 @@ class Printer:
         out: TextIO = sys.stdout,
         json_lines: bool = False,
         colour: bool | None = None,
+        show_diffs: bool = True,
     ) -> None:
         self.err = err
         self.out = out
         self.json_lines = json_lines
+        self.show_diffs = show_diffs  # off when a TerminalReviewer shows each diff itself
         self.colour = err.isatty() if colour is None else colour
         self._mid_text = False
 
@@ -176,7 +178,7 @@ class Printer:
             )
         elif event.type == TOOL_CALL_PARSE_ERROR:
             self._line(f"  ✗ unreadable tool call: {f['error']}", _RED)
-        elif event.type == PROPOSAL_CREATED and f.get("auto"):
+        elif event.type == PROPOSAL_CREATED and self.show_diffs:
             self._line(colour_diff(f["diff"], self.colour))
         elif event.type == TESTS_FINISHED:
             s = f.get("summary", {})
