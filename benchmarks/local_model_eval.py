@@ -332,7 +332,9 @@ def engine_info() -> dict[str, str]:
     return {"toolgate": where, "repository_head": head}
 
 
-def run_task(task: Task, keep: bool, small_settings: bool = False) -> dict[str, Any]:
+def run_task(
+    task: Task, keep: bool, small_settings: bool = False, timeout: float = RUN_TIMEOUT_SECONDS
+) -> dict[str, Any]:
     """Run one task in a fresh repository and check the outcome."""
     root = make_repo(task)
     if small_settings:
@@ -360,12 +362,12 @@ def run_task(task: Task, keep: bool, small_settings: bool = False) -> dict[str, 
             capture_output=True,
             text=True,
             env=env,
-            timeout=RUN_TIMEOUT_SECONDS,
+            timeout=timeout,
         )
         exit_code: int | None = done.returncode
         stderr_tail = done.stderr[-1500:]
     except subprocess.TimeoutExpired:
-        exit_code, stderr_tail = None, f"timed out after {RUN_TIMEOUT_SECONDS} s"
+        exit_code, stderr_tail = None, f"timed out after {timeout:.0f} s"
     seconds = time.monotonic() - start
     log = load_log(root)
     ok, detail = task.check(root, log)
@@ -414,6 +416,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the workspaces")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument(
+        "--timeout", type=float, default=RUN_TIMEOUT_SECONDS, help="seconds per task"
+    )
+    parser.add_argument(
         "--engine-label", default="", help="the engine commit, when run from a snapshot"
     )
     parser.add_argument(
@@ -428,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
     engine = {**engine_info(), "label": args.engine_label}
     for repetition in range(args.repeat):
         for task in tasks:
-            record = run_task(task, args.keep, args.small_settings)
+            record = run_task(task, args.keep, args.small_settings, args.timeout)
             record["repetition"] = repetition + 1
             records.append(record)
             print(
@@ -450,6 +455,7 @@ def main(argv: list[str] | None = None) -> int:
                         },
                         "engine": engine,
                         "max_steps": MAX_STEPS,
+                        "timeout_seconds": args.timeout,
                         "small_settings": SMALL_SETTINGS if args.small_settings else None,
                         "repeat": args.repeat,
                         "success": sum(r["success"] for r in records),
