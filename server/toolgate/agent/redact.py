@@ -27,8 +27,12 @@ class Redactor:
     def text(self, value: str) -> str:
         """A string with every secret hidden."""
         for secret in self._secrets:
-            value = value.replace(secret, "[redacted]")
-        return _KEY_PATTERN.sub("[redacted]", value)
+            if secret in value:
+                value = value.replace(secret, "[redacted]")
+        # The pattern scan is costly on large texts (diffs, file contents): only when it can hit.
+        if "sk-" in value or "Bearer" in value:
+            value = _KEY_PATTERN.sub("[redacted]", value)
+        return value
 
     def deep(self, value: Any) -> Any:
         """Any JSON-like value with every secret hidden."""

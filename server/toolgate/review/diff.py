@@ -56,6 +56,13 @@ class AnchoredMatcher(difflib.SequenceMatcher):
     it goes through difflib.
     """
 
+    def _SequenceMatcher__chain_b(self) -> None:  # noqa: N802 - difflib's private hook
+        # difflib indexes all of b up front for find_longest_match, which this matcher never
+        # calls on the whole file; the gaps get their own plain matchers.
+        self.b2j: dict[str, list[int]] = {}
+        self.bjunk: set[str] = set()
+        self.bpopular: set[str] = set()
+
     def get_matching_blocks(self) -> list[difflib.Match]:  # type: ignore[override]
         """Matching blocks: equal runs in step, difflib only in the gaps between them."""
         if self.matching_blocks is not None:
@@ -64,7 +71,6 @@ class AnchoredMatcher(difflib.SequenceMatcher):
         la, lb = len(a), len(b)
         count_a = Counter(a)
         count_b = Counter(b)
-        where_b = {line: j for j, line in enumerate(b) if count_b[line] == 1}
         blocks: list[list[int]] = []
 
         def add(i: int, j: int, k: int) -> None:
@@ -83,18 +89,16 @@ class AnchoredMatcher(difflib.SequenceMatcher):
         i = j = 0
         while i < la and j < lb:
             if a[i] == b[j]:
-                i0, j0 = i, j
-                while i < la and j < lb and a[i] == b[j]:
-                    i += 1
-                    j += 1
-                add(i0, j0, i - i0)
+                run = _equal_run(a, b, i, j)
+                add(i, j, run)
+                i, j = i + run, j + run
                 continue
             i2, j2 = i, -1
             while i2 < la:
                 line = a[i2]
-                if count_a[line] == 1:
-                    j2 = where_b.get(line, -1)
-                    if j2 >= j:
+                if count_a[line] == 1 and count_b[line] == 1:
+                    j2 = _find(b, line, j)
+                    if j2 >= 0:
                         break
                 i2 += 1
             if i2 >= la:
@@ -106,6 +110,29 @@ class AnchoredMatcher(difflib.SequenceMatcher):
         result.append(difflib.Match(la, lb, 0))
         self.matching_blocks = result  # type: ignore[assignment]
         return result
+
+
+def _equal_run(a: list[str], b: list[str], i: int, j: int) -> int:
+    """How many lines from a[i] and b[j] on are equal (list slices compare at C speed)."""
+    limit = min(len(a) - i, len(b) - j)
+    step = 1
+    good = 0
+    while good + step <= limit and a[i + good : i + good + step] == b[j + good : j + good + step]:
+        good += step
+        step *= 2
+    while step > 1:
+        step //= 2
+        if good + step <= limit and a[i + good : i + good + step] == b[j + good : j + good + step]:
+            good += step
+    return good
+
+
+def _find(b: list[str], line: str, start: int) -> int:
+    """The index of `line` in b at or after `start`, or -1."""
+    try:
+        return b.index(line, start)
+    except ValueError:
+        return -1
 
 
 def unified_diff(old: str, new: str, path: str, *, context: int = 3, new_file: bool = False) -> str:
