@@ -571,15 +571,18 @@ class RunCommand:
             raise PathRefused(f"cwd {args.get('cwd')!r} is not a folder")
         return cwd
 
+    def _prepare(self, ctx: ActivityContext, args: dict[str, Any]) -> tuple[list[str], Path]:
+        """The argv and folder of this call; raises CommandRefused, PathRefused or Untrusted."""
+        if not ctx.settings.trusted:
+            raise _Untrusted
+        return self.argv(ctx, args), self._cwd(ctx, args)
+
     async def run(self, ctx: ActivityContext, args: dict[str, Any]) -> ToolResult:
         """Run the program and report its exit code and (capped) output."""
         start = time.perf_counter()
-        if not ctx.settings.trusted:
-            return _timed(start, _untrusted())
         try:
-            argv = self.argv(ctx, args)
-            cwd = self._cwd(ctx, args)
-        except (CommandRefused, PathRefused) as exc:
+            argv, cwd = self._prepare(ctx, args)
+        except (CommandRefused, PathRefused, _Untrusted) as exc:
             return _timed(start, _refusal(exc))
         outcome = await run_process(
             resolve_executable(argv, cwd, root=ctx.workspace.root),
@@ -603,11 +606,12 @@ class RunCommand:
         return _timed(start, result)
 
 
-def _untrusted() -> ToolResult:
-    return ToolResult.fail(
-        "this workspace is not trusted, so nothing may execute here (tests, git, commands); "
-        "the person can trust the workspace in the editor to allow it"
-    )
+class _Untrusted(Exception):
+    def __str__(self) -> str:
+        return (
+            "this workspace is not trusted, so nothing may execute here (tests, git, commands); "
+            "the person can trust the workspace in the editor to allow it"
+        )
 
 
 def _exit_error(outcome: Any) -> str:
@@ -628,12 +632,9 @@ class RunTests(RunCommand):
         from toolgate.testing.runner import run_pytest
 
         start = time.perf_counter()
-        if not ctx.settings.trusted:
-            return _timed(start, _untrusted())
         try:
-            argv = self.argv(ctx, args)
-            cwd = self._cwd(ctx, args)
-        except (CommandRefused, PathRefused) as exc:
+            argv, cwd = self._prepare(ctx, args)
+        except (CommandRefused, PathRefused, _Untrusted) as exc:
             return _timed(start, _refusal(exc))
         notes = await ctx.before_tests()
         if not is_pytest(argv):
