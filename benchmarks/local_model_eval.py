@@ -280,7 +280,9 @@ def summarize_log(log: dict[str, Any]) -> dict[str, Any]:
     """Steps, calls and parse errors from a run log."""
     steps = log.get("steps", [])
     calls = [c for s in steps for c in s.get("calls", []) if c.get("name")]
-    parse_errors = log.get("metrics", {}).get("tool_call_parse_errors_total", 0)
+    unread = [c.get("error") for s in steps for c in s.get("calls", []) if not c.get("name")]
+    # A run ended by the timeout has no metrics; its steps still hold each unreadable call.
+    parse_errors = log.get("metrics", {}).get("tool_call_parse_errors_total", len(unread))
     return {
         "status": log.get("status"),
         "reason": log.get("reason"),
@@ -298,15 +300,13 @@ def summarize_log(log: dict[str, Any]) -> dict[str, Any]:
             for c in calls
         ],
         "parse_errors": parse_errors,
-        "parse_error_messages": [
-            c.get("error") for s in steps for c in s.get("calls", []) if not c.get("name")
-        ],
+        "parse_error_messages": unread,
         "answer": log.get("answer"),
     }
 
 
-# The settings `Endpoint.small_model` is meant to bring (compact prompt, no sampling, a token
-# cap), given through the workspace's config file: measures them without touching the engine.
+# The settings `Endpoint.small_model` brings (compact prompt, no sampling, a token cap), given
+# through the workspace's config file: measures them on an engine that does not set them itself.
 SMALL_SETTINGS = """[model]
 temperature = 0.0
 max_tokens = 768
