@@ -48,3 +48,13 @@ def test_arguments_written_as_the_args_attribute() -> None:
         for size in (1, 4, 9):
             calls, errors = _chunked("Next: " + text + " done", size)
             assert calls == result.calls and errors == []
+
+
+def test_an_args_attribute_call_cut_off_at_the_end_is_an_error() -> None:
+    text = 'Editing now. <tool name="edit_file" args={"path": "README.md", "search": "a"'
+    result = parse_text(text, TOOLS)
+    assert result.calls == []
+    assert len(result.errors) == 1 and "edit_file" in result.errors[0].raw_excerpt
+    for size in (1, 5, 13):
+        calls, errors = _chunked(text, size)
+        assert calls == [] and [e.error for e in errors] == [result.errors[0].error]

@@ -91,3 +91,16 @@ async def test_with_the_compact_prompt_a_fenced_call_runs(
     assert driven.outcome.status == "completed"
     assert "# Tiny project" in scripted.requests[1]["messages"][-1]["content"]
     assert [c["syntax"] for c in driven.calls()] == ["fenced_tag"]
+
+
+async def test_an_invented_result_gets_a_hint(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [
+        {"content": '<tool_result name="run_tests" success="true">Passed</tool_result>'},
+        {"content": '<tool name="read_file" args>{"path": "README.md"}</tool>'},
+        answer(),
+    ]
+    driven = await drive(repo, scripted, overrides={"tool_calling": {"mode": "text"}})
+    assert driven.outcome.status == "completed"
+    hint = scripted.requests[1]["messages"][-1]["content"]
+    assert hint.startswith("You wrote a <tool_result> block yourself")
+    assert [c["name"] for c in driven.calls()] == ["read_file"]

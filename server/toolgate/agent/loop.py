@@ -72,6 +72,10 @@ FENCED_HINT = (
     "Your tool block was inside a ``` code fence, which marks an example, so it did not run. "
     "To call a tool, write the tool block on its own, without the fence."
 )
+INVENTED_RESULT_HINT = (
+    "You wrote a <tool_result> block yourself, so no tool ran. Results come only from Toolgate: "
+    'call the tool with a <tool name="NAME" args>{…}</tool> block and wait for its result.'
+)
 DONE_HINT = (
     "Go on with the next step of the task. Only when every step is done, reply with one plain "
     "sentence and no tool block."
@@ -298,14 +302,10 @@ class AgentRun:
                 self.answer = str(final.arguments.get("answer", "")) or turn.text
                 return
             if not turn.outcomes and not turn.errors:
-                if (
-                    self.mode == TEXT
-                    and fence_nudges < self.limits.max_tool_retries
-                    and (self._fenced_calls(turn.text))
-                ):
-                    # Small models wrap their call in a code fence, which marks an example.
+                hint = self._text_hint(turn.text) if self.mode == TEXT else None
+                if hint and fence_nudges < self.limits.max_tool_retries:
                     fence_nudges += 1
-                    messages.append({"role": "user", "content": FENCED_HINT})
+                    messages.append({"role": "user", "content": hint})
                     continue
                 self.answer = turn.text
                 return
@@ -475,9 +475,13 @@ class AgentRun:
         items = parser.feed(unfenced) + parser.finish()
         return [replace(i, syntax=f"fenced_{i.syntax}") for i in items if isinstance(i, ParsedCall)]
 
-    def _fenced_calls(self, text: str) -> bool:
-        """Whether the text holds calls that only a code fence kept from running."""
-        return bool(self._fenced(text))
+    def _text_hint(self, text: str) -> str | None:
+        """A hint for a text-mode answer that looks like a call that did not happen."""
+        if self._fenced(text):
+            return FENCED_HINT  # small models wrap their call in a fence, which marks an example
+        if "<tool_result" in text:
+            return INVENTED_RESULT_HINT  # small models sometimes write the result themselves
+        return None
 
     def _parser(self) -> StreamingCallParser:
         return StreamingCallParser(

@@ -793,19 +793,11 @@ class StreamingCallParser:
 
     def _open_tag(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        gt = buf.find(">", pos, pos + _WINDOW)
-        if gt < 0:
-            if n - pos < _WINDOW and not self._eof:
-                return False
-            self._prose_to(pos + 1)
-            return True
         attr_args = _ARGS_ATTR.match(buf, pos)
-        if (
-            attr_args is not None
-            and attr_args.end() <= gt + 1
-            or (attr_args is not None and buf.find("<", pos + 1, gt) >= 0)
-        ):
+        if attr_args is not None:
             # `<tool name="X" args={…}</tool>`: the arguments written as the attribute's value.
+            # Decided before looking for `>`: such a tag may have none, and one cut off by the
+            # end of the output must still be reported as a cut-off call.
             name = next(g for g in attr_args.groups()[:2] if g is not None)
             k = self._start("tag", self._st_tag)
             k.name, k.attr_args = name, True
@@ -813,6 +805,12 @@ class StreamingCallParser:
             k.close, k.hold, k.depth_mode = "</tool>", 6, False
             self._take(attr_args.end())
             k.open_len = self._acc_n
+            return True
+        gt = buf.find(">", pos, pos + _WINDOW)
+        if gt < 0:
+            if n - pos < _WINDOW and not self._eof:
+                return False
+            self._prose_to(pos + 1)
             return True
         if buf.find("<", pos + 1, gt) >= 0:
             self._prose_to(pos + 1)
