@@ -122,6 +122,7 @@ class _Turn:
     parsed: list[ToolCall] = field(default_factory=list)
     errors: list[CallParseError] = field(default_factory=list)
     outcomes: list[tuple[ToolCall, GateOutcome]] = field(default_factory=list)
+    views: list[ToolResult] = field(default_factory=list)  # each result as the model reads it
 
 
 class AgentRun:
@@ -270,7 +271,7 @@ class AgentRun:
         messages: list[dict[str, Any]] = [{"role": "user", "content": self.task}]
         retries = 0
         denied_streak = 0
-        fence_nudges = 0
+        hints = 0
         corrected = False
         for step_number in itertools.count(1):
             if step_number > self.limits.max_steps:
@@ -283,8 +284,10 @@ class AgentRun:
                 messages.append({"role": "assistant", "content": turn.text})
             else:
                 messages.append(self._assistant_message(turn))
-            for call, outcome in turn.outcomes:
-                self.runlog.record_call(step, self._log_entry(call, outcome))
+            # What the model reads of each result, capped once for the log and the reply.
+            turn.views = [self._model_view(o.result) for _, o in turn.outcomes]
+            for (call, outcome), view in zip(turn.outcomes, turn.views, strict=True):
+                self.runlog.record_call(step, self._log_entry(call, outcome, view))
             for error in turn.errors:
                 self.runlog.record_call(
                     step,
@@ -303,8 +306,8 @@ class AgentRun:
                 return
             if not turn.outcomes and not turn.errors:
                 hint = self._text_hint(turn.text) if self.mode == TEXT else None
-                if hint and fence_nudges < self.limits.max_tool_retries:
-                    fence_nudges += 1
+                if hint and hints < self.limits.max_tool_retries:
+                    hints += 1
                     messages.append({"role": "user", "content": hint})
                     continue
                 self.answer = turn.text
@@ -335,8 +338,8 @@ class AgentRun:
     def _feed_back(self, messages: list[dict[str, Any]], turn: _Turn, corrected: bool) -> None:
         if self.mode == TEXT:
             blocks = [
-                format_tool_result(call.name, self._model_view(outcome.result).to_dict())
-                for call, outcome in turn.outcomes
+                format_tool_result(call.name, view.to_dict())
+                for (call, _), view in zip(turn.outcomes, turn.views, strict=True)
             ]
             if turn.errors:
                 blocks.append(corrective_message(turn.errors))
@@ -344,21 +347,14 @@ class AgentRun:
                 blocks.append(DONE_HINT)
             messages.append({"role": "user", "content": "\n\n".join(blocks)})
             return
-        for call, outcome in turn.outcomes:
-            messages.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": call.id,
-                    "content": result_json(self._model_view(outcome.result)),
-                }
-            )
+        for (call, _), view in zip(turn.outcomes, turn.views, strict=True):
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result_json(view)})
 
     def _model_view(self, result: ToolResult) -> ToolResult:
         return fit_result(result, self.calling.max_output_bytes)
 
-    def _log_entry(self, call: ToolCall, outcome: GateOutcome) -> dict[str, Any]:
-        result = outcome.result
-        stored = result if self.calling.store_raw_tool_output else self._model_view(result)
+    def _log_entry(self, call: ToolCall, outcome: GateOutcome, view: ToolResult) -> dict[str, Any]:
+        stored = outcome.result if self.calling.store_raw_tool_output else view
         return {
             "id": call.id,
             "name": call.name,
