@@ -8,7 +8,7 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolgate.calls import parse_text
+from toolgate.calls import StreamingCallParser, parse_text
 
 from .helpers import TOOLS, run_in_chunks
 
@@ -57,6 +57,15 @@ FRAGMENTS = [
     "[",
     "{",
     ">>>",
+]
+
+# Constructs whose completion involves no bracket or angle bracket: only their fence or line ends.
+TIMING_FRAGMENTS = [
+    "\n```tool\n\n```\n",
+    "\n~~~tool_call\nnot json\n~~~\n",
+    "\n```python\nx = 1\n```\n",
+    "a `span` and `another one` here ",
+    "\n>>> RUN COMMAND\npytest -q\n",
 ]
 
 
@@ -222,3 +231,59 @@ def test_benchmark_answer_streams_exactly_like_one_shot() -> None:
     for size in (16, 100, 4096):
         items, content = run_in_chunks(text, list(range(size, len(text), size)))
         assert items == whole.calls and content == whole.content
+
+
+def _emitted_per_feed(text: str, size: int) -> list[int]:
+    """How many items the parser has emitted after each fixed-size feed."""
+    parser = StreamingCallParser(TOOLS)
+    counts: list[int] = []
+    total = 0
+    for start in range(0, len(text), size):
+        total += len(parser.feed(text[start : start + size]))
+        counts.append(total)
+    return counts
+
+
+def _emitted_by_prefix(prefix: str) -> int:
+    """What one feed of the whole prefix emits: everything its text already decides."""
+    return len(StreamingCallParser(TOOLS).feed(prefix))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from(FRAGMENTS + TIMING_FRAGMENTS), min_size=1, max_size=8),
+    st.sampled_from([1, 3, 7, 16, 40]),
+)
+def test_every_item_is_emitted_by_the_feed_that_completes_it(parts: list[str], size: int) -> None:
+    # Batching small chunks must never hold back a call or error the text already decides.
+    text = "".join(parts)
+    counts = _emitted_per_feed(text, size)
+    for i, count in enumerate(counts):
+        assert count == _emitted_by_prefix(text[: (i + 1) * size]), (text, size, i)
+
+
+def test_an_empty_tool_fence_is_reported_when_it_closes() -> None:
+    parser = StreamingCallParser(TOOLS)
+    assert parser.feed("Here:\n") == []
+    assert parser.feed("```tool\n") == []
+    assert parser.feed("\n") == []
+    errors = parser.feed("```\n")
+    assert len(errors) == 1 and "```tool" in errors[0].error
+
+
+def test_a_call_after_a_plain_fence_is_emitted_when_it_closes() -> None:
+    parser = StreamingCallParser(TOOLS)
+    parser.feed("Example:\n```python\n")
+    parser.feed("x = 1\n")
+    parser.feed("```\n")
+    calls = parser.feed('<tool name="git_status" args>{}</tool>')
+    assert [c.name for c in calls] == ["git_status"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(ALPHABET, max_size=60), st.sampled_from([1, 2, 5, 16]))
+def test_no_item_is_held_back_on_arbitrary_text(tokens: list[str], size: int) -> None:
+    text = "".join(tokens)
+    counts = _emitted_per_feed(text, size)
+    for i, count in enumerate(counts):
+        assert count == _emitted_by_prefix(text[: (i + 1) * size]), (text, size, i)

@@ -516,10 +516,12 @@ class StreamingCallParser:
         if st not in _CLOSERS or self._acc_n + 2 * _DEFER_LIMIT > self._cap:
             return None
         cls = StreamingCallParser
-        if st is cls._st_prose and ">>>" in self._buf:
-            return _CLOSE_LINE_OR_TAG  # a pending arrow line closes at its newline
+        if st is cls._st_prose and self._buf:
+            # Held prose (an inline code span, an arrow or fence line) is decided at a line end,
+            # and may then let go of a call that closed behind it.
+            return _CLOSE_LINE_OR_TAG
         if st is cls._st_fence and self._k.mode == "plain":
-            return _CLOSE_NEVER  # a plain fence holds no call
+            return _CLOSE_FENCE_RUN[self._k.fchar]  # a plain fence holds no call until it closes
         return _CLOSERS[st]
 
     def _drain(self) -> list[Item]:
@@ -1821,10 +1823,13 @@ _DEFER_LIMIT = 200
 _CLOSE_TAG = re.compile(r">")
 _CLOSE_JSON = re.compile(r"[}\])]")
 _CLOSE_LINE = re.compile(r"\n")
-_CLOSE_LINE_OR_TAG = re.compile(r"[>}\]\n]")
-_CLOSE_NEVER = re.compile(r"(?!)")
+# A fence's three backticks or tildes either lie in one chunk or one chunk starts with them.
+_FENCE_RUN = r"|^[`~]|``|~~"
+_CLOSE_PROSE = re.compile(r"[>}\]]" + _FENCE_RUN)
+_CLOSE_LINE_OR_TAG = re.compile(r"[>}\]\n]" + _FENCE_RUN)
+_CLOSE_FENCE_RUN = {c: re.compile(f"\\n|^{c}|{c}{c}") for c in "`~"}
 _CLOSERS: dict[Any, re.Pattern[str]] = {
-    StreamingCallParser._st_prose: re.compile(r"[>}\]]"),
+    StreamingCallParser._st_prose: _CLOSE_PROSE,
     StreamingCallParser._st_fence: _CLOSE_LINE,
     StreamingCallParser._st_tag: _CLOSE_TAG,
     StreamingCallParser._st_nested: _CLOSE_TAG,
