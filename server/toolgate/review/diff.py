@@ -1,14 +1,24 @@
-"""Unified diffs and their hunks, computed with difflib and read back with unidiff."""
+"""Unified diffs and their hunks, both read off one matching of the two texts' lines."""
 
 from __future__ import annotations
 
-import difflib
-from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from unidiff import PatchSet
+from toolgate.review.matching import (
+    Block,
+    Lines,
+    ListLines,
+    SearchTooLong,
+    TextLines,
+    breaks_only_at_newline,
+    match_lists,
+    match_texts,
+)
 
 _NO_EOL = "\\ No newline at end of file\n"
+
+Opcode = tuple[str, int, int, int, int]
 
 
 @dataclass(frozen=True)
@@ -33,129 +43,139 @@ class Hunk:
         return "".join(self.new_lines)
 
 
+@dataclass(frozen=True)
+class FileDiff:
+    """A git-style unified diff of one file ("" when nothing changed) and its hunks."""
+
+    text: str
+    hunks: list[Hunk]
+
+
 def split_lines(text: str) -> list[str]:
     """Lines with their endings kept, so joining them gives the text back."""
     return text.splitlines(keepends=True)
 
 
-def _diff_lines(lines: list[str]) -> list[str]:
-    # unified diff wants every line terminated; mark a missing final newline the way git does.
-    out = list(lines)
-    if out and not out[-1].endswith("\n"):
-        out[-1] = out[-1] + "\n" + _NO_EOL
-    return out
-
-
-class AnchoredMatcher(difflib.SequenceMatcher):
-    """difflib's matcher, with equal runs walked in step and resynchronised on unique lines.
-
-    Plain difflib spends most of its time looking for the longest match across a whole large
-    file; a handful of edits in a 10,000-line file would cost tens of milliseconds. Here equal
-    lines are walked in step; at a difference, the next line that occurs once on each side
-    (and lies ahead on both) is where the two sides meet again, and only the small gap before
-    it goes through difflib.
-    """
-
-    def _SequenceMatcher__chain_b(self) -> None:  # noqa: N802 - difflib's private hook
-        # difflib indexes all of b up front for find_longest_match, which this matcher never
-        # calls on the whole file; the gaps get their own plain matchers.
-        self.b2j: dict[str, list[int]] = {}
-        self.bjunk: set[str] = set()
-        self.bpopular: set[str] = set()
-
-    def get_matching_blocks(self) -> list[difflib.Match]:  # type: ignore[override]
-        """Matching blocks: equal runs in step, difflib only in the gaps between them."""
-        if self.matching_blocks is not None:
-            return self.matching_blocks  # type: ignore[return-value]
-        a, b = self.a, self.b
-        la, lb = len(a), len(b)
-        count_a = Counter(a)
-        count_b = Counter(b)
-        blocks: list[list[int]] = []
-
-        def add(i: int, j: int, k: int) -> None:
-            last = blocks[-1] if blocks else None
-            if last is not None and last[0] + last[2] == i and last[1] + last[2] == j:
-                last[2] += k
-            elif k:
-                blocks.append([i, j, k])
-
-        def gap(i1: int, i2: int, j1: int, j2: int) -> None:
-            if i1 < i2 and j1 < j2:
-                sub = difflib.SequenceMatcher(None, a[i1:i2], b[j1:j2], autojunk=False)
-                for i, j, k in sub.get_matching_blocks():
-                    add(i1 + i, j1 + j, k)
-
-        i = j = 0
-        while i < la and j < lb:
-            if a[i] == b[j]:
-                run = _equal_run(a, b, i, j)
-                add(i, j, run)
-                i, j = i + run, j + run
-                continue
-            i2, j2 = i, -1
-            while i2 < la:
-                line = a[i2]
-                if count_a[line] == 1 and count_b[line] == 1:
-                    j2 = _find(b, line, j)
-                    if j2 >= 0:
-                        break
-                i2 += 1
-            if i2 >= la:
-                break
-            gap(i, i2, j, j2)
-            i, j = i2, j2
-        gap(i, la, j, lb)
-        result = [difflib.Match(bi, bj, k) for bi, bj, k in blocks]
-        result.append(difflib.Match(la, lb, 0))
-        self.matching_blocks = result  # type: ignore[assignment]
-        return result
-
-
-def _equal_run(a: list[str], b: list[str], i: int, j: int) -> int:
-    """How many lines from a[i] and b[j] on are equal (list slices compare at C speed)."""
-    limit = min(len(a) - i, len(b) - j)
-    step = 1
-    good = 0
-    while good + step <= limit and a[i + good : i + good + step] == b[j + good : j + good + step]:
-        good += step
-        step *= 2
-    while step > 1:
-        step //= 2
-        if good + step <= limit and a[i + good : i + good + step] == b[j + good : j + good + step]:
-            good += step
-    return good
-
-
-def _find(b: list[str], line: str, start: int) -> int:
-    """The index of `line` in b at or after `start`, or -1."""
-    try:
-        return b.index(line, start)
-    except ValueError:
-        return -1
+def diff_texts(
+    old: str, new: str, path: str, *, context: int = 3, new_file: bool = False
+) -> FileDiff:
+    """The unified diff of one file and its hunks, each narrowed to the lines it changes."""
+    old_side, new_side, blocks = _match(old, new)
+    groups = list(_grouped_opcodes(_opcodes(blocks), context))
+    if not groups:
+        return FileDiff("", [])
+    out = [f"--- {'/dev/null' if new_file else 'a/' + path}\n", f"+++ b/{path}\n"]
+    hunks: list[Hunk] = []
+    for group in groups:
+        hunks.append(_render(group, old_side, new_side, out, len(hunks)))
+    return FileDiff("".join(out), hunks)
 
 
 def unified_diff(old: str, new: str, path: str, *, context: int = 3, new_file: bool = False) -> str:
     """A git-style unified diff of one file."""
-    a = _diff_lines(split_lines(old))
-    b = _diff_lines(split_lines(new))
-    out = [f"--- {'/dev/null' if new_file else 'a/' + path}\n", f"+++ b/{path}\n"]
-    matcher = AnchoredMatcher(None, a, b, autojunk=False)
-    groups = list(matcher.get_grouped_opcodes(context))
-    if not groups:
-        return ""
-    for group in groups:
-        first, last = group[0], group[-1]
-        out.append(f"@@ -{_span(first[1], last[2])} +{_span(first[3], last[4])} @@\n")
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                out.extend(" " + line for line in a[i1:i2])
-                continue
-            if tag in ("replace", "delete"):
-                out.extend("-" + line for line in a[i1:i2])
-            if tag in ("replace", "insert"):
-                out.extend("+" + line for line in b[j1:j2])
-    return "".join(out)
+    return diff_texts(old, new, path, context=context, new_file=new_file).text
+
+
+def _match(old: str, new: str) -> tuple[Lines, Lines, list[Block]]:
+    # Searching the texts is cheaper than making every line an object, but only works when
+    # "\n" is the sole line break; the list walk takes the rest, and pathological repeats.
+    if breaks_only_at_newline(old) and breaks_only_at_newline(new):
+        old_text, new_text = TextLines(old), TextLines(new)
+        try:
+            return old_text, new_text, match_texts(old_text, new_text)
+        except SearchTooLong:
+            pass
+    a, b = ListLines(split_lines(old)), ListLines(split_lines(new))
+    # Matched with the missing-newline marker on: with other line breaks, a line may lack a
+    # "\n" without being the last, and must not then equal an unterminated last line.
+    marked_a = _marked(a.lines(0, a.count), a.unterminated)
+    marked_b = _marked(b.lines(0, b.count), b.unterminated)
+    return a, b, match_lists(marked_a, marked_b)
+
+
+def _opcodes(blocks: list[Block]) -> list[Opcode]:
+    """difflib.SequenceMatcher.get_opcodes, from matching blocks."""
+    i = j = 0
+    answer: list[Opcode] = []
+    for ai, bj, size in blocks:
+        tag = ""
+        if i < ai and j < bj:
+            tag = "replace"
+        elif i < ai:
+            tag = "delete"
+        elif j < bj:
+            tag = "insert"
+        if tag:
+            answer.append((tag, i, ai, j, bj))
+        i, j = ai + size, bj + size
+        if size:
+            answer.append(("equal", ai, i, bj, j))
+    return answer
+
+
+def _grouped_opcodes(codes: list[Opcode], n: int) -> Iterator[list[Opcode]]:
+    """difflib.SequenceMatcher.get_grouped_opcodes, from opcodes."""
+    if not codes:
+        codes = [("equal", 0, 1, 0, 1)]
+    codes = list(codes)
+    if codes[0][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[0]
+        codes[0] = tag, max(i1, i2 - n), i2, max(j1, j2 - n), j2
+    if codes[-1][0] == "equal":
+        tag, i1, i2, j1, j2 = codes[-1]
+        codes[-1] = tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)
+    nn = n + n
+    group: list[Opcode] = []
+    for tag, i1, i2, j1, j2 in codes:
+        # A long equal run ends the group, keeping n lines of context on each side of it.
+        if tag == "equal" and i2 - i1 > nn:
+            group.append((tag, i1, min(i2, i1 + n), j1, min(j2, j1 + n)))
+            yield group
+            group = []
+            i1, j1 = max(i1, i2 - n), max(j1, j2 - n)
+        group.append((tag, i1, i2, j1, j2))
+    if group and not (len(group) == 1 and group[0][0] == "equal"):
+        yield group
+
+
+def _render(group: list[Opcode], old: Lines, new: Lines, out: list[str], index: int) -> Hunk:
+    """Write one group's hunk into `out` and return it as a Hunk."""
+    first, last = group[0], group[-1]
+    a1, a2, b1, b2 = first[1], last[2], first[3], last[4]
+    a_raw, b_raw = old.lines(a1, a2), new.lines(b1, b2)
+    a_seg = _marked(a_raw, a2 == old.count and old.unterminated)
+    b_seg = _marked(b_raw, b2 == new.count and new.unterminated)
+    out.append(f"@@ -{_span(a1, a2)} +{_span(b1, b2)} @@\n")
+    for tag, i1, i2, j1, j2 in group:
+        if tag == "equal":
+            out.extend(" " + line for line in a_seg[i1 - a1 : i2 - a1])
+            continue
+        if tag in ("replace", "delete"):
+            out.extend("-" + line for line in a_seg[i1 - a1 : i2 - a1])
+        if tag in ("replace", "insert"):
+            out.extend("+" + line for line in b_seg[j1 - b1 : j2 - b1])
+    lead = first[2] - first[1] if first[0] == "equal" else 0
+    # A hunk whose last context line is the unterminated end of the file ends with the
+    # missing-newline marker, which is not context: such a hunk keeps its trailing context
+    # (as reading the diff back with unidiff did), so it reaches the file's end.
+    ends_at_marker = a2 == old.count and old.unterminated
+    trail = last[2] - last[1] if last[0] == "equal" and not ends_at_marker else 0
+    start, end = a1 + lead, a2 - trail
+    return Hunk(
+        index=index,
+        start=start,
+        end=max(start, end),
+        old_lines=tuple(a_raw[lead : end - a1]),
+        new_lines=tuple(b_raw[lead : b2 - trail - b1]),
+        header=_header(a1, a2, b1, b2),
+    )
+
+
+def _marked(lines: list[str], unterminated_end: bool) -> list[str]:
+    # unified diff wants every line terminated; mark a missing final newline the way git does.
+    if not unterminated_end or not lines:
+        return lines
+    return [*lines[:-1], lines[-1] + "\n" + _NO_EOL]
 
 
 def _span(start: int, stop: int) -> str:
@@ -169,46 +189,11 @@ def _span(start: int, stop: int) -> str:
     return f"{begin},{length}"
 
 
-def hunks_of(old: str, new: str, diff: str) -> list[Hunk]:
-    """The hunks of a diff, each narrowed to the lines it really changes."""
-    if not diff:
-        return []
-    old_lines = split_lines(old)
-    new_lines = split_lines(new)
-    hunks: list[Hunk] = []
-    for patched_file in PatchSet(diff):
-        for hunk in patched_file:
-            # Both sides of a hunk share its context, so the change spans from the first to
-            # the last changed line, counted on each side from the hunk's start.
-            src_first = hunk.source_start - 1 if hunk.source_length else hunk.source_start
-            tgt_first = hunk.target_start - 1 if hunk.target_length else hunk.target_start
-            lead = 0
-            for line in hunk:
-                if line.is_context:
-                    lead += 1
-                else:
-                    break
-            trail = 0
-            for line in reversed(list(hunk)):
-                if line.is_context:
-                    trail += 1
-                else:
-                    break
-            start = src_first + lead
-            end = src_first + hunk.source_length - trail
-            t_start = tgt_first + lead
-            t_end = tgt_first + hunk.target_length - trail
-            hunks.append(
-                Hunk(
-                    index=len(hunks),
-                    start=start,
-                    end=max(start, end),
-                    old_lines=tuple(old_lines[start:end]),
-                    new_lines=tuple(new_lines[t_start:t_end]),
-                    header=str(hunk).splitlines()[0],
-                )
-            )
-    return hunks
+def _header(a1: int, a2: int, b1: int, b2: int) -> str:
+    """A hunk's header with both lengths always written (unidiff's form, which Hunk keeps)."""
+    a_start = a1 + 1 if a2 > a1 else a1
+    b_start = b1 + 1 if b2 > b1 else b1
+    return f"@@ -{a_start},{a2 - a1} +{b_start},{b2 - b1} @@"
 
 
 def apply_hunks(old: str, hunks: list[Hunk], selected: set[int] | None = None) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
-from toolgate.review.diff import Hunk, apply_hunks, hunks_of, locate, split_lines, unified_diff
+from toolgate.review.diff import Hunk, apply_hunks, diff_texts, locate, split_lines
 
 _ids = itertools.count(1)
 
@@ -126,7 +126,7 @@ def make_proposal(
     """Build a proposal with its diff and hunks."""
     is_new = original is None
     before = original or ""
-    diff = unified_diff(before, proposed, path, new_file=is_new)
+    diff = diff_texts(before, proposed, path, new_file=is_new)
     return Proposal(
         id=proposal_id or f"p-{next(_ids)}",
         run_id=run_id,
@@ -135,8 +135,8 @@ def make_proposal(
         path=path,
         original=before,
         proposed=proposed,
-        diff=diff,
-        hunks=hunks_of(before, proposed, diff),
+        diff=diff.text,
+        hunks=diff.hunks,
         is_new_file=is_new,
         why=why,
     )
