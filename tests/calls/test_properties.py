@@ -66,6 +66,12 @@ TIMING_FRAGMENTS = [
     "\n```python\nx = 1\n```\n",
     "a `span` and `another one` here ",
     "\n>>> RUN COMMAND\npytest -q\n",
+    '\n```json\n{"name": "git_status"}\n```\n',
+    "\n>>> print('a prompt')\n",
+    "\n~~~tool\n\n~~~\n",
+    "<function=read_file " + "x" * 300,
+    '`x` <tool name="git_status" args>{}</tool> `y` ',
+    "Some `code` here, a [link](x) and {braces} > 2; " * 25,
 ]
 
 

@@ -119,11 +119,20 @@ _FAST_FENCE = {c: re.compile(r"\n[ \t]*" + re.escape(c)) for c in "`~"}
 # A chunk may start a line: what at its start needs the machinery (checked only for chunks that
 # start with a blank or one of these characters; kept apart so the patterns above stay fast).
 _FAST_LINE_START = {
-    "prose": re.compile(r"[ \t]*(?:[>{\[~`]|\Z)"),
-    "`": re.compile(r"[ \t]*(?:`|\Z)"),
-    "~": re.compile(r"[ \t]*(?:~|\Z)"),
+    "prose": re.compile(r"[ \t]*[>{\[~`]"),
+    "`": re.compile(r"[ \t]*`"),
+    "~": re.compile(r"[ \t]*~"),
 }
 _LINE_START_FIRST = frozenset(" \t>{[~`")
+_FAST_LINE_START_PROSE = _FAST_LINE_START["prose"]
+# At a line start, what may become an item: a JSON or pythonic call, an arrow block, a fence
+# whose language makes it a call (json, tool, tool_call); a plain fence, a `>>>` prompt or
+# inline code holds none (they only hide calls, and the machinery reads them in order).
+_LINE_OPENER = (
+    r"[ \t]*(?:[{\[]|>{1,3}[ \t]*(?:[RWrw]|\Z)|>{1,2}\Z"
+    r"|(?:`{3,}|~{3,})[ \t]*(?:[jJtT]|\Z)|[`~]{1,2}\Z)"
+)
+_LINE_OPENER_AT_START = re.compile(_LINE_OPENER)
 _FAST_VALUE = re.compile(r"<")
 _FAST_NEVER = re.compile(r"(?!)")
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
@@ -347,11 +356,16 @@ class StreamingCallParser:
         self._fast_to_acc = False
         self._fast_fence = False
         self._fast_ls = _FAST_NEVER
+        self._line_start = False  # the text the fast path stored ends at a line start
         self._acc_mark = 0
         self._acc_limit = self._cap - 2 * _DEFER_LIMIT
         self._inbox: list[str] = []  # chunks batched because no item can close in them
         self._inbox_n = 0
         self._closers: re.Pattern[str] | None = None
+        self._batch_limit = _DEFER_LIMIT
+        self._quiet_prose = False  # in prose with nothing held: the fast path's own shortcut
+        self._armed = False  # the batch since the last run holds what may open a call
+        self._quiet_inbox = False  # batching prose in which nothing has opened a call yet
         self._pending: list[str] = []  # prose taken by the fast path, not yet given to _content
         names = sorted(self._tools, key=len, reverse=True)
         element = "|".join(re.escape(name) for name in names if _XML_NAME.fullmatch(name))
@@ -363,8 +377,9 @@ class StreamingCallParser:
         )
         lt = r"<(?:tool|function=|\|python_tag\|>" + (f"|(?:{element})>" if element else "")
         lt += r"|[\w|=.-]*\Z)"
-        prose = lt + r"|`|\[(?:T|\Z)|\n[ \t]*[>{\[~`]"
-        self._fast_prose = re.compile(prose)
+        self._fast_prose = re.compile(lt + r"|`|\[(?:T|\Z)|\n[ \t]*[>{\[~`]")
+        # What may start an item, for batching; a chunk may end anywhere inside it.
+        self._opener = re.compile(lt + r"|\[(?:T|\Z)|\n" + _LINE_OPENER)
         self._lt_literals = ["<tool_", "<tool:", "<tool>", "<function=", _PYTHON_TAG] + [
             f"<{name}>" for name in names if _XML_NAME.fullmatch(name)
         ]
@@ -376,13 +391,46 @@ class StreamingCallParser:
         """Add text; return the calls and errors that closed in it, in order."""
         # Fast path: nothing in this chunk can open, close or decide anything, so it only
         # needs to be stored; the bookkeeping is done when the machinery next runs.
+        if self._quiet_prose:
+            # Most chunks are plain prose; a few `in` tests cost less than one regex search.
+            if (
+                "<" not in chunk
+                and "`" not in chunk
+                and "[" not in chunk
+                and "\n" not in chunk
+                and chunk
+                and not self._line_start
+            ):
+                self._pending.append(chunk)
+                return []
+        elif self._quiet_inbox:
+            # The same for chunks that follow inline code into the batch: nothing opened yet.
+            if (
+                "<" not in chunk
+                and "[" not in chunk
+                and "\n" not in chunk
+                and chunk
+                and not self._line_start
+                and self._inbox_n + len(chunk) < _PROSE_BATCH
+            ):
+                self._inbox.append(chunk)
+                self._inbox_n += len(chunk)
+                return []
         fast = self._fast
         if (
             fast is not None
             and chunk
             and not fast.search(chunk)
-            and (chunk[0] not in _LINE_START_FIRST or not self._fast_ls.match(chunk))
+            and (
+                not self._line_start
+                or chunk[0] not in _LINE_START_FIRST
+                or not self._fast_ls.match(chunk)
+            )
         ):
+            # whether the stored text now ends at a line start (blanks after a newline count)
+            tail = chunk.rstrip(" \t")
+            if tail:
+                self._line_start = tail[-1] == "\n"
             if self._fast_to_acc:
                 if self._acc_n + len(chunk) < self._acc_limit:
                     self._acc.append(chunk)
@@ -396,18 +444,57 @@ class StreamingCallParser:
         if not chunk:
             return []
         closers = self._closers
-        if (
+        if closers is _CLOSE_PROSE:
+            # Prose with nothing held: a call can only complete in this batch once something
+            # in it opens one (inline code does not), and then only on a closer.
+            if not self._armed and (
+                (("<" in chunk or "[" in chunk or "\n" in chunk) and self._opener.search(chunk))
+                or (
+                    self._line_start
+                    and chunk[0] in _LINE_START_FIRST
+                    and _LINE_OPENER_AT_START.match(chunk)
+                )
+            ):
+                self._armed = True
+            if self._inbox_n + len(chunk) < self._batch_limit and (
+                not self._armed
+                or (
+                    # the prose closers, spelled out: cheaper than a regex search
+                    ">" not in chunk
+                    and "}" not in chunk
+                    and "]" not in chunk
+                    and "=" not in chunk
+                    and "``" not in chunk
+                    and "~~" not in chunk
+                    and chunk[0] not in "`~"
+                )
+            ):
+                if self._fast is not None:
+                    self._resume()
+                    self._fast = None
+                    self._quiet_prose = False
+                self._quiet_inbox = not self._armed
+                self._inbox.append(chunk)
+                self._inbox_n += len(chunk)
+                tail = chunk.rstrip(" \t")
+                if tail:
+                    self._line_start = tail[-1] == "\n"
+                return []
+        elif (
             closers is not None
-            and self._inbox_n + len(chunk) + len(self._buf) < _DEFER_LIMIT
+            and self._inbox_n + len(chunk) + len(self._buf) < self._batch_limit
             and not closers.search(chunk)
         ):
             # No item can close in this chunk: batch it with the next one that may close one.
-            self._resume()
-            self._fast = None
+            if self._fast is not None:
+                self._resume()
+                self._fast = None
+                self._quiet_prose = False
             self._inbox.append(chunk)
             self._inbox_n += len(chunk)
             return []
-        self._resume()
+        if self._fast is not None:
+            self._resume()
         if self._inbox:
             chunk = "".join(self._inbox) + chunk
             self._inbox = []
@@ -444,6 +531,7 @@ class StreamingCallParser:
         if not self._finished:
             self._resume()
             self._fast = None
+            self._quiet_prose = self._quiet_inbox = False
             if self._inbox:
                 self._buf += "".join(self._inbox)
                 self._inbox = []
@@ -475,20 +563,36 @@ class StreamingCallParser:
     # -- machinery ----------------------------------------------------------------------------
 
     def _run(self) -> None:
+        self._quiet_inbox = self._armed = False
         while self._state():
             pass
         if self._pos:
             self._prev = self._buf[self._pos - 1]
             self._buf = self._buf[self._pos :]
             self._pos = 0
+        if not self._buf and not self._eof and getattr(self._state, "__func__", None) is _ST_PROSE:
+            # The usual outcome of a run, set at once: prose with nothing held.
+            self._fast = self._fast_prose
+            self._fast_to_acc = self._fast_fence = False
+            self._fast_ls = _FAST_LINE_START_PROSE
+            self._line_start = self._prev == "\n"
+            self._acc_mark = len(self._acc)
+            self._closers = _CLOSE_PROSE
+            self._quiet_prose = True
+            self._batch_limit = _PROSE_BATCH
+            return
         self._set_fast_mode()
         self._closers = self._closers_now()
+        # Nothing held back: until a closer arrives no item can complete, so the batch may grow.
+        self._quiet_prose = self._fast is self._fast_prose
+        self._batch_limit = _PROSE_BATCH if self._quiet_prose else _DEFER_LIMIT
 
     def _set_fast_mode(self) -> None:
         """When the buffer is empty: which chunks may skip the machinery, and where they go."""
         self._fast = None
         self._fast_to_acc = self._fast_fence = False
         self._fast_ls = _FAST_NEVER
+        self._line_start = False
         self._acc_mark = len(self._acc)
         if self._buf or self._eof:
             return
@@ -498,12 +602,14 @@ class StreamingCallParser:
         if st is cls._st_prose:
             self._fast = self._fast_prose
             self._fast_ls = _FAST_LINE_START["prose"]
+            self._line_start = self._prev == "\n"
         elif st in (cls._st_tag, cls._st_short_body, cls._st_json):
             self._fast = _FAST_IN_STRING if k.in_str else _FAST_OUT_STRING
             self._fast_to_acc = True
         elif st is cls._st_fence and (k.mode in ("plain", "write", "run") or k.decided):
             self._fast = _FAST_FENCE[k.fchar]
             self._fast_ls = _FAST_LINE_START[k.fchar]
+            self._line_start = k.body_ls
             self._fast_to_acc = k.mode != "plain"
             self._fast_fence = True
         elif st in (cls._st_qwen, cls._st_xml) and k.child is not None:
@@ -651,9 +757,9 @@ class StreamingCallParser:
         while True:
             m = search(buf, pos)
             if m is None:
-                end = n if self._eof else self._prose_hold(pos)
-                self._prose_to(end)
-                return end > entry
+                # Prose up to what may still open a call; nothing more without more text.
+                self._prose_to(n if self._eof else self._prose_hold(pos))
+                return False
             kind = buf[m.start()]
             if kind == "`" and m.end() - m.start() > 1:
                 if m.end() < n or self._eof:  # a whole inline code span: an example, prose
@@ -679,6 +785,9 @@ class StreamingCallParser:
     def _prose_hold(self, pos: int) -> int:
         buf = self._buf
         n = len(buf)
+        tail = buf[max(pos, n - self._lt_span) :]
+        if "<" not in tail and "[" not in tail and "\n" not in tail and tail[-1:] not in " \t>":
+            return n  # the usual case: the text ends in the middle of plain prose
         hold = n
         j = buf.rfind("\n", pos)
         if j >= 0 and _NL_TAIL.fullmatch(buf, j + 1):
@@ -1820,14 +1929,18 @@ class StreamingCallParser:
 # the end of output, or once a look-ahead window fills), those characters. _DEFER_LIMIT stays
 # below every look-ahead window, so batching never delays an item.
 _DEFER_LIMIT = 200
+# With nothing held, batching is bounded only so that visible prose is not delayed for long.
+_PROSE_BATCH = 256
 _CLOSE_TAG = re.compile(r">")
 _CLOSE_JSON = re.compile(r"[}\])]")
 _CLOSE_LINE = re.compile(r"\n")
 # A fence's three backticks or tildes either lie in one chunk or one chunk starts with them.
 _FENCE_RUN = r"|^[`~]|``|~~"
-_CLOSE_PROSE = re.compile(r"[>}\]]" + _FENCE_RUN)
-_CLOSE_LINE_OR_TAG = re.compile(r"[>}\]\n]" + _FENCE_RUN)
+# `=` because a `<function=` opening without its `>` is an error once the look-ahead fills.
+_CLOSE_PROSE = re.compile(r"[>}\]=]" + _FENCE_RUN)
+_CLOSE_LINE_OR_TAG = re.compile(r"[>}\]=\n]" + _FENCE_RUN)
 _CLOSE_FENCE_RUN = {c: re.compile(f"\\n|^{c}|{c}{c}") for c in "`~"}
+_ST_PROSE = StreamingCallParser._st_prose
 _CLOSERS: dict[Any, re.Pattern[str]] = {
     StreamingCallParser._st_prose: _CLOSE_PROSE,
     StreamingCallParser._st_fence: _CLOSE_LINE,
