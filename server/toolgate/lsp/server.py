@@ -14,9 +14,13 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
-from pygls.lsp.server import LanguageServer
+from toolgate.lsp.codecache import attrs_code_cache
+
+with attrs_code_cache():
+    # Most of the start-up is lsprotocol creating its attrs classes: reuse their compiled code.
+    from lsprotocol import types
+    from pygls.exceptions import JsonRpcInvalidParams
+    from pygls.lsp.server import LanguageServer
 
 from toolgate import __version__
 from toolgate.agent.events import (
