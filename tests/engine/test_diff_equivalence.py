@@ -269,18 +269,27 @@ def test_large_files(changes: int, repeated: bool) -> None:
 
 def test_text_walk_hands_over_when_searching_grows_long() -> None:
     old, new = _large(40, repeated=True)
-    a, b = matching.TextLines(old), matching.TextLines(new)
     with pytest.raises(matching.SearchTooLong):
-        matching.match_texts(a, b, budget_factor=1)
+        matching.match_texts(old, new, budget_factor=1)
+    _check(old, new)
+
+
+def test_text_walk_passes_by_a_line_that_recurs_in_a_later_gap() -> None:
+    # "L" is unique in the old text and is first found early in the new one, but an inserted
+    # copy further on makes it occur twice there, so the walk must meet again at "y" instead.
+    old, new = "x\nL\ny\nz\n", "X\nL\ny\nL\nz\n"
+    lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    expected = matching.match_lists(*lines)
+    assert matching.match_texts(old, new)[2] == expected
+    assert matching.match_texts(old, new, exact=True)[2] == expected
     _check(old, new)
 
 
 @settings(max_examples=300, deadline=None)
-@given(pair=_edits())
-def test_text_walk_agrees_with_list_walk(pair: tuple[str, str]) -> None:
+@given(pair=_edits(), exact=st.booleans())
+def test_text_walk_agrees_with_list_walk(pair: tuple[str, str], exact: bool) -> None:
     old, new = pair
-    a, b = matching.TextLines(old), matching.TextLines(new)
-    blocks = matching.match_texts(a, b)
+    a, b, blocks = matching.match_texts(old, new, exact=exact)
     old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
     assert blocks == matching.match_lists(old_lines, new_lines)
     assert (a.count, b.count) == (len(old_lines), len(new_lines))

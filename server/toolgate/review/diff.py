@@ -10,7 +10,6 @@ from toolgate.review.matching import (
     Lines,
     ListLines,
     SearchTooLong,
-    TextLines,
     breaks_only_at_newline,
     match_lists,
     match_texts,
@@ -80,9 +79,8 @@ def _match(old: str, new: str) -> tuple[Lines, Lines, list[Block]]:
     # Searching the texts is cheaper than making every line an object, but only works when
     # "\n" is the sole line break; the list walk takes the rest, and pathological repeats.
     if breaks_only_at_newline(old) and breaks_only_at_newline(new):
-        old_text, new_text = TextLines(old), TextLines(new)
         try:
-            return old_text, new_text, match_texts(old_text, new_text)
+            return match_texts(old, new)
         except SearchTooLong:
             pass
     a, b = ListLines(split_lines(old)), ListLines(split_lines(new))

@@ -210,18 +210,27 @@ class _Meeting:
     A line occurs in a text where it stands at the start or right after an LF. Only lines
     of b in gaps can be the line in b before the current point: every other line there is
     equal to a line of a before the current point, and the line occurs in a only further on.
+    For the same reason a line found once in a occurs in b after its first place there only
+    if a later gap of b holds it; unless `exact`, that is left to be checked once the walk
+    has found all gaps (`all_unique_in_b`) instead of searching the rest of b for each line.
     """
 
-    def __init__(self, a: str, b: str, budget: int) -> None:
+    def __init__(self, a: str, b: str, budget: int, exact: bool) -> None:
         self.a = a
         self.b = b
+        self.exact = exact
         self.b_gap_lines: set[str] = set()
+        self.unchecked: list[str] = []  # meeting lines whose uniqueness in b is assumed
         self._budget = budget
 
     def _spend(self, chars: int) -> None:
         self._budget -= chars
         if self._budget < 0:
             raise SearchTooLong
+
+    def all_unique_in_b(self) -> bool:
+        """Whether every meeting line whose search was left out does occur once in b."""
+        return not any(line in self.b_gap_lines for line in self.unchecked)
 
     def where(self, start: int, end: int, pb: int) -> int:
         """The offset in b of a[start:end] when it is a line once in each text, at or after pb."""
@@ -236,6 +245,9 @@ class _Meeting:
         at = self._first_in_b(line, needle, pb)
         if at < 0 or not self._once_in_a(line, needle, start):
             return -1
+        if not self.exact:
+            self.unchecked.append(line)
+            return at
         self._spend(len(self.b) - at)
         return at if self.b.find(needle, at) < 0 else -1
 
@@ -271,15 +283,26 @@ class _Meeting:
         return -1
 
 
-def match_texts(a: TextLines, b: TextLines, budget_factor: int = 16) -> list[Block]:
+def match_texts(
+    old: str, new: str, budget_factor: int = 16, exact: bool = False
+) -> tuple[TextLines, TextLines, list[Block]]:
     """Matching blocks of two texts whose only line break is LF; the same as `match_lists`.
 
-    Notes line starts on both sides as it goes. Raises SearchTooLong when searching for
-    unique lines would cost more than `budget_factor` passes over both texts.
+    Also gives both sides with the line starts the walk passed. Raises SearchTooLong when
+    searching for unique lines would cost more than `budget_factor` passes over both texts.
     """
+    a, b = TextLines(old), TextLines(new)
+    meeting = _Meeting(old, new, budget_factor * (len(old) + len(new) + 1), exact)
+    blocks = _walk(a, b, meeting)
+    if not meeting.all_unique_in_b():
+        # A meeting line recurs in a later gap of b: the walk should have passed it by.
+        return match_texts(old, new, budget_factor, exact=True)
+    return a, b, blocks
+
+
+def _walk(a: TextLines, b: TextLines, meeting: _Meeting) -> list[Block]:
     ta, tb = a.text, b.text
     na, nb = len(ta), len(tb)
-    meeting = _Meeting(ta, tb, budget_factor * (na + nb + 1))
     blocks = _Blocks()
     i = j = pa = pb = 0
 
