@@ -202,6 +202,38 @@ _SCAN_SHORT = (_json_scanner(None, "<tool")[0], _SCAN_TAG[1])
 class _Construct:
     """What the parser knows about the construct it is reading."""
 
+    __slots__ = (
+        "after",
+        "attr_args",
+        "body_ls",
+        "body_start",
+        "cand_re",
+        "child",
+        "close",
+        "decided",
+        "depth",
+        "depth_mode",
+        "fallback",
+        "fchar",
+        "flen",
+        "hold",
+        "in_re",
+        "in_str",
+        "kind",
+        "lang",
+        "mode",
+        "name",
+        "open_len",
+        "out_re",
+        "params",
+        "quote",
+        "strict",
+        "syntax",
+        "value_end",
+        "value_start",
+        "wrapped",
+    )
+
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self.syntax = kind
@@ -234,6 +266,7 @@ class _Construct:
         self.body_start = 0
         self.cand_re: re.Pattern[str] | None = None
         self.after: str = ""
+        self.attr_args = False  # tag arguments written as `args={…}`
 
 
 class _Content:
@@ -330,6 +363,45 @@ def _line_break(text: str, start: int) -> int:
 
 class StreamingCallParser:
     """Feed the model's text chunk by chunk; get each call the moment it closes."""
+
+    # Slots: with this many attributes an instance dict stops sharing its keys, and every
+    # `self._x` in the per-chunk path would become a dictionary lookup.
+    __slots__ = (
+        "_acc",
+        "_acc_limit",
+        "_acc_mark",
+        "_acc_n",
+        "_allow_deprecated",
+        "_armed",
+        "_batch_limit",
+        "_buf",
+        "_cap",
+        "_closers",
+        "_content",
+        "_eof",
+        "_fast",
+        "_fast_fence",
+        "_fast_ls",
+        "_fast_prose",
+        "_fast_to_acc",
+        "_finished",
+        "_inbox",
+        "_inbox_n",
+        "_items",
+        "_k",
+        "_line_start",
+        "_lt_literals",
+        "_lt_span",
+        "_opener",
+        "_pending",
+        "_pos",
+        "_prev",
+        "_quiet_inbox",
+        "_quiet_prose",
+        "_state",
+        "_tools",
+        "_trigger",
+    )
 
     def __init__(
         self,
@@ -428,9 +500,13 @@ class StreamingCallParser:
             )
         ):
             # whether the stored text now ends at a line start (blanks after a newline count)
-            tail = chunk.rstrip(" \t")
-            if tail:
-                self._line_start = tail[-1] == "\n"
+            last = chunk[-1]
+            if last not in " \t":
+                self._line_start = last == "\n"
+            else:
+                tail = chunk.rstrip(" \t")
+                if tail:
+                    self._line_start = tail[-1] == "\n"
             if self._fast_to_acc:
                 if self._acc_n + len(chunk) < self._acc_limit:
                     self._acc.append(chunk)
@@ -476,9 +552,13 @@ class StreamingCallParser:
                 self._quiet_inbox = not self._armed
                 self._inbox.append(chunk)
                 self._inbox_n += len(chunk)
-                tail = chunk.rstrip(" \t")
-                if tail:
-                    self._line_start = tail[-1] == "\n"
+                last = chunk[-1]
+                if last not in " \t":
+                    self._line_start = last == "\n"
+                else:
+                    tail = chunk.rstrip(" \t")
+                    if tail:
+                        self._line_start = tail[-1] == "\n"
                 return []
         elif (
             closers is not None
@@ -1122,7 +1202,7 @@ class StreamingCallParser:
 
     def _resolve_tag(self, k: _Construct, body: str, raw: str) -> None:
         text = _strip_fence(body.strip())
-        if getattr(k, "attr_args", False):
+        if k.attr_args:
             text = text.removesuffix(">").strip()
             if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
                 text = text[1:-1]
