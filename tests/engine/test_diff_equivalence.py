@@ -20,6 +20,7 @@ from toolgate.review import matching
 from toolgate.review.diff import Hunk, apply_hunks, diff_texts
 
 _NO_EOL = "\\ No newline at end of file\n"
+_UNBOUNDED = 10**9  # a search budget no test text exhausts
 
 
 class _ReferenceMatcher(difflib.SequenceMatcher):
@@ -280,8 +281,8 @@ def test_text_walk_passes_by_a_line_that_recurs_in_a_later_gap() -> None:
     old, new = "x\nL\ny\nz\n", "X\nL\ny\nL\nz\n"
     lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
     expected = matching.match_lists(*lines)
-    assert matching.match_texts(old, new)[2] == expected
-    assert matching.match_texts(old, new, exact=True)[2] == expected
+    assert matching.match_texts(old, new, _UNBOUNDED)[2] == expected
+    assert matching.match_texts(old, new, _UNBOUNDED, exact=True)[2] == expected
     _check(old, new)
 
 
@@ -289,7 +290,7 @@ def test_text_walk_passes_by_a_line_that_recurs_in_a_later_gap() -> None:
 @given(pair=_edits(), exact=st.booleans())
 def test_text_walk_agrees_with_list_walk(pair: tuple[str, str], exact: bool) -> None:
     old, new = pair
-    a, b, blocks = matching.match_texts(old, new, exact=exact)
+    a, b, blocks = matching.match_texts(old, new, _UNBOUNDED, exact=exact)
     old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
     assert blocks == matching.match_lists(old_lines, new_lines)
     assert (a.count, b.count) == (len(old_lines), len(new_lines))

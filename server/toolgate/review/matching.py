@@ -26,6 +26,10 @@ _WIDE_BREAKS = ("\x85", "\u2028", "\u2029")
 
 Block = tuple[int, int, int]  # a[i:i+k] == b[j:j+k]
 
+# What trying one line as a meeting point costs besides its searches, in searched chars: many
+# repeated lines after a change are cheap to search but slow to try one by one.
+_CANDIDATE_CHARS = 8192
+
 
 class Lines(Protocol):
     """One side of a diff, as the rendering of hunks needs it."""
@@ -234,6 +238,7 @@ class _Meeting:
 
     def where(self, start: int, end: int, pb: int) -> int:
         """The offset in b of a[start:end] when it is a line once in each text, at or after pb."""
+        self._spend(_CANDIDATE_CHARS)
         line = self.a[start:end]
         if not line.endswith("\n"):
             return self._last_line(line, pb)
@@ -292,7 +297,8 @@ def match_texts(
     searching for unique lines would cost more than `budget_factor` passes over both texts.
     """
     a, b = TextLines(old), TextLines(new)
-    meeting = _Meeting(old, new, budget_factor * (len(old) + len(new) + 1), exact)
+    budget = budget_factor * (len(old) + len(new) + _CANDIDATE_CHARS)
+    meeting = _Meeting(old, new, budget, exact)
     blocks = _walk(a, b, meeting)
     if not meeting.all_unique_in_b():
         # A meeting line recurs in a later gap of b: the walk should have passed it by.
