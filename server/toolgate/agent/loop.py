@@ -82,9 +82,25 @@ DONE_HINT = (
 )
 
 
-def _call_key(call: ToolCall) -> str:
+def _call_key(call: ToolCall) -> tuple[Any, ...]:
+    """What makes two calls the same call, without serialising the arguments.
+
+    A whole file's content is an argument of `write_file`: encoding it as JSON here cost as
+    much as the rest of planning the proposal; a tuple holding the same strings hashes them once.
+    """
     args = {k: v for k, v in call.arguments.items() if k != "_reasoningForCall"}
-    return call.name + json.dumps(args, sort_keys=True, default=str)
+    return (call.name, _frozen(args))
+
+
+def _frozen(value: Any) -> Any:
+    # the type is part of the key: True == 1 in Python, but not as JSON arguments
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((str(k), _frozen(v)) for k, v in value.items())))
+    if isinstance(value, (list, tuple)):
+        return ("list", tuple(_frozen(v) for v in value))
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return (type(value).__name__, value)
+    return ("other", repr(value))
 
 
 @dataclass
@@ -188,7 +204,7 @@ class AgentRun:
         self.llm_calls = 0
         self.answer: str | None = None
         # Calls already made since the workspace last changed: small models loop on them.
-        self._seen: set[str] = set()
+        self._seen: set[tuple[Any, ...]] = set()
         self._repeats = 0
         self._turn_calls = 0
 
