@@ -66,6 +66,33 @@ def decode_text(raw: bytes) -> TextFile:
     )
 
 
+def conventions_of(raw: bytes) -> TextFile:
+    """Encoding and newline style of bytes read from disk, without keeping their text.
+
+    The same answer as `decode_text`, cheaper: for the byte-oriented encodings the newlines are
+    counted in the bytes themselves.
+    """
+    if raw.startswith(codecs.BOM_UTF8) or not any(raw.startswith(bom) for bom, _ in _BOMS):
+        if not raw.startswith(codecs.BOM_UTF8) and b"\x00" in raw[:8192]:
+            raise BinaryFileError("binary file (contains NUL bytes)")
+        encoding = "utf-8-sig" if raw.startswith(codecs.BOM_UTF8) else "utf-8"
+        try:
+            raw.decode(encoding)
+        except UnicodeDecodeError:
+            encoding = "latin-1"
+        crlf = raw.count(b"\r\n")
+        newline = "\r\n" if crlf > raw.count(b"\n") - crlf else "\n"
+        final = raw.endswith(b"\n")
+        return TextFile(text="", encoding=encoding, newline=newline, final_newline=final)
+    decoded = decode_text(raw)
+    return TextFile(
+        text="",
+        encoding=decoded.encoding,
+        newline=decoded.newline,
+        final_newline=decoded.final_newline,
+    )
+
+
 def encode_text(text: str, like: TextFile | None) -> bytes:
     """Encode new content in the conventions of the file it replaces."""
     normalised = text.replace("\r\n", "\n")

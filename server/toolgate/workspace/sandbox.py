@@ -11,6 +11,7 @@ from toolgate.workspace.files import (
     BinaryFileError,
     TextFile,
     atomic_write_text,
+    conventions_of,
     decode_text,
 )
 
@@ -142,7 +143,6 @@ class Workspace:
         except OSError:
             return None
         try:
-            decoded = decode_text(raw)
+            return conventions_of(raw)
         except BinaryFileError:
             return None
-        return TextFile(text="", encoding=decoded.encoding, newline=decoded.newline)
