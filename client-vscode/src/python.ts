@@ -16,6 +16,40 @@ export interface ServerLaunch {
 /** Find the interpreter the Python extension has selected; undefined when it has none. */
 export type PythonExtensionLookup = () => Promise<string | undefined>;
 
+/** The part of the Python extension's exported API this extension reads (both its forms). */
+export interface PythonExtensionApi {
+  environments?: {
+    getActiveEnvironmentPath(resource?: unknown): { path: string } | undefined;
+    resolveEnvironment?(env: unknown): Promise<{ executable?: { uri?: { fsPath: string } } } | undefined>;
+  };
+  settings?: { getExecutionDetails(resource?: unknown): { execCommand?: string[] } };
+}
+
+/**
+ * The interpreter selected in the Python extension: the resolved executable of the active
+ * environment, else the environment's own path, else the older settings API's command.
+ */
+export async function interpreterFromPythonApi(
+  api: PythonExtensionApi | undefined,
+  resource: unknown,
+): Promise<string | undefined> {
+  const environments = api?.environments;
+  if (environments) {
+    const active = environments.getActiveEnvironmentPath(resource);
+    if (active && environments.resolveEnvironment) {
+      const resolved = await environments.resolveEnvironment(active);
+      const executable = resolved?.executable?.uri?.fsPath;
+      if (executable) {
+        return executable;
+      }
+    }
+    if (active?.path) {
+      return active.path;
+    }
+  }
+  return api?.settings?.getExecutionDetails(resource).execCommand?.[0] || undefined;
+}
+
 /** Choose the server command: `serverCommand`, else `pythonPath`, else the Python extension's, else python3. */
 export async function resolveServerLaunch(
   settings: { pythonPath: string; serverCommand: string[] },

@@ -3,6 +3,7 @@
  * wrappers, so unit tests can replace this module alone.
  */
 import * as vscode from 'vscode';
+import { interpreterFromPythonApi, type PythonExtensionApi } from './python';
 
 export type {
   CancellationToken,
@@ -218,31 +219,8 @@ export async function pythonExtensionInterpreter(): Promise<string | undefined> 
   if (!extension) {
     return undefined;
   }
-  const api = (extension.isActive ? extension.exports : await extension.activate()) as
-    | {
-        environments?: {
-          getActiveEnvironmentPath(resource?: vscode.Uri): { path: string } | undefined;
-          resolveEnvironment?(env: unknown): Promise<{ executable?: { uri?: vscode.Uri } } | undefined>;
-        };
-        settings?: { getExecutionDetails(resource?: vscode.Uri): { execCommand?: string[] } };
-      }
-    | undefined;
-  const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
-  const environments = api?.environments;
-  if (environments) {
-    const active = environments.getActiveEnvironmentPath(resource);
-    if (active && environments.resolveEnvironment) {
-      const resolved = await environments.resolveEnvironment(active);
-      const executable = resolved?.executable?.uri?.fsPath;
-      if (executable) {
-        return executable;
-      }
-    }
-    if (active?.path) {
-      return active.path;
-    }
-  }
-  return api?.settings?.getExecutionDetails(resource).execCommand?.[0];
+  const api = (extension.isActive ? extension.exports : await extension.activate()) as PythonExtensionApi | undefined;
+  return interpreterFromPythonApi(api, vscode.workspace.workspaceFolders?.[0]?.uri);
 }
 export function writeClipboard(text: string): Thenable<void> {
   return vscode.env.clipboard.writeText(text);

@@ -6,6 +6,7 @@ import {
   checkToolgate,
   compareVersions,
   installCommand,
+  interpreterFromPythonApi,
   parseVersion,
   resolveServerLaunch,
 } from '../src/python';
@@ -116,5 +117,52 @@ describe('checkToolgate against real processes', () => {
   it.skipIf(!fs.existsSync(venvPython))("accepts the project's own server", async () => {
     const check = await checkToolgate(venvPython);
     expect(check.ok).toBe(true);
+  });
+});
+
+describe('interpreterFromPythonApi', () => {
+  const resource = { fsPath: '/work' };
+
+  it('takes the resolved executable of the active environment', async () => {
+    const seen: unknown[] = [];
+    const api = {
+      environments: {
+        getActiveEnvironmentPath: (r?: unknown) => {
+          seen.push(r);
+          return { path: '/envs/venv' };
+        },
+        resolveEnvironment: async (env: unknown) => {
+          expect(env).toEqual({ path: '/envs/venv' });
+          return { executable: { uri: { fsPath: '/envs/venv/bin/python' } } };
+        },
+      },
+    };
+    expect(await interpreterFromPythonApi(api, resource)).toBe('/envs/venv/bin/python');
+    expect(seen).toEqual([resource]);
+  });
+
+  it("falls back to the environment's path when it cannot be resolved", async () => {
+    const api = {
+      environments: {
+        getActiveEnvironmentPath: () => ({ path: '/usr/bin/python3.12' }),
+        resolveEnvironment: async () => undefined,
+      },
+    };
+    expect(await interpreterFromPythonApi(api, resource)).toBe('/usr/bin/python3.12');
+  });
+
+  it('reads the older settings API', async () => {
+    const api = { settings: { getExecutionDetails: () => ({ execCommand: ['/opt/py/bin/python', '-X'] }) } };
+    expect(await interpreterFromPythonApi(api, resource)).toBe('/opt/py/bin/python');
+  });
+
+  it('gives nothing when no interpreter is selected', async () => {
+    expect(await interpreterFromPythonApi(undefined, resource)).toBeUndefined();
+    expect(await interpreterFromPythonApi({}, resource)).toBeUndefined();
+    const empty = {
+      environments: { getActiveEnvironmentPath: () => undefined },
+      settings: { getExecutionDetails: () => ({ execCommand: [] }) },
+    };
+    expect(await interpreterFromPythonApi(empty, resource)).toBeUndefined();
   });
 });
