@@ -353,6 +353,15 @@ def _collapse(run: str) -> str:
 _BLANKS = " \t\r\n"
 
 
+def _line_start_after(chunk: str, before: bool) -> bool:
+    """Whether text ending with `chunk` ends at a line start (blanks after a newline count)."""
+    last = chunk[-1]
+    if last not in " \t":
+        return last == "\n"
+    tail = chunk.rstrip(" \t")
+    return tail[-1] == "\n" if tail else before
+
+
 def _line_break(text: str, start: int) -> int:
     """Where a trailing blank run's first line break begins (a final lone CR counts)."""
     nl = text.find("\n", start)
@@ -499,14 +508,7 @@ class StreamingCallParser:
                 or not self._fast_ls.match(chunk)
             )
         ):
-            # whether the stored text now ends at a line start (blanks after a newline count)
-            last = chunk[-1]
-            if last not in " \t":
-                self._line_start = last == "\n"
-            else:
-                tail = chunk.rstrip(" \t")
-                if tail:
-                    self._line_start = tail[-1] == "\n"
+            self._line_start = _line_start_after(chunk, self._line_start)
             if self._fast_to_acc:
                 if self._acc_n + len(chunk) < self._acc_limit:
                     self._acc.append(chunk)
@@ -552,13 +554,7 @@ class StreamingCallParser:
                 self._quiet_inbox = not self._armed
                 self._inbox.append(chunk)
                 self._inbox_n += len(chunk)
-                last = chunk[-1]
-                if last not in " \t":
-                    self._line_start = last == "\n"
-                else:
-                    tail = chunk.rstrip(" \t")
-                    if tail:
-                        self._line_start = tail[-1] == "\n"
+                self._line_start = _line_start_after(chunk, self._line_start)
                 return []
         elif (
             closers is not None
