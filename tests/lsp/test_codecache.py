@@ -7,6 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
+import pytest
+
+from toolgate.lsp.codecache import attrs_code_cache
+
 SCRIPT = """
 import json, sys
 from pathlib import Path
@@ -73,3 +78,18 @@ def test_the_language_server_module_loads_lsprotocol_through_the_cache(tmp_path:
         [sys.executable, "-c", env_code], check=True, capture_output=True, text=True, env=env
     ).stdout
     assert len(json.loads(out)) == 1
+
+
+def test_no_home_directory_means_no_cache_not_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home(cls: type) -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", classmethod(no_home))
+    with attrs_code_cache() as stats:
+
+        @attrs.define
+        class Spot:
+            x: int
+
+    assert Spot(1).x == 1 and stats == {"hits": 0, "misses": 0}

@@ -96,9 +96,11 @@ def attrs_code_cache(path: Path | None = None) -> Iterator[dict[str, int]]:
     if path is None:
         try:
             spec = importlib.util.find_spec("lsprotocol.types")
-        except (ImportError, ValueError):
-            spec = None
-        path = cache_file(attrs_make.__file__ or "", (spec and spec.origin) or "")
+            path = cache_file(attrs_make.__file__ or "", (spec and spec.origin) or "")
+        except (ImportError, ValueError, RuntimeError, KeyError):
+            # no lsprotocol to find, or no home directory to keep a cache in: start as usual
+            yield stats
+            return
     target = path
     codes = _load(target)
     new: dict[bytes, CodeType] = {}
