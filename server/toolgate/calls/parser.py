@@ -474,14 +474,8 @@ class StreamingCallParser:
         # needs to be stored; the bookkeeping is done when the machinery next runs.
         if self._quiet_prose:
             # Most chunks are plain prose; a few `in` tests cost less than one regex search.
-            if (
-                "<" not in chunk
-                and "`" not in chunk
-                and "[" not in chunk
-                and "\n" not in chunk
-                and chunk
-                and not self._line_start
-            ):
+            # (`_quiet_prose` is only set while the stored text does not end at a line start)
+            if "<" not in chunk and "`" not in chunk and "[" not in chunk and "\n" not in chunk:
                 self._pending.append(chunk)
                 return []
         elif self._quiet_inbox:
@@ -490,8 +484,6 @@ class StreamingCallParser:
                 "<" not in chunk
                 and "[" not in chunk
                 and "\n" not in chunk
-                and chunk
-                and not self._line_start
                 and self._inbox_n + len(chunk) < _PROSE_BATCH
             ):
                 self._inbox.append(chunk)
@@ -509,6 +501,8 @@ class StreamingCallParser:
             )
         ):
             self._line_start = _line_start_after(chunk, self._line_start)
+            if fast is self._fast_prose:
+                self._quiet_prose = not self._line_start
             if self._fast_to_acc:
                 if self._acc_n + len(chunk) < self._acc_limit:
                     self._acc.append(chunk)
@@ -551,10 +545,10 @@ class StreamingCallParser:
                     self._resume()
                     self._fast = None
                     self._quiet_prose = False
-                self._quiet_inbox = not self._armed
                 self._inbox.append(chunk)
                 self._inbox_n += len(chunk)
                 self._line_start = _line_start_after(chunk, self._line_start)
+                self._quiet_inbox = not self._armed and not self._line_start
                 return []
         elif (
             closers is not None
@@ -654,14 +648,15 @@ class StreamingCallParser:
             self._line_start = self._prev == "\n"
             self._acc_mark = len(self._acc)
             self._closers = _CLOSE_PROSE
-            self._quiet_prose = True
+            self._quiet_prose = not self._line_start
             self._batch_limit = _PROSE_BATCH
             return
         self._set_fast_mode()
         self._closers = self._closers_now()
         # Nothing held back: until a closer arrives no item can complete, so the batch may grow.
-        self._quiet_prose = self._fast is self._fast_prose
-        self._batch_limit = _PROSE_BATCH if self._quiet_prose else _DEFER_LIMIT
+        prose = self._fast is self._fast_prose
+        self._quiet_prose = prose and not self._line_start
+        self._batch_limit = _PROSE_BATCH if prose else _DEFER_LIMIT
 
     def _set_fast_mode(self) -> None:
         """When the buffer is empty: which chunks may skip the machinery, and where they go."""
