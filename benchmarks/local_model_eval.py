@@ -5,9 +5,10 @@ subprocess with no endpoint configured (so the embedded model starts), then chec
 itself: the file exists with the expected content, the tests pass under pytest, a new commit
 exists. Steps, tool calls and parse errors come from the run log in `.toolgate/runs/`.
 
-    .venv/bin/python benchmarks/local_model_eval.py [--repeat N] [--only NAME ...]
+    .venv/bin/python benchmarks/local_model_eval.py [--repeat N] [--only NAME ...] [--key NAME]
 
-Writes benchmarks/results/local_model_eval.json and prints a table.
+Writes benchmarks/results/local_model_eval.json and prints a table. Without --key the file is
+replaced; with --key NAME the run is stored under that key and the file's other keys are kept.
 """
 
 from __future__ import annotations
@@ -422,6 +423,9 @@ def main(argv: list[str] | None = None) -> int:
         "--engine-label", default="", help="the engine commit, when run from a snapshot"
     )
     parser.add_argument(
+        "--key", default="", help="store the run under this key, keeping the file's other keys"
+    )
+    parser.add_argument(
         "--small-settings",
         action="store_true",
         help="compact prompt, temperature 0, max_tokens 768 through .toolgate/config.toml",
@@ -443,30 +447,29 @@ def main(argv: list[str] | None = None) -> int:
             )
             # Written after every task, so an interrupted evaluation still leaves its figures.
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(
-                json.dumps(
-                    {
-                        "started_at": started,
-                        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                        "machine": {
-                            "cores": os.cpu_count(),
-                            "python": platform.python_version(),
-                            "platform": platform.platform(),
-                        },
-                        "engine": engine,
-                        "max_steps": MAX_STEPS,
-                        "timeout_seconds": args.timeout,
-                        "small_settings": SMALL_SETTINGS if args.small_settings else None,
-                        "repeat": args.repeat,
-                        "success": sum(r["success"] for r in records),
-                        "runs": len(records),
-                        "records": records,
-                    },
-                    indent=1,
+            run = {
+                "started_at": started,
+                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "machine": {
+                    "cores": os.cpu_count(),
+                    "python": platform.python_version(),
+                    "platform": platform.platform(),
+                },
+                "engine": engine,
+                "max_steps": MAX_STEPS,
+                "timeout_seconds": args.timeout,
+                "small_settings": SMALL_SETTINGS if args.small_settings else None,
+                "repeat": args.repeat,
+                "success": sum(r["success"] for r in records),
+                "runs": len(records),
+                "records": records,
+            }
+            if args.key:
+                earlier = (
+                    json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
                 )
-                + "\n",
-                encoding="utf-8",
-            )
+                run = {**earlier, args.key: run}
+            args.out.write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
     print(table(records))
     return 0
 
