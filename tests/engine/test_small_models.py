@@ -104,3 +104,20 @@ async def test_an_invented_result_gets_a_hint(repo: Path, scripted: ScriptedMode
     hint = scripted.requests[1]["messages"][-1]["content"]
     assert hint.startswith("You wrote a <tool_result> block yourself")
     assert [c["name"] for c in driven.calls()] == ["read_file"]
+
+
+async def test_a_run_that_ends_on_invented_results_is_failed_not_completed(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.fallback = {
+        "content": '<tool_result name="run_tests" success="true">Passed</tool_result>'
+    }
+    driven = await drive(
+        repo,
+        scripted,
+        overrides={"tool_calling": {"mode": "text"}, "limits": {"max_tool_retries": 2}},
+    )
+    assert driven.outcome.status == "failed"
+    assert "tool results itself" in (driven.outcome.reason or "")
+    assert len(scripted.requests) == 3  # the answer, then one request after each of two hints
+    assert driven.calls() == []

@@ -327,6 +327,14 @@ class AgentRun:
                     messages.append({"role": "user", "content": hint})
                     continue
                 self.answer = turn.text
+                if hint is INVENTED_RESULT_HINT:
+                    # An answer that reports results no tool produced is not a finished task:
+                    # a person reading only "completed" would be misled.
+                    raise _Stop(
+                        FAILED,
+                        "the model kept writing tool results itself instead of calling tools; "
+                        "nothing it reported was run",
+                    )
                 return
             self._feed_back(messages, turn, corrected)
             if turn.errors and self.mode == TEXT:
