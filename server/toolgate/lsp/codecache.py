@@ -5,8 +5,8 @@ and attrs writes and compiles the source of each one's `__init__`, `__repr__` an
 compiling is about a third of the server's start-up. The generated source is the same on every
 start, so its compiled code objects are kept in a marshal file, like Python keeps `.pyc` files,
 keyed by the exact source text and file name. Anything unexpected (another attrs layout, a
-damaged or foreign cache file) means compiling as usual: the cache can make start-up slower
-never, and behaviour different never.
+damaged or foreign cache file, no place to keep it) means compiling as usual: the code that runs
+is always what attrs would have compiled from the same source.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def attrs_code_cache(path: Path | None = None) -> Iterator[dict[str, int]]:
     finally:
         with contextlib.suppress(AttributeError):
             del attrs_make.compile  # type: ignore[attr-defined]
-        # A few scripts differ on every start (a default value's repr holds an address): they
-        # are compiled each time rather than rewriting the file on every start.
+        # A few scripts differ on every start (a frozen class's __hash__ carries the process's
+        # hash salt): they are compiled each time rather than rewriting the file every start.
         if len(new) > (0 if not codes else _STRAYS):
             _save(target, {**_load(target), **codes, **new})  # another server may have saved
