@@ -541,12 +541,7 @@ class StreamingCallParser:
                     and chunk[0] not in "`~"
                 )
             ):
-                if self._fast is not None:
-                    self._resume()
-                    self._fast = None
-                    self._quiet_prose = False
-                self._inbox.append(chunk)
-                self._inbox_n += len(chunk)
+                self._batch(chunk)
                 self._line_start = _line_start_after(chunk, self._line_start)
                 self._quiet_inbox = not self._armed and not self._line_start
                 return []
@@ -556,12 +551,7 @@ class StreamingCallParser:
             and not closers.search(chunk)
         ):
             # No item can close in this chunk: batch it with the next one that may close one.
-            if self._fast is not None:
-                self._resume()
-                self._fast = None
-                self._quiet_prose = False
-            self._inbox.append(chunk)
-            self._inbox_n += len(chunk)
+            self._batch(chunk)
             return []
         if self._fast is not None:
             self._resume()
@@ -572,6 +562,15 @@ class StreamingCallParser:
         self._buf += chunk
         self._run()
         return self._drain()
+
+    def _batch(self, chunk: str) -> None:
+        """Hold a chunk for the next run; what the fast path stored is accounted for first."""
+        if self._fast is not None:
+            self._resume()
+            self._fast = None
+            self._quiet_prose = False
+        self._inbox.append(chunk)
+        self._inbox_n += len(chunk)
 
     def _resume(self) -> None:
         """Bring the state up to date with what the fast path stored."""
