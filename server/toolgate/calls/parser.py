@@ -124,7 +124,6 @@ _FAST_LINE_START = {
     "~": re.compile(r"[ \t]*~"),
 }
 _LINE_START_FIRST = frozenset(" \t>{[~`")
-_FAST_LINE_START_PROSE = _FAST_LINE_START["prose"]
 # At a line start, what may become an item: a JSON or pythonic call, an arrow block, a fence
 # whose language makes it a call (json, tool, tool_call); a plain fence, a `>>>` prompt or
 # inline code holds none (they only hide calls, and the machinery reads them in order).
@@ -639,17 +638,6 @@ class StreamingCallParser:
             self._prev = self._buf[self._pos - 1]
             self._buf = self._buf[self._pos :]
             self._pos = 0
-        if not self._buf and not self._eof and getattr(self._state, "__func__", None) is _ST_PROSE:
-            # The usual outcome of a run, set at once: prose with nothing held.
-            self._fast = self._fast_prose
-            self._fast_to_acc = self._fast_fence = False
-            self._fast_ls = _FAST_LINE_START_PROSE
-            self._line_start = self._prev == "\n"
-            self._acc_mark = len(self._acc)
-            self._closers = _CLOSE_PROSE
-            self._quiet_prose = not self._line_start
-            self._batch_limit = _PROSE_BATCH
-            return
         self._set_fast_mode()
         self._closers = self._closers_now()
         # Nothing held back: until a closer arrives no item can complete, so the batch may grow.
@@ -2010,7 +1998,6 @@ _FENCE_RUN = r"|^[`~]|``|~~"
 _CLOSE_PROSE = re.compile(r"[>}\]=]" + _FENCE_RUN)
 _CLOSE_LINE_OR_TAG = re.compile(r"[>}\]=\n]" + _FENCE_RUN)
 _CLOSE_FENCE_RUN = {c: re.compile(f"\\n|^{c}|{c}{c}") for c in "`~"}
-_ST_PROSE = StreamingCallParser._st_prose
 _CLOSERS: dict[Any, re.Pattern[str]] = {
     StreamingCallParser._st_prose: _CLOSE_PROSE,
     StreamingCallParser._st_fence: _CLOSE_LINE,
