@@ -41,16 +41,19 @@ def detect_newline(text: str) -> str:
     return "\r\n" if crlf > lf else "\n"
 
 
-def decode_text(raw: bytes) -> TextFile:
-    """Decode bytes read from disk, remembering encoding and newline style."""
-    encoding = "utf-8"
+def _encoding_of(raw: bytes) -> str:
+    """The encoding a byte-order mark names, else UTF-8; NUL bytes without one mean binary."""
     for bom, name in _BOMS:
         if raw.startswith(bom):
-            encoding = name
-            break
-    else:
-        if b"\x00" in raw[:8192]:
-            raise BinaryFileError("binary file (contains NUL bytes)")
+            return name
+    if b"\x00" in raw[:8192]:
+        raise BinaryFileError("binary file (contains NUL bytes)")
+    return "utf-8"
+
+
+def decode_text(raw: bytes) -> TextFile:
+    """Decode bytes read from disk, remembering encoding and newline style."""
+    encoding = _encoding_of(raw)
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError:
@@ -69,28 +72,21 @@ def decode_text(raw: bytes) -> TextFile:
 def conventions_of(raw: bytes) -> TextFile:
     """Encoding and newline style of bytes read from disk, without keeping their text.
 
-    The same answer as `decode_text`, cheaper: for the byte-oriented encodings the newlines are
-    counted in the bytes themselves.
+    The same answer as `decode_text`, cheaper: for UTF-8 (and its latin-1 fallback) the
+    newlines are counted in the bytes themselves.
     """
-    if raw.startswith(codecs.BOM_UTF8) or not any(raw.startswith(bom) for bom, _ in _BOMS):
-        if not raw.startswith(codecs.BOM_UTF8) and b"\x00" in raw[:8192]:
-            raise BinaryFileError("binary file (contains NUL bytes)")
-        encoding = "utf-8-sig" if raw.startswith(codecs.BOM_UTF8) else "utf-8"
-        try:
-            raw.decode(encoding)
-        except UnicodeDecodeError:
-            encoding = "latin-1"
-        crlf = raw.count(b"\r\n")
-        newline = "\r\n" if crlf > raw.count(b"\n") - crlf else "\n"
-        final = raw.endswith(b"\n")
+    encoding = _encoding_of(raw)
+    if encoding not in ("utf-8", "utf-8-sig"):
+        decoded = decode_text(raw)
+        encoding, newline, final = decoded.encoding, decoded.newline, decoded.final_newline
         return TextFile(text="", encoding=encoding, newline=newline, final_newline=final)
-    decoded = decode_text(raw)
-    return TextFile(
-        text="",
-        encoding=decoded.encoding,
-        newline=decoded.newline,
-        final_newline=decoded.final_newline,
-    )
+    try:
+        raw.decode(encoding)
+    except UnicodeDecodeError:
+        encoding = "latin-1"
+    crlf = raw.count(b"\r\n")
+    newline = "\r\n" if crlf > raw.count(b"\n") - crlf else "\n"
+    return TextFile(text="", encoding=encoding, newline=newline, final_newline=raw.endswith(b"\n"))
 
 
 def encode_text(text: str, like: TextFile | None) -> bytes:
