@@ -20,12 +20,13 @@ import platform
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from toolgate.demo import git_project
 
 RESULTS = Path(__file__).resolve().parent / "results" / "local_model_eval.json"
 MAX_STEPS = 8
@@ -59,15 +60,7 @@ def _git(root: Path, *args: str) -> str:
 
 def make_repo(task: Task) -> Path:
     """A fresh git repository with the task's files committed, plus its uncommitted files."""
-    root = Path(tempfile.mkdtemp(prefix=f"tg-eval-{task.name}-"))
-    for name, text in task.files.items():
-        (root / name).write_text(text, encoding="utf-8")
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "config", "user.email", "eval@toolgate.invalid")
-    _git(root, "config", "user.name", "Toolgate eval")
-    _git(root, "config", "commit.gpgsign", "false")
-    _git(root, "add", ".")
-    _git(root, "commit", "-q", "-m", "Start")
+    root = git_project(task.files, prefix=f"tg-eval-{task.name}-", message="Start")
     for name, text in task.uncommitted.items():
         (root / name).write_text(text, encoding="utf-8")
     return root

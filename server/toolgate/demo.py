@@ -31,18 +31,27 @@ def _git(root: Path, *args: str) -> str:
     ).stdout
 
 
-def make_workspace(parent: Path | None = None) -> Path:
-    """Create the demo project as a real git repository with one commit."""
-    root = Path(tempfile.mkdtemp(prefix="toolgate-demo-", dir=parent))
-    for name, text in FILES.items():
+def git_project(
+    files: dict[str, str], *, prefix: str, message: str, parent: Path | None = None
+) -> Path:
+    """A fresh git repository in a new temporary folder, with `files` in one commit."""
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    for name, text in files.items():
         (root / name).write_text(text, encoding="utf-8")
     _git(root, "init", "-q", "-b", "main")
     _git(root, "config", "user.email", "demo@toolgate.invalid")
     _git(root, "config", "user.name", "Toolgate demo")
     _git(root, "config", "commit.gpgsign", "false")
     _git(root, "add", ".")
-    _git(root, "commit", "-q", "-m", "A greeting with a failing test")
+    _git(root, "commit", "-q", "-m", message)
     return root
+
+
+def make_workspace(parent: Path | None = None) -> Path:
+    """Create the demo project as a real git repository with one commit."""
+    return git_project(
+        FILES, prefix="toolgate-demo-", message="A greeting with a failing test", parent=parent
+    )
 
 
 def summary(root: Path) -> str:
