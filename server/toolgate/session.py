@@ -10,10 +10,10 @@ from typing import Any
 
 from toolgate.agent.events import NOTICE, TESTS_FINISHED, EventBus
 from toolgate.agent.loop import AgentRun, RunLimits
-from toolgate.agent.prompt import load_instructions, load_profile, system_prompt
+from toolgate.agent.prompt import Profile, load_instructions, load_profile, system_prompt
 from toolgate.agent.redact import Redactor
 from toolgate.config import Config, ConfigError, apply_trust
-from toolgate.mcp.client import add_mcp_tools
+from toolgate.mcp.client import McpConnection, add_mcp_tools, close_all
 from toolgate.model.client import ModelSettings, OpenAIChatModel
 from toolgate.review.reviewer import Reviewer
 from toolgate.runner.allowlist import parse_allowed
@@ -129,14 +129,18 @@ async def pick_model(client: OpenAIChatModel) -> str:
     raise SetupError("no model configured: pass --model NAME (or set TOOLGATE_MODEL)")
 
 
-def build_registry(
+async def build_registry(
     config: Config,
     root: Path,
     base: ToolRegistry | None,
     profile_tools: list[str] | None,
     trusted: bool = True,
-) -> ToolRegistry:
-    """The tools this run offers: built-ins narrowed by profile and policy."""
+) -> tuple[ToolRegistry, list[McpConnection]]:
+    """The tools this run offers, narrowed by profile and policy, and its open MCP sessions.
+
+    The tools are the built-ins, the manifests' and the MCP servers'; the sessions opened to
+    list the servers' tools stay open for the run's calls, and the run closes them at its end.
+    """
     registry = base or builtin_registry()
     try:
         manifests = load_manifests(root)
@@ -146,7 +150,7 @@ def build_registry(
         if tool.name in registry:
             raise ConfigError(f"manifest tool {tool.name!r} clashes with a built-in tool")
         registry.add(tool, activity)
-    add_mcp_tools(registry, config, root, trusted=trusted)  # starts each server once to list
+    connections = await add_mcp_tools(registry, config, root, trusted=trusted)
     names = registry.names()
     if profile_tools is not None:
         names = [n for n in names if n in profile_tools]
@@ -154,7 +158,7 @@ def build_registry(
         names = [n for n in names if n in config.allow_tools]
     if not config.tool_calling.enabled:
         names = []
-    return registry.subset(names)
+    return registry.subset(names), connections
 
 
 def activity_settings(config: Config, *, trusted: bool) -> ActivitySettings:
@@ -170,17 +174,39 @@ def activity_settings(config: Config, *, trusted: bool) -> ActivitySettings:
 async def create_run(
     setup: RunSetup, task: str, endpoint: Endpoint, run_id: str | None = None
 ) -> AgentRun:
-    """Build an AgentRun; raises SetupError or ConfigError with a one-line reason."""
+    """Build an AgentRun, its MCP servers started.
+
+    Raises SetupError or ConfigError with a one-line reason, and then no server is left running.
+    """
     config = setup.config
     # Trust is checked here, before anything talks to the endpoint, so no front end can skip it.
     for notice in check_trust(setup.root, config):
         setup.bus.emit(NOTICE, run_id or "", message=notice)
-    redactor = Redactor(config.api_key)
     try:
         profile = load_profile(setup.root, config.profile)
     except KeyError as exc:
         raise ConfigError(str(exc.args[0])) from None
-    registry = build_registry(config, setup.root, setup.registry, profile.tools, setup.trusted)
+    registry, connections = await build_registry(
+        config, setup.root, setup.registry, profile.tools, setup.trusted
+    )
+    try:
+        return await _assemble(setup, task, endpoint, run_id, profile, registry, connections)
+    except BaseException:
+        await close_all(connections)  # the run will not happen: its servers stop now
+        raise
+
+
+async def _assemble(
+    setup: RunSetup,
+    task: str,
+    endpoint: Endpoint,
+    run_id: str | None,
+    profile: Profile,
+    registry: ToolRegistry,
+    connections: list[McpConnection],
+) -> AgentRun:
+    config = setup.config
+    redactor = Redactor(config.api_key)
     if endpoint.small_model and profile.source == "built-in" and profile.name == "developer":
         profile = replace(profile, instructions=SMALL_MODEL_ROLE)
     prompt = system_prompt(
@@ -251,6 +277,7 @@ async def create_run(
         run_id=run_id,
         redactor=redactor,
         profile=profile.name,
+        cleanups=[c.aclose for c in connections],
     )
     return run
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
 from tests.engine.helpers import answer, calls, drive, results_read
+from tests.support.net import closed_port
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 from toolgate.agent.events import EventBus
@@ -112,12 +112,6 @@ async def test_malformed_and_invalid_arguments_are_results(
     assert [e["tool_name"] for e in driven.of_type("ToolCallExecuted")] == ["read_file"]
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 async def _run_against(repo: Path, base_url: str, model: str | None = "m"):  # type: ignore[no-untyped-def]
     config = load_config(repo)
     bus = EventBus()
@@ -130,7 +124,7 @@ async def _run_against(repo: Path, base_url: str, model: str | None = "m"):  # t
 
 
 async def test_endpoint_down_fails_with_one_line(repo: Path) -> None:
-    outcome = await _run_against(repo, f"http://127.0.0.1:{_closed_port()}/v1")
+    outcome = await _run_against(repo, f"http://127.0.0.1:{closed_port()}/v1")
     assert outcome.status == "failed"
     assert "cannot reach the model" in outcome.reason
     assert "\n" not in outcome.reason and "Traceback" not in outcome.reason

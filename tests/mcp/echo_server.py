@@ -1,7 +1,8 @@
 """A tiny real MCP server over stdio, for the client-side tests.
 
-Each start appends `start <pid> <cwd>` to the file named by ECHO_STARTS (when set), so a test can
-count starts and check that the process is gone afterwards.
+Each start appends `start <pid> <cwd>` to the file named by ECHO_STARTS (when set), and each tool
+call `call <pid> <tool>`, so a test can count starts and calls and check that the process is gone
+afterwards.
 """
 
 from __future__ import annotations
@@ -49,7 +50,15 @@ async def list_tools(ctx: object, params: object) -> types.ListToolsResult:
     return types.ListToolsResult(tools=TOOLS)
 
 
+def _note(line: str) -> None:
+    marker = os.environ.get("ECHO_STARTS")
+    if marker:
+        with open(marker, "a", encoding="utf-8") as handle:
+            handle.write(f"{line}\n")
+
+
 async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.CallToolResult:
+    _note(f"call {os.getpid()} {params.name}")
     args = params.arguments or {}
     if params.name == "echo":
         text = f"echo: {args['text']} (cwd {os.getcwd()})"
@@ -65,10 +74,7 @@ async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.C
 
 
 async def main() -> None:
-    marker = os.environ.get("ECHO_STARTS")
-    if marker:
-        with open(marker, "a", encoding="utf-8") as handle:
-            handle.write(f"start {os.getpid()} {os.getcwd()}\n")
+    _note(f"start {os.getpid()} {os.getcwd()}")
     server = Server("echo", on_list_tools=list_tools, on_call_tool=call_tool)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.net import closed_port
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 from toolgate.config import ConfigError, load_config, user_config_path
 from toolgate.review.reviewer import Approval, ApprovalRequest, AutoReviewer
-from toolgate.session import Endpoint, RunSetup, check_trust, create_run
+from toolgate.session import Endpoint, RunSetup, SetupError, check_trust, create_run
 from toolgate.trust import TrustStore
 from toolgate.workspace import Workspace
 
@@ -53,11 +54,21 @@ def _user_config(text: str) -> None:
     path.write_text(text)
 
 
-def _starts(marker: Path) -> list[tuple[int, str]]:
+def _noted(marker: Path, kind: str) -> list[tuple[int, str]]:
     if not marker.exists():
         return []
-    lines = marker.read_text().splitlines()
-    return [(int(line.split(" ", 2)[1]), line.split(" ", 2)[2]) for line in lines]
+    rows = [line.split(" ", 2) for line in marker.read_text().splitlines()]
+    return [(int(pid), rest) for what, pid, rest in rows if what == kind]
+
+
+def _starts(marker: Path) -> list[tuple[int, str]]:
+    """(pid, working directory) of each start of the server."""
+    return _noted(marker, "start")
+
+
+def _calls(marker: Path) -> list[tuple[int, str]]:
+    """(pid, tool) of each tool call the server received."""
+    return _noted(marker, "call")
 
 
 async def _gone(pid: int, within: float = 10.0) -> bool:
@@ -129,11 +140,12 @@ async def test_server_tools_run_after_a_yes_and_the_server_stops_at_the_end(
     assert reviewer.asked[0].why == "to greet"
     assert reviewer.asked[0].summary.startswith("echo__echo ")
 
-    # Started once to list the tools and once, lazily, for the run's calls; both are gone.
+    # Started once: the session that listed the tools took the run's calls, and ended with it.
     starts = _starts(marker)
-    assert len(starts) == 2
+    assert len(starts) == 1
     assert all(cwd == real_repo for _, cwd in starts)
-    assert [await _gone(pid) for pid, _ in starts] == [True, True]
+    assert _calls(marker) == [(starts[0][0], tool) for tool in ("echo", "env", "fail")]
+    assert [await _gone(pid) for pid, _ in starts] == [True]
 
 
 async def test_a_refused_call_never_reaches_the_server(
@@ -152,7 +164,8 @@ async def test_a_refused_call_never_reaches_the_server(
     await _run(repo, scripted, reviewer)
     (result,) = _tool_results(scripted.requests[-1])
     assert result["success"] is False and "not today" in result["error"]
-    assert len(_starts(marker)) == 1  # the listing only: no session for a refused call
+    assert len(_starts(marker)) == 1  # the listing
+    assert _calls(marker) == []
 
 
 async def test_a_server_that_dies_is_a_failed_call_and_the_next_call_starts_it_again(
@@ -172,8 +185,9 @@ async def test_a_server_that_dies_is_a_failed_call_and_the_next_call_starts_it_a
     assert "the server stopped or closed the connection" in died["error"]
     assert again["success"] is True and again["data"]["text"].startswith("echo: again")
     starts = _starts(marker)
-    assert len(starts) == 3
-    assert [await _gone(pid) for pid, _ in starts] == [True, True, True]
+    assert len(starts) == 2  # the first session died with its server; the next call began one
+    assert _calls(marker) == [(starts[0][0], "die"), (starts[1][0], "echo")]
+    assert [await _gone(pid) for pid, _ in starts] == [True, True]
 
 
 async def test_workspace_server_waits_for_the_persons_confirmation(
@@ -200,7 +214,7 @@ async def test_workspace_server_waits_for_the_persons_confirmation(
     (result,) = _tool_results(scripted.requests[-1])
     assert result["success"] is True and result["data"]["text"].startswith("echo: trusted")
     assert reviewer.asked == []  # approval = "auto" came with the confirmed table
-    assert len(_starts(marker)) == 2
+    assert len(_starts(marker)) == 1
 
 
 async def test_changing_a_confirmed_server_needs_a_new_confirmation(
@@ -266,3 +280,33 @@ def test_bad_server_tables_are_configuration_errors(repo: Path, table: str, mess
     _user_config(table)
     with pytest.raises(ConfigError, match=message):
         load_config(repo)
+
+
+async def test_when_one_server_fails_to_start_none_is_left_running(
+    repo: Path, scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    marker = tmp_path / "starts.txt"
+    crash = [sys.executable, "-c", "import sys; sys.stderr.write('broken'); sys.exit(3)"]
+    broken = _table(tmp_path / "unused.txt", command=crash).replace("servers.echo", "servers.bad")
+    _user_config(_table(marker) + broken)
+    setup = RunSetup(root=repo, config=load_config(repo), reviewer=AutoReviewer(Workspace(repo)))
+    with pytest.raises(ConfigError, match=r"MCP server 'bad'.*broken"):
+        await create_run(setup, "x", Endpoint(scripted.base_url, scripted.model))
+    starts = _starts(marker)
+    assert len(starts) == 1  # the good server did start, and was stopped with the failure
+    assert [await _gone(pid) for pid, _ in starts] == [True]
+
+
+async def test_a_run_that_cannot_be_assembled_stops_the_servers_it_started(
+    repo: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "starts.txt"
+    _user_config(_table(marker))
+    setup = RunSetup(root=repo, config=load_config(repo), reviewer=AutoReviewer(Workspace(repo)))
+    # No model named and nothing listening to ask which one: the run cannot be built.
+    nowhere = Endpoint(f"http://127.0.0.1:{closed_port()}/v1", None)
+    with pytest.raises(SetupError, match="no model configured"):
+        await create_run(setup, "x", nowhere)
+    starts = _starts(marker)
+    assert len(starts) == 1
+    assert [await _gone(pid) for pid, _ in starts] == [True]

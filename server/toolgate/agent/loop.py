@@ -8,7 +8,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -161,6 +161,7 @@ class AgentRun:
         redactor: Redactor | None = None,
         profile: str = "developer",
         mode_memory: ModeMemory | None = None,
+        cleanups: Sequence[Callable[[], Awaitable[None]]] = (),
     ) -> None:
         self.run_id = run_id or f"r-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
         ctx.run_id = self.run_id
@@ -207,6 +208,8 @@ class AgentRun:
         self._seen: set[tuple[Any, ...]] = set()
         self._repeats = 0
         self._turn_calls = 0
+        # What the run holds open for its tools (MCP sessions): released when it ends.
+        self._cleanups = list(cleanups)
 
     def _initial_mode(self) -> str:
         if not self.calling.enabled:
@@ -263,7 +266,20 @@ class AgentRun:
                 RUN_FINISHED, self.run_id, status=status, reason=reason, answer=self.answer
             )
             self.runlog.finish(status, reason, self.metrics.snapshot())
+            await self.release()
         return RunOutcome(self.run_id, status, reason, self.answer, str(self.runlog.path))
+
+    async def release(self) -> None:
+        """Close what the run holds open for its tools (its MCP sessions).
+
+        Done when the run ends; safe to call again, or for a run that never started.
+        """
+        cleanups, self._cleanups = self._cleanups, []
+        for cleanup in cleanups:
+            try:
+                await cleanup()
+            except Exception:  # a server that will not stop must not change the outcome
+                log.warning("run %s: releasing a tool session failed", self.run_id, exc_info=True)
 
     @property
     def runlog_mode(self) -> str:

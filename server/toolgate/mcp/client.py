@@ -2,9 +2,10 @@
 
 Each server in `[tool.toolgate.mcp.servers.NAME]` (or `[mcp.servers.NAME]` in the user's and
 `.toolgate/config.toml` files) is a program spoken to over stdio. When a run is assembled, the
-server is started once to list its tools, which join the registry as `NAME__tool` command tools
-with the server's own input schemas. The first call in the run starts a fresh session in the
-run's event loop; it is closed when the task that made the call ends, which is the end of the run.
+server is started in the run's event loop and lists its tools, which join the registry as
+`NAME__tool` command tools with the server's own input schemas. The run's calls go to that same
+session; a server that dies is started again by the next call, and every session is closed when
+the run ends.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import os
 import re
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,62 +132,8 @@ def _connection_lost(exc: BaseException) -> bool:
     return isinstance(leaf, (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError))
 
 
-async def _list_one(spec: McpServerSpec, root: Path, timeout: float) -> list[Any]:
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
-        try:
-            return await asyncio.wait_for(_list_pages(spec, root, errlog), timeout)
-        except Exception as exc:
-            raise McpUnavailable(
-                f"MCP server {spec.name!r} ({' '.join(spec.command)}) did not list its tools: "
-                + describe_failure(exc, errlog)
-            ) from None
-
-
-async def _list_pages(spec: McpServerSpec, root: Path, errlog: IO[str]) -> list[Any]:
-    tools: list[Any] = []
-    async with _client(spec, root, errlog) as client:
-        cursor = None
-        for _ in range(_MAX_PAGES):
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-    return tools
-
-
-def list_tools(
-    specs: list[McpServerSpec], root: Path, timeout: float = START_TIMEOUT_SECONDS
-) -> dict[str, list[Any]]:
-    """Start each server, list its tools and stop it again; all at once, off the caller's loop.
-
-    Raises McpUnavailable for the first server that fails. Runs in its own thread with its own
-    event loop so that the synchronous registry assembly can call it from inside a running loop.
-    """
-    outcome: dict[str, Any] = {}
-
-    async def gather() -> list[list[Any]]:
-        return await asyncio.gather(*(_list_one(s, root, timeout) for s in specs))
-
-    def work() -> None:
-        try:
-            outcome["tools"] = asyncio.run(gather())
-        except BaseException as exc:  # handed to the caller's thread
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=work, name="toolgate-mcp-list", daemon=True)
-    thread.start()
-    thread.join(timeout + 15)
-    if "error" in outcome:
-        error = _leaf(outcome["error"])
-        raise error if isinstance(error, McpUnavailable) else McpUnavailable(str(error))
-    if "tools" not in outcome:
-        raise McpUnavailable(f"MCP servers did not list their tools within {timeout:.0f}s")
-    return {spec.name: tools for spec, tools in zip(specs, outcome["tools"], strict=True)}
-
-
 class McpConnection:
-    """One server's session for one run: started on the first call, closed when the run ends."""
+    """One server's session for one run: started to list the tools, closed when the run ends."""
 
     def __init__(self, spec: McpServerSpec, root: Path) -> None:
         self.spec = spec
@@ -204,6 +150,37 @@ class McpConnection:
     def open(self) -> bool:
         """Whether a session is up."""
         return self._client is not None and self._owner is not None and not self._owner.done()
+
+    async def list_tools(self, timeout: float = START_TIMEOUT_SECONDS) -> list[Any]:
+        """Start the session (it stays open for the run's calls) and list the server's tools.
+
+        Raises McpUnavailable, with the end of the server's stderr, when that fails.
+        """
+        try:
+            client = await self._session()
+            return await asyncio.wait_for(self._pages(client), timeout)
+        except McpUnavailable:
+            await self.aclose()
+            raise
+        except Exception as exc:
+            said = self.stderr_tail()
+            await self.aclose()
+            raise McpUnavailable(
+                f"MCP server {self.spec.name!r} ({' '.join(self.spec.command)}) did not list "
+                f"its tools: {describe_failure(exc)}" + (f" (its stderr: {said})" if said else "")
+            ) from None
+
+    @staticmethod
+    async def _pages(client: Any) -> list[Any]:
+        tools: list[Any] = []
+        cursor = None
+        for _ in range(_MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
 
     async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Call one tool; raises McpUnavailable when the server cannot be reached."""
@@ -243,9 +220,6 @@ class McpConnection:
                     f"MCP server {self.spec.name!r} did not start: {describe_failure(exc)}"
                     + (f" (its stderr: {said})" if said else "")
                 ) from None
-            caller = asyncio.current_task()
-            if caller is not None:
-                caller.add_done_callback(lambda _: self.close())
             return self._client
 
     async def _own(self, ready: asyncio.Future[Any], stop: asyncio.Event, errlog: IO[str]) -> None:
@@ -344,13 +318,14 @@ def _tool(spec: McpServerSpec, remote: Any) -> Tool | None:
     )
 
 
-def add_mcp_tools(
+async def add_mcp_tools(
     registry: ToolRegistry, config: Config, root: Path, *, trusted: bool = True
 ) -> list[McpConnection]:
-    """Register the configured servers' tools; returns the run's connections (not yet started).
+    """Start the configured servers and register their tools; returns the open connections.
 
+    The connections stay open for the run's calls: the caller closes them when the run ends.
     Nothing starts in an untrusted workspace, or for a server whose approval is `deny`.
-    A server that cannot be started or listed is a ConfigError naming it.
+    A server that cannot be started or listed is a ConfigError naming it (and none stays open).
     """
     if not config.mcp_servers or not trusted:
         return []
@@ -363,22 +338,36 @@ def add_mcp_tools(
         return []
     if not sdk.available():
         raise ConfigError(f"MCP servers are configured, but {sdk.MISSING}")
+    connections = [McpConnection(spec, root) for spec in specs]
     try:
-        listed = list_tools(specs, root)
-    except McpUnavailable as exc:
-        raise ConfigError(str(exc)) from None
-    connections = []
-    for spec in specs:
-        connection = McpConnection(spec, root)
-        connections.append(connection)
-        for remote in listed[spec.name]:
-            tool = _tool(spec, remote)
-            if tool is None:
-                continue
-            if tool.name in registry:
-                raise ConfigError(f"MCP tool {tool.name!r} clashes with another tool")
-            registry.add(tool, McpToolCall(connection, remote.name))
-            if spec.approval == "auto":
-                # The person's own table said so; an explicit per-tool approval still wins.
-                config.approvals.setdefault(tool.name, "auto")
+        # All at once, each to its end, so that a failure leaves no start half done behind it.
+        listed = await asyncio.gather(
+            *(c.list_tools() for c in connections), return_exceptions=True
+        )
+        for outcome in listed:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        for connection, remotes in zip(connections, listed, strict=True):
+            assert isinstance(remotes, list)
+            spec = connection.spec
+            for remote in remotes:
+                tool = _tool(spec, remote)
+                if tool is None:
+                    continue
+                if tool.name in registry:
+                    raise ConfigError(f"MCP tool {tool.name!r} clashes with another tool")
+                registry.add(tool, McpToolCall(connection, remote.name))
+                if spec.approval == "auto":
+                    # The person's own table said so; an explicit per-tool approval still wins.
+                    config.approvals.setdefault(tool.name, "auto")
+    except BaseException as exc:
+        await close_all(connections)
+        if isinstance(exc, McpUnavailable):
+            raise ConfigError(str(exc)) from None
+        raise
     return connections
+
+
+async def close_all(connections: list[McpConnection]) -> None:
+    """End every session and wait until its server has stopped."""
+    await asyncio.gather(*(c.aclose() for c in connections), return_exceptions=True)
