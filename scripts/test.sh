@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything and run every test: lint, the Python suite (engine, text protocol, language
-# server, embedded local model, real VS Code end to end) and the extension's own checks.
+# server, embedded local model, real VS Code and Emacs end to end) and the extension's own checks.
 # Safe to run again: each installer skips what is already there and reuses its caches.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -20,6 +20,9 @@ PYTHON=.venv/bin/python bash scripts/install-local-model.sh
 
 say "installing what the VS Code end-to-end test needs (first time: a few minutes)"
 bash scripts/install-vscode-test-deps.sh
+
+say "installing what the other editors' tests need (Emacs with eglot)"
+bash scripts/install-editor-test-deps.sh
 
 say "building and checking the VS Code extension (lint, types, unit tests, .vsix)"
 (cd client-vscode && npm ci --no-audit --no-fund --loglevel=error && npm test && npm run package)

@@ -1,0 +1,77 @@
+;;; drive_eglot.el --- use Toolgate from Emacs' own LSP client, as a person would, in batch mode.
+;;
+;; Loads the configuration from docs/EDITORS.md (TOOLGATE_EDITOR_CONFIG), opens
+;; TOOLGATE_TEST_FILE, asks the agent, accepts its proposal from the code-action menu, saves,
+;; then runs the tests and reads the diagnostics Emacs shows.  What happened is written to
+;; TOOLGATE_TEST_OUT as JSON.
+
+(setq debug-on-error t)
+(defvar toolgate-test-titles nil)
+(defvar toolgate-test-text nil)
+(defvar toolgate-test-diagnostics nil)
+(require 'eglot)
+(require 'cl-lib)
+(load-file (getenv "TOOLGATE_EDITOR_CONFIG"))
+
+(defvar toolgate-test-asked nil "Every question Emacs put to the person.")
+
+(defun toolgate-test-wait (what predicate seconds)
+  "Let Emacs work until PREDICATE returns non-nil; fail naming WHAT after SECONDS."
+  (let ((deadline (+ (float-time) seconds)) value)
+    (while (and (not (setq value (funcall predicate))) (< (float-time) deadline))
+      (accept-process-output nil 0.1))
+    (or value (error "Timed out waiting for %s" what))))
+
+;; The person's answers: the "Accept" entry of the code-action menu, and yes to
+;; "Server wants to edit … Proceed?".
+(advice-add 'completing-read :override
+            (lambda (prompt collection &rest _)
+              (push prompt toolgate-test-asked)
+              (let ((choice (cl-find-if (lambda (c)
+                                          (string-prefix-p "Accept " (if (consp c) (car c) c)))
+                                        collection)))
+                (if (consp choice) (car choice) choice))))
+(advice-add 'y-or-n-p :override
+            (lambda (prompt) (push prompt toolgate-test-asked) t))
+
+(find-file (getenv "TOOLGATE_TEST_FILE"))
+(apply #'eglot (eglot--guess-contact))
+(toolgate-test-wait "the server" (lambda () (ignore-errors (eglot-current-server))) 120)
+
+(toolgate-ask "Fix add")
+(toolgate-test-wait
+ "a proposal"
+ (lambda ()
+   (cl-some (lambda (action) (string-prefix-p "Accept" (plist-get action :title)))
+            (eglot-code-actions (point-min) (point-max))))
+ 120)
+(setq toolgate-test-titles
+      (mapcar (lambda (action) (plist-get action :title))
+              (eglot-code-actions (point-min) (point-max))))
+;; The menu as `M-x eglot-code-actions' shows it (a keyboard event, so not a popup menu).
+(let ((last-nonmenu-event 13))
+  (eglot-code-actions (point-min) (point-max) nil t))
+(toolgate-test-wait "the accepted edit" (lambda () (string-match-p "a \\+ b" (buffer-string))) 60)
+(save-buffer)
+(setq toolgate-test-text (buffer-string))
+
+;; Test failures come back as diagnostics on the failing line of the open test file.
+(find-file (getenv "TOOLGATE_TEST_TESTS"))
+(toolgate-test-wait "the test file managed" (lambda () (eglot-current-server)) 60)
+(toolgate-run-tests)
+;; An interactive Emacs starts Flymake's check after a command; batch mode runs no commands.
+(toolgate-test-wait "diagnostics" (lambda () (flymake-start) (flymake-diagnostics)) 120)
+(setq toolgate-test-diagnostics
+      (mapcar (lambda (diag)
+                (list :line (line-number-at-pos (flymake-diagnostic-beg diag))
+                      :type (symbol-name (flymake-diagnostic-type diag))
+                      :text (flymake-diagnostic-text diag)))
+              (flymake-diagnostics)))
+(with-temp-file (getenv "TOOLGATE_TEST_OUT")
+  (insert
+   (json-serialize
+    (list :asked (vconcat (reverse toolgate-test-asked))
+          :titles (vconcat toolgate-test-titles)
+          :text toolgate-test-text
+          :diagnostics (vconcat toolgate-test-diagnostics)))))
+(kill-emacs 0)
