@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything and run every test: lint, the Python suite (engine, text protocol, language
-# server, embedded local model, real VS Code and Emacs end to end) and the extension's own checks.
+# server, embedded local model, real VS Code, Emacs and Neovim end to end) and the extension's
+# own checks.
 # Safe to run again: each installer skips what is already there and reuses its caches.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -21,7 +22,7 @@ PYTHON=.venv/bin/python bash scripts/install-local-model.sh
 say "installing what the VS Code end-to-end test needs (first time: a few minutes)"
 bash scripts/install-vscode-test-deps.sh
 
-say "installing what the other editors' tests need (Emacs with eglot)"
+say "installing what the other editors' tests need (Emacs with eglot, Neovim)"
 bash scripts/install-editor-test-deps.sh
 
 say "building and checking the VS Code extension (lint, types, unit tests, .vsix)"

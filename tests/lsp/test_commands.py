@@ -24,6 +24,8 @@ async def test_bad_arguments_without_a_run(editor: Editor, repo: Path, tmp_path:
         editor, "toolgate.ask", "just a string"
     )
     assert 'toolgate.ask needs [{"task": "…"}]' in await _error(editor, "toolgate.ask", {})
+    # An empty list is an empty object (Lua clients cannot tell them apart), not a bad shape.
+    assert 'toolgate.ask needs [{"task": "…"}]' in await _error(editor, "toolgate.ask", [])
     assert 'toolgate.ask needs [{"task": "…"}]' in await _error(
         editor, "toolgate.ask", {"task": "   "}
     )

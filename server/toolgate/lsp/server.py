@@ -525,7 +525,8 @@ def _arg(args: Any, index: int, default: Any = None) -> Any:
 
 def _object_arg(args: Any, name: str) -> dict[str, Any]:
     first = _arg(args, 0)
-    if first is None:
+    if first is None or first == []:
+        # Lua has one empty table for `{}` and `[]`, and Neovim sends it as `[]`.
         return {}
     if not isinstance(first, dict):
         raise JsonRpcInvalidParams(f"{name} takes one object argument")

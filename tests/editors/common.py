@@ -1,0 +1,59 @@
+"""What the editor tests share: the project, the documented configuration, the environment."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+from tests.support.scripted_model import ScriptedModel, tool_call
+
+ROOT = Path(__file__).resolve().parents[2]
+CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n"
+FIXED = CALC.replace("a - b", "a + b")
+TESTS = (
+    "from calc import add, mul\n"
+    "\n\n"
+    "def test_add():\n"
+    "    assert add(2, 3) == 5\n"
+    "\n\n"
+    "def test_mul():\n"
+    '    assert mul(2, 3) == 6, "two times three"\n'
+)
+MUL_ASSERT_LINE = 9  # 1-based, as editors count: the one failure left after the agent's fix
+
+
+def make_project(repo: Path, scripted: ScriptedModel) -> None:
+    """Two bugs and their tests; the scripted agent fixes one of them with an edit."""
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(TESTS)
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="a - b", replace="a + b"),
+        {"content": "add is fixed"},
+    ]
+
+
+def documented_config(heading: str, language: str, scripted: ScriptedModel) -> str:
+    """The code blocks of one docs/EDITORS.md section, with the test's endpoint for OpenAI's."""
+    doc = (ROOT / "docs" / "EDITORS.md").read_text()
+    section = doc[doc.index(f"## {heading}\n") :]
+    end = section.find("\n## ", 1)
+    blocks = re.findall(rf"```{language}\n(.*?)```", section[: end if end > 0 else None], re.S)
+    assert blocks, f"docs/EDITORS.md has no {language} block under '## {heading}'"
+    code = "\n".join(blocks)
+    assert "https://api.openai.com/v1" in code and "gpt-4o-mini" in code
+    return code.replace("https://api.openai.com/v1", scripted.base_url).replace(
+        "gpt-4o-mini", scripted.model
+    )
+
+
+def editor_env(home: Path, **extra: str) -> dict[str, str]:
+    """The editor's environment: `toolgate` on PATH, as the configurations expect."""
+    home.mkdir(exist_ok=True)
+    return {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(home),
+        **extra,
+    }

@@ -1,0 +1,104 @@
+-- Use Toolgate from Neovim's own LSP client, as a person would, headless.
+--
+-- The configuration from docs/EDITORS.md is the init file. This opens TOOLGATE_TEST_FILE, asks
+-- the agent, accepts its proposal from the code-action menu, saves, then runs the tests and
+-- reads the diagnostics Neovim shows. What happened is written to TOOLGATE_TEST_OUT as JSON.
+
+local seen = { menu = {}, notices = {} }
+
+local function wait(what, predicate, ms)
+  if not vim.wait(ms, predicate, 50) then
+    error('timed out waiting for ' .. what)
+  end
+end
+
+local function toolgate_client(buf)
+  for _, client in pairs(vim.lsp.buf_get_clients(buf)) do
+    if client.name == 'toolgate' and client.server_capabilities then
+      return client
+    end
+  end
+end
+
+local function code_action_titles(buf)
+  local params = vim.lsp.util.make_range_params()
+  params.context = { diagnostics = {} }
+  local titles = {}
+  for _, response in pairs(vim.lsp.buf_request_sync(buf, 'textDocument/codeAction', params, 5000) or {}) do
+    for _, action in ipairs(response.result or {}) do
+      table.insert(titles, action.title)
+    end
+  end
+  return titles
+end
+
+-- The person: reads the notices, and picks the "Accept" entry of the code-action menu.
+local notify = vim.notify
+vim.notify = function(message, level, opts)
+  table.insert(seen.notices, message)
+  return notify(message, level, opts)
+end
+vim.ui.select = function(items, opts, on_choice)
+  local function format(item)
+    return tostring((opts.format_item or tostring)(item)) -- one value: some return gsub's two
+  end
+  for _, item in ipairs(items) do
+    table.insert(seen.menu, format(item))
+  end
+  for index, item in ipairs(items) do
+    if format(item):match('^Accept ') then
+      return on_choice(item, index)
+    end
+  end
+  on_choice(nil, nil)
+end
+
+local ok, failure = pcall(function()
+  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('TOOLGATE_TEST_FILE')))
+  local buf = vim.api.nvim_get_current_buf()
+  wait('the server', function() return toolgate_client(buf) ~= nil end, 60000)
+
+  vim.cmd('ToolgateAsk Fix add')
+  wait('a proposal', function()
+    for _, title in ipairs(code_action_titles(buf)) do
+      if title:match('^Accept') then
+        return true
+      end
+    end
+    return false
+  end, 60000)
+  vim.lsp.buf.code_action()
+  wait('the accepted edit', function()
+    return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n'):find('a - b', 1, true) == nil
+  end, 30000)
+  vim.cmd('write')
+  seen.text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n') .. '\n'
+  wait('the end of the run', function()
+    for _, notice in ipairs(seen.notices) do
+      if notice:match('^Toolgate run ') then
+        return true
+      end
+    end
+    return false
+  end, 30000)
+
+  -- Test failures come back as diagnostics on the failing line of the open test file.
+  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('TOOLGATE_TEST_TESTS')))
+  local tests = vim.api.nvim_get_current_buf()
+  wait('the test file attached', function() return toolgate_client(tests) ~= nil end, 60000)
+  vim.cmd('ToolgateTests')
+  wait('diagnostics', function() return #vim.diagnostic.get(tests) > 0 end, 60000)
+  seen.diagnostics = {}
+  for _, d in ipairs(vim.diagnostic.get(tests)) do
+    table.insert(seen.diagnostics, { line = d.lnum + 1, severity = d.severity, message = d.message })
+  end
+end)
+
+if not ok then
+  io.stderr:write('drive_neovim: ' .. tostring(failure) .. '\n')
+  vim.cmd('cquit 1')
+end
+local out = assert(io.open(os.getenv('TOOLGATE_TEST_OUT'), 'w'))
+out:write(vim.fn.json_encode(seen))
+out:close()
+vim.cmd('qall!')
