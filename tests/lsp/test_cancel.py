@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from tests.lsp.harness import Editor
 from tests.support.scripted_model import ScriptedModel, tool_call
+
+from toolgate.config import user_config_path
 
 ORIGINAL = "".join(f"line {i}\n" for i in range(30))
 
@@ -64,3 +71,47 @@ async def test_progress_cancel_cancels_the_run(
     await editor.until(
         lambda: isinstance(reports[token][-1], types.WorkDoneProgressEnd), timeout=10
     )
+
+
+async def test_the_server_keeps_serving_while_an_mcp_server_starts_and_cancel_stops_it(
+    editor: Editor, scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    # A run before, so that the cancel below must reach the run being set up, not that one.
+    scripted.script = [{"content": "hello"}]
+    await editor.command("toolgate.ask", {"task": "say hello"})
+    assert (await editor.finished())["status"] == "completed"
+
+    marker = tmp_path / "pids.txt"
+    stuck = Path(__file__).with_name("stuck_mcp_server.py")
+    config = user_config_path()
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        f"[mcp.servers.stuck]\ncommand = {json.dumps([sys.executable, str(stuck), str(marker)])}\n"
+    )
+    scripted.script = [{"content": "never reached"}]
+    reply = await editor.command("toolgate.ask", {"task": "use the stuck server"})
+    await editor.until(lambda: marker.exists() and marker.read_text().strip() != "")
+    # The run is being set up (its MCP server does not answer); the editor is still served.
+    assert await editor.command("toolgate.listProposals") == []
+    with pytest.raises(JsonRpcException, match="a run is already active"):
+        await editor.command("toolgate.ask", {"task": "a second one"})
+
+    assert await editor.command("toolgate.cancel") == {"cancelled": True}
+    await editor.until(lambda: len(_finished(editor)) == 2)
+    assert _finished(editor)[1]["runId"] == reply["runId"]
+    assert _finished(editor)[1]["status"] == "cancelled"
+    assert len(scripted.requests) == 1  # only the first run asked the model
+    (pid,) = [int(line) for line in marker.read_text().split()]
+    await editor.until(lambda: not _alive(pid))  # the server was stopped with the setup
+
+
+def _finished(editor: Editor) -> list[dict[str, object]]:
+    return [e for e in editor.events if e["type"] == "run_finished"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -332,6 +332,7 @@ class ToolgateServer(LanguageServer):
             raise JsonRpcInvalidParams(f"configuration error: {exc}") from None
         run_id = f"r-{uuid.uuid4().hex[:10]}"
         self.active_run_id = run_id
+        self.run = None  # until this run is assembled, a cancel stops its setup
         self.run_task = asyncio.ensure_future(self._run(run_id, task, root, config))
         return run_id
 
@@ -414,6 +415,22 @@ class ToolgateServer(LanguageServer):
                 self.log(
                     f"run {run_id} {outcome.status}: {outcome.reason}", types.MessageType.Warning
                 )
+        except asyncio.CancelledError:
+            # Cancelled while it was being set up (starting the model or MCP servers): the
+            # engine never started, so the end is announced here.
+            if run_id not in self._finished_runs:
+                self._finished_runs.add(run_id)
+                self.notify(
+                    EVENT,
+                    {
+                        "type": "run_finished",
+                        "runId": run_id,
+                        "status": "cancelled",
+                        "reason": "cancelled while the run was being set up",
+                        "answer": None,
+                    },
+                )
+            raise
         except Exception as exc:  # never let a run take the server down
             log.exception("run %s crashed", run_id)
             # The engine may have announced the end already and failed after it (its run log).

@@ -213,6 +213,9 @@ class McpConnection:
             self.starts += 1
             try:
                 self._client = await asyncio.wait_for(ready, START_TIMEOUT_SECONDS)
+            except asyncio.CancelledError:
+                self.close()
+                raise
             except Exception as exc:
                 self.close()
                 said = self.stderr_tail()
@@ -248,6 +251,9 @@ class McpConnection:
         """Ask the session to end (the owner task stops the server); safe to call twice."""
         if self._stop is not None:
             self._stop.set()
+        if self._owner is not None and not self._owner.done() and self._client is None:
+            # Still starting: a server stuck in the handshake never lets it reach the stop.
+            self._owner.cancel()
 
     async def aclose(self) -> None:
         """End the session and wait until the server has stopped."""
