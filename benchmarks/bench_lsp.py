@@ -7,6 +7,7 @@
     `didOpen` through its own protocol, writes to an in-memory transport.
 (b) `initialize` answered, from the start of `python -m toolgate lsp`: wall time, and the
     child's own CPU time at that moment (which the machine's load does not inflate).
+    For comparison, the same for a bare pygls LanguageServer: what pygls costs on this machine.
 (c) RSS of that idle server once initialized (VmRSS from /proc/PID/status).
 
 Run: .venv/bin/python benchmarks/bench_lsp.py [--rounds N]
@@ -206,11 +207,20 @@ def _until_response(stream: Any, msg_id: int) -> dict[str, Any]:
             return message
 
 
-def startup_and_memory(root: Path) -> tuple[float, float, float]:
+SERVER = [sys.executable, "-m", "toolgate", "lsp"]
+# The same measurement for a pygls server that does nothing: what pygls itself costs here.
+BARE_PYGLS = [
+    sys.executable,
+    "-c",
+    "from pygls.lsp.server import LanguageServer; LanguageServer('bare', '0').start_io()",
+]
+
+
+def startup_and_memory(root: Path, command: list[str] = SERVER) -> tuple[float, float, float]:
     """(b) and (c) for one fresh server: initialize wall ms, its CPU ms, idle RSS MB."""
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toolgate", "lsp"],
+        command,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -277,15 +287,23 @@ def main() -> int:
     )
 
     walls, cpus, rsss = [], [], []
+    bare_walls, bare_cpus = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for _ in range(args.starts):
+        for _ in range(args.starts):  # interleaved, so both see the same machine
             start_wall, start_cpu, rss = startup_and_memory(Path(tmp))
             walls.append(start_wall)
             cpus.append(start_cpu)
             rsss.append(rss)
+            bare_wall, bare_cpu, _ = startup_and_memory(Path(tmp), BARE_PYGLS)
+            bare_walls.append(bare_wall)
+            bare_cpus.append(bare_cpu)
     print(
         f"(b) initialize answered from process start, {len(walls)} starts (ms): wall "
         f"{_summary(walls)}; server CPU {_summary(cpus)}  [target <= 300]"
+    )
+    print(
+        f"    a pygls server that does nothing, the same way (ms): wall {_summary(bare_walls)}; "
+        f"CPU {_summary(bare_cpus)}"
     )
     print(f"(c) idle RSS after initialize (MB): {_summary(rsss)}  [target <= 80]")
     wall, cpu = cpu_reference()
