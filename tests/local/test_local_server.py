@@ -18,6 +18,7 @@ from pathlib import Path
 
 import openai
 import pytest
+from tests.support.processes import alive
 
 from toolgate.model.local import LocalModelServer
 from toolgate.model.local_assets import (
@@ -36,19 +37,6 @@ pytestmark = [
         "scripts/install-local-model.sh)",
     ),
 ]
-
-
-def _gone(pid: int) -> bool:
-    """Whether no process (or only an unreaped zombie of ours) has this id."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0]
-    except (OSError, IndexError):
-        return True
-    return state == "Z"
 
 
 def _models_status(base_url: str) -> int:
@@ -114,7 +102,7 @@ async def test_async_start_and_stop_leave_nothing_behind(tmp_path: Path) -> None
     await local.stop()  # a second stop is harmless
 
     assert not local.running
-    assert _gone(pid)
+    assert not alive(pid)
     assert _group_gone(pid)
     assert local.log_path is not None and local.log_path.read_bytes()
 
@@ -136,13 +124,13 @@ def test_server_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
     try:
         assert parent.stdout is not None
         pid = int(parent.stdout.readline())
-        assert not _gone(pid)
+        assert alive(pid)
         parent.send_signal(signal.SIGKILL)
         parent.wait()
         deadline = time.monotonic() + 15
-        while not _gone(pid) and time.monotonic() < deadline:
+        while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert _gone(pid)
+        assert not alive(pid)
     finally:
         parent.kill()
         parent.wait()
@@ -171,4 +159,4 @@ async def test_cancelled_start_leaves_no_process(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert local.pid is None
-    assert _gone(pid)
+    assert not alive(pid)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from tests.lsp.harness import Editor
+from tests.support.processes import alive
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 from toolgate.config import user_config_path
@@ -102,16 +102,8 @@ async def test_the_server_keeps_serving_while_an_mcp_server_starts_and_cancel_st
     assert _finished(editor)[1]["status"] == "cancelled"
     assert len(scripted.requests) == 1  # only the first run asked the model
     (pid,) = [int(line) for line in marker.read_text().split()]
-    await editor.until(lambda: not _alive(pid))  # the server was stopped with the setup
+    await editor.until(lambda: not alive(pid))  # the server was stopped with the setup
 
 
 def _finished(editor: Editor) -> list[dict[str, object]]:
     return [e for e in editor.events if e["type"] == "run_finished"]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True

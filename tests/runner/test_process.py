@@ -7,6 +7,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from tests.support.processes import alive
 
 from toolgate.runner.allowlist import split_command
 from toolgate.runner.process import resolve_executable, run_process
@@ -14,23 +15,10 @@ from toolgate.runner.process import resolve_executable, run_process
 PY = sys.executable
 
 
-def pid_alive(pid: int) -> bool:
-    """Alive means running: a zombie waiting to be reaped by init is dead."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return True
-    return "State:\tZ" not in status
-
-
 def wait_dead(pids: list[int], seconds: float = 5.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if not any(pid_alive(pid) for pid in pids):
+        if not any(alive(pid) for pid in pids):
             return True
         time.sleep(0.05)
     return False
@@ -83,7 +71,7 @@ async def test_timeout_kills_the_whole_process_group(tmp_path, mode):
     assert time.monotonic() - started < 20
     pids = [int(pid) for pid in pids_file.read_text().split()]
     assert len(pids) == 2
-    assert wait_dead(pids), f"still alive: {[pid for pid in pids if pid_alive(pid)]}"
+    assert wait_dead(pids), f"still alive: {[pid for pid in pids if alive(pid)]}"
 
 
 async def test_cancellation_kills_the_whole_process_group(tmp_path):
@@ -98,7 +86,7 @@ async def test_cancellation_kills_the_whole_process_group(tmp_path):
     )
     await wait_for_file(pids_file)
     pids = [int(pid) for pid in pids_file.read_text().split()]
-    assert all(pid_alive(pid) for pid in pids)
+    assert all(alive(pid) for pid in pids)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
