@@ -13,7 +13,7 @@ from toolgate.agent.loop import AgentRun, RunLimits
 from toolgate.agent.prompt import Profile, load_instructions, load_profile, system_prompt
 from toolgate.agent.redact import Redactor
 from toolgate.config import Config, ConfigError, apply_trust
-from toolgate.mcp.client import McpConnection, add_mcp_tools, close_all
+from toolgate.mcp.client import McpConnection, add_mcp_tools, close_all, servers_to_start
 from toolgate.model.client import ModelSettings, OpenAIChatModel
 from toolgate.review.reviewer import Reviewer
 from toolgate.runner.allowlist import parse_allowed
@@ -186,6 +186,11 @@ async def create_run(
         profile = load_profile(setup.root, config.profile)
     except KeyError as exc:
         raise ConfigError(str(exc.args[0])) from None
+    starting = servers_to_start(config, trusted=setup.trusted)
+    if starting:
+        # A server can take seconds to start; say what the run is waiting for.
+        names = ", ".join(f"{s.name} ({' '.join(s.command)})" for s in starting)
+        setup.bus.emit(NOTICE, run_id or "", message=f"starting MCP servers: {names}")
     registry, connections = await build_registry(
         config, setup.root, setup.registry, profile.tools, setup.trusted
     )

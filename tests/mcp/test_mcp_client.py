@@ -14,6 +14,7 @@ import pytest
 from tests.support.net import closed_port
 from tests.support.scripted_model import ScriptedModel, tool_call
 
+from toolgate.agent.events import NOTICE, EventBus
 from toolgate.config import ConfigError, load_config, user_config_path
 from toolgate.review.reviewer import Approval, ApprovalRequest, AutoReviewer
 from toolgate.session import Endpoint, RunSetup, SetupError, check_trust, create_run
@@ -93,16 +94,21 @@ def _offered(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 async def _run(
     repo: Path, scripted: ScriptedModel, reviewer: AutoReviewer, *, trusted: bool = True
-) -> None:
+) -> list[str]:
+    """Run to completion; returns the notices the run gave the person."""
     config = load_config(repo)
     check_trust(repo, config)
-    setup = RunSetup(root=repo, config=config, reviewer=reviewer, trusted=trusted)
+    bus = EventBus()
+    notices: list[str] = []
+    bus.subscribe(lambda e: notices.append(e.fields["message"]) if e.type == NOTICE else None)
+    setup = RunSetup(root=repo, config=config, reviewer=reviewer, bus=bus, trusted=trusted)
     run = await create_run(
         setup, "use the echo server", Endpoint(scripted.base_url, scripted.model)
     )
     outcome = await run.run()
     await run.model.close()
     assert outcome.status == "completed", outcome
+    return notices
 
 
 async def test_server_tools_run_after_a_yes_and_the_server_stops_at_the_end(
@@ -118,7 +124,8 @@ async def test_server_tools_run_after_a_yes_and_the_server_stops_at_the_end(
         {"content": "done"},
     ]
     reviewer = Approving(Workspace(repo))
-    await _run(repo, scripted, reviewer)
+    notices = await _run(repo, scripted, reviewer)
+    assert notices == [f"starting MCP servers: echo ({sys.executable} {ECHO})"]
 
     offered = _offered(scripted.requests[0])
     assert offered["echo__echo"]["parameters"]["properties"]["text"] == {"type": "string"}
@@ -239,9 +246,9 @@ async def test_nothing_starts_in_an_untrusted_workspace_or_for_a_denied_server(
     marker = tmp_path / "starts.txt"
     _user_config(_table(marker))
     scripted.script = [{"content": "a"}, {"content": "b"}]
-    await _run(repo, scripted, Approving(Workspace(repo)), trusted=False)
+    assert await _run(repo, scripted, Approving(Workspace(repo)), trusted=False) == []
     _user_config(_table(marker, approval="deny"))
-    await _run(repo, scripted, Approving(Workspace(repo)))
+    assert await _run(repo, scripted, Approving(Workspace(repo))) == []
     for request in scripted.requests:
         assert not any(name.startswith("echo__") for name in _offered(request))
     assert _starts(marker) == []

@@ -324,6 +324,17 @@ def _tool(spec: McpServerSpec, remote: Any) -> Tool | None:
     )
 
 
+def servers_to_start(config: Config, *, trusted: bool = True) -> list[McpServerSpec]:
+    """The servers a run starts: none in an untrusted workspace, none whose approval is deny."""
+    if not trusted:
+        return []
+    return [
+        McpServerSpec.from_table(name, table)
+        for name, table in sorted(config.mcp_servers.items())
+        if table.get("approval", "ask") != "deny"
+    ]
+
+
 async def add_mcp_tools(
     registry: ToolRegistry, config: Config, root: Path, *, trusted: bool = True
 ) -> list[McpConnection]:
@@ -333,13 +344,7 @@ async def add_mcp_tools(
     Nothing starts in an untrusted workspace, or for a server whose approval is `deny`.
     A server that cannot be started or listed is a ConfigError naming it (and none stays open).
     """
-    if not config.mcp_servers or not trusted:
-        return []
-    specs = [
-        McpServerSpec.from_table(name, table)
-        for name, table in sorted(config.mcp_servers.items())
-        if table.get("approval", "ask") != "deny"
-    ]
+    specs = servers_to_start(config, trusted=trusted)
     if not specs:
         return []
     if not sdk.available():
