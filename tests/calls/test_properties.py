@@ -72,6 +72,9 @@ TIMING_FRAGMENTS = [
     "<function=read_file " + "x" * 300,
     '`x` <tool name="git_status" args>{}</tool> `y` ',
     "Some `code` here, a [link](x) and {braces} > 2; " * 25,
+    '<tool name="git_status" args="{}</tool> ',
+    '<tool name="git_status" args="{}" then prose ',
+    '<tool name="git_add" args="{"files": ["a"]}"></tool>',
 ]
 
 

@@ -58,3 +58,39 @@ def test_an_args_attribute_call_cut_off_at_the_end_is_an_error() -> None:
     for size in (1, 5, 13):
         calls, errors = _chunked(text, size)
         assert calls == [] and [e.error for e in errors] == [result.errors[0].error]
+
+
+def test_a_quoted_args_attribute_whose_end_is_missing_is_still_the_call() -> None:
+    # What the embedded 0.5B model writes when asked to run the tests, and variations of it.
+    for text, name, arguments in (
+        ('<tool name="run_tests" args="{}</tool>', "run_tests", {}),
+        ('<tool name="git_add" args="{"files": ["a.py"]}"></tool>', "git_add", {"files": ["a.py"]}),
+        ('<tool name="git_add" args="{"files": ["a.py"]}"</tool>', "git_add", {"files": ["a.py"]}),
+        (
+            '<tool name="run_tests" args="{\\"command\\": \\"pytest -q\\"}"</tool>',
+            "run_tests",
+            {"command": "pytest -q"},
+        ),
+    ):
+        whole = "Running them. " + text + " Done."
+        result = parse_text(whole, TOOLS)
+        assert [(c.name, c.arguments) for c in result.calls] == [(name, arguments)], text
+        assert result.errors == []
+        assert result.content == "Running them.  Done."
+        for size in (1, 4, 9):
+            calls, errors = _chunked(whole, size)
+            assert calls == result.calls and errors == [], (text, size)
+
+
+def test_a_quoted_args_attribute_without_its_close_tag_runs_nothing() -> None:
+    for text, why in (
+        ('<tool name="run_tests" args="{}" and then some prose', "other text follows"),
+        ('<tool name="run_tests" args="{}', "the output ended"),
+        ('<tool name="run_tests" args="{"command": "pytest', "the output ended"),
+    ):
+        result = parse_text(text, TOOLS)
+        assert result.calls == [], text
+        assert len(result.errors) == 1 and why in result.errors[0].error, text
+        for size in (1, 4, 9):
+            calls, errors = _chunked(text, size)
+            assert calls == [] and [e.error for e in errors] == [result.errors[0].error]

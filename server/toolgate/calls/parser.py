@@ -686,6 +686,8 @@ class StreamingCallParser:
             return _CLOSE_LINE_OR_TAG
         if st is cls._st_fence and self._k.mode == "plain":
             return _CLOSE_FENCE_RUN[self._k.fchar]  # a plain fence holds no call until it closes
+        if st is cls._st_tag and self._k.depth_mode:
+            return _CLOSE_TAG_OR_JSON  # `args="{…}`: what follows the object decides
         return _CLOSERS[st]
 
     def _drain(self) -> list[Item]:
@@ -972,7 +974,13 @@ class StreamingCallParser:
             k.name, k.attr_args = name, True
             k.out_re, k.in_re = _SCAN_TAG
             k.close, k.hold, k.depth_mode = "</tool>", 6, False
-            self._take(attr_args.end())
+            end = attr_args.end()
+            if buf[end] == '"':
+                # `args="{…}"`: the quote is the attribute's, not a JSON string's. The object
+                # is read to its end; the closing quote and `>` may then be missing.
+                end += 1
+                k.quote, k.depth_mode = '"', True
+            self._take(end)
             k.open_len = self._acc_n
             return True
         gt = buf.find(">", pos, pos + _WINDOW)
@@ -1121,6 +1129,10 @@ class StreamingCallParser:
         kind, i, j = ev
         if kind == "cut":
             return True
+        if kind == "end":  # the JSON object of `args="{…}` is complete
+            k.value_end = self._acc_n
+            self._state = self._st_attr_after
+            return True
         if kind == "close":
             if not self._take(i):
                 return True
@@ -1149,6 +1161,37 @@ class StreamingCallParser:
             f"unclosed {_what(k)}: the output ended before {k.close}; nothing was run; "
             f"expected {EXPECTED}",
             text,
+        )
+        return True
+
+    def _st_attr_after(self) -> bool:
+        """After `args="{…}`: the attribute's closing quote and `>` are optional; `</tool>` is not.
+
+        Small models drop the end of the attribute (`args="{}</tool>`); a person still reads
+        the call. Anything else after the object is an error, and nothing is run.
+        """
+        buf, n, k = self._buf, len(self._buf), self._k
+        end = _ATTR_END.match(buf, self._pos).end()
+        if buf.startswith("</tool>", end):
+            if not self._take(end + 7):
+                return True
+            text = self._done()
+            try:
+                args = _loads(text[k.open_len : k.value_end], k.name or "")
+            except _Bad as exc:
+                self._error(str(exc), text)
+                return True
+            self._call(k.name or "", args, k.syntax, text)
+            return True
+        if not self._eof and (end >= n or "</tool>".startswith(buf[end:])):
+            return False
+        if not self._take(end):
+            return True
+        what = "the output ended" if end >= n else "other text follows"
+        self._error(
+            f"unclosed {_what(k)}: {what} after its arguments instead of </tool>; nothing was "
+            f"run; expected {EXPECTED}",
+            self._done(),
         )
         return True
 
@@ -1182,7 +1225,12 @@ class StreamingCallParser:
         text = _strip_fence(body.strip())
         if k.attr_args:
             text = text.removesuffix(">").strip()
-            if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            if k.quote:
+                text = text.removesuffix(k.quote).strip()
+                if '\\"' in text and not _is_json(text):
+                    # Quotes escaped for the attribute: `args="{\"path\": \"a.py\"}"`.
+                    text = text.replace('\\"', '"')
+            elif len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
                 text = text[1:-1]
         try:
             if k.kind == "hermes" or k.name is None:
@@ -1990,6 +2038,7 @@ _DEFER_LIMIT = 200
 # With nothing held, batching is bounded only so that visible prose is not delayed for long.
 _PROSE_BATCH = 256
 _CLOSE_TAG = re.compile(r">")
+_CLOSE_TAG_OR_JSON = re.compile(r"[>}\])]")
 _CLOSE_JSON = re.compile(r"[}\])]")
 _CLOSE_LINE = re.compile(r"\n")
 # A fence's three backticks or tildes either lie in one chunk or one chunk starts with them.
@@ -2023,6 +2072,7 @@ _PY_IN = {
     '"""': re.compile(r'\\|"""'),
 }
 _NESTED_TAG = re.compile(r"</tool>|<tool[\s:>]")
+_ATTR_END = re.compile(r'\s*"?\s*>?\s*')  # what may stand between `args="{…}` and </tool>
 _NESTED_HERMES = re.compile(r"</?tool_call>")
 _QWEN_VALUE_END = re.compile(r"</parameter>|<parameter=|</function>")
 _FENCE_CANDIDATE = {c: re.compile(r"\n(?=[ \t]*" + re.escape(c * 3) + ")") for c in "`~"}
@@ -2054,6 +2104,14 @@ def _expected(k: _Construct) -> str:
 
 def _unknown(name: str, tools: Mapping[str, Any]) -> str:
     return f"unknown tool '{name}'; available: {', '.join(sorted(tools)) or '(none)'}"
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text, strict=False)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _loads(text: str, where: str) -> Any:
