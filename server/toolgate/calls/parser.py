@@ -1171,7 +1171,18 @@ class StreamingCallParser:
         the call. Anything else after the object is an error, and nothing is run.
         """
         buf, n, k = self._buf, len(self._buf), self._k
-        end = _ATTR_END.match(buf, self._pos).end()
+        end = self._pos
+        while True:  # what was seen is kept in `k.after`, so no text is read twice
+            end = _WS.match(buf, end).end()
+            if end < n and buf[end] == '"' and not k.after:
+                k.after = '"'
+            elif end < n and buf[end] == ">" and ">" not in k.after:
+                k.after += ">"
+            else:
+                break
+            end += 1
+        if not self._take(end):
+            return True
         if buf.startswith("</tool>", end):
             if not self._take(end + 7):
                 return True
@@ -1185,8 +1196,6 @@ class StreamingCallParser:
             return True
         if not self._eof and (end >= n or "</tool>".startswith(buf[end:])):
             return False
-        if not self._take(end):
-            return True
         what = "the output ended" if end >= n else "other text follows"
         self._error(
             f"unclosed {_what(k)}: {what} after its arguments instead of </tool>; nothing was "
@@ -2072,7 +2081,6 @@ _PY_IN = {
     '"""': re.compile(r'\\|"""'),
 }
 _NESTED_TAG = re.compile(r"</tool>|<tool[\s:>]")
-_ATTR_END = re.compile(r'\s*"?\s*>?\s*')  # what may stand between `args="{…}` and </tool>
 _NESTED_HERMES = re.compile(r"</?tool_call>")
 _QWEN_VALUE_END = re.compile(r"</parameter>|<parameter=|</function>")
 _FENCE_CANDIDATE = {c: re.compile(r"\n(?=[ \t]*" + re.escape(c * 3) + ")") for c in "`~"}
