@@ -124,9 +124,8 @@ def compact_instructions(tools: Sequence[Mapping[str, Any]]) -> str:
         "",
         "To use a tool, reply with one tool block and nothing after it. Examples:",
         *[example_call(t) for t in tools],
-        "Paths are relative to the project folder. Only a tool block runs a tool: the system "
-        "runs it and replies with its result. When the task is done, answer in plain text "
-        "without any tool block.",
+        "Paths are relative to the project folder. The system runs each tool block and replies "
+        "with the result. When the task is done, answer in plain text without any tool block.",
     ]
     return "\n".join(lines)
 
