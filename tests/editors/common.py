@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.support.scripted_model import ScriptedModel, tool_call
 
@@ -48,12 +51,24 @@ def documented_config(heading: str, language: str, scripted: ScriptedModel) -> s
     )
 
 
-def editor_env(home: Path, **extra: str) -> dict[str, str]:
-    """The editor's environment: `toolgate` on PATH, as the configurations expect."""
+def drive(argv: list[str], repo: Path, home: Path, **extra: str) -> dict[str, Any]:
+    """Run an editor's driver in the project; what it saw, from the JSON file it writes.
+
+    The editor gets `toolgate` on PATH (as the configurations expect), its own HOME, and the
+    files to open and the output file in TOOLGATE_TEST_* variables.
+    """
     home.mkdir(exist_ok=True)
-    return {
+    out = home / "seen.json"
+    env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "HOME": str(home),
+        "TOOLGATE_TEST_FILE": str(repo / "calc.py"),
+        "TOOLGATE_TEST_TESTS": str(repo / "test_calc.py"),
+        "TOOLGATE_TEST_OUT": str(out),
         **extra,
     }
+    result = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    seen: dict[str, Any] = json.loads(out.read_text())
+    return seen

@@ -7,16 +7,14 @@ show up as Flymake diagnostics on the failing line.
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 from pathlib import Path
 
 from tests.editors.common import (
     FIXED,
     MUL_ASSERT_LINE,
     documented_config,
-    editor_env,
+    drive,
     make_project,
 )
 from tests.support.scripted_model import ScriptedModel, last_tool_result
@@ -32,24 +30,12 @@ def test_emacs_eglot_reviews_an_edit_and_shows_test_failures(
     make_project(repo, scripted)
     config = tmp_path / "toolgate.el"
     config.write_text(documented_config("Emacs (eglot)", "elisp", scripted))
-    out = tmp_path / "emacs.json"
-    env = editor_env(
+    seen = drive(
+        [emacs, "--batch", "-l", str(DRIVER)],
+        repo,
         tmp_path / "emacs-home",
         TOOLGATE_EDITOR_CONFIG=str(config),
-        TOOLGATE_TEST_FILE=str(repo / "calc.py"),
-        TOOLGATE_TEST_TESTS=str(repo / "test_calc.py"),
-        TOOLGATE_TEST_OUT=str(out),
     )
-    result = subprocess.run(
-        [emacs, "--batch", "-l", str(DRIVER)],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    seen = json.loads(out.read_text())
 
     # The proposal reached Emacs' code-action menu, and the person's pick was applied by Emacs.
     assert any(t.startswith("Accept") and "edit_file" in t for t in seen["titles"])

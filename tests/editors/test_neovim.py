@@ -7,16 +7,14 @@ the failing line.
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 from pathlib import Path
 
 from tests.editors.common import (
     FIXED,
     MUL_ASSERT_LINE,
     documented_config,
-    editor_env,
+    drive,
     make_project,
 )
 from tests.support.scripted_model import ScriptedModel, last_tool_result
@@ -33,26 +31,14 @@ def test_neovim_reviews_an_edit_and_shows_test_failures(
     make_project(repo, scripted)
     config = tmp_path / "toolgate.lua"
     config.write_text(documented_config("Neovim (0.7 to 0.10)", "lua", scripted))
-    out = tmp_path / "neovim.json"
     home = tmp_path / "nvim-home"
-    env = editor_env(
+    seen = drive(
+        [nvim, "--headless", "-n", "-i", "NONE", "-u", str(config), "-c", f"luafile {DRIVER}"],
+        repo,
         home,
         XDG_DATA_HOME=str(home / "data"),
         XDG_STATE_HOME=str(home / "state"),
-        TOOLGATE_TEST_FILE=str(repo / "calc.py"),
-        TOOLGATE_TEST_TESTS=str(repo / "test_calc.py"),
-        TOOLGATE_TEST_OUT=str(out),
     )
-    result = subprocess.run(
-        [nvim, "--headless", "-n", "-i", "NONE", "-u", str(config), "-c", f"luafile {DRIVER}"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-    seen = json.loads(out.read_text())
 
     # The proposal was in Neovim's code-action menu, and the person's pick was applied by Neovim.
     assert any(t.startswith("Accept") and "edit_file" in t for t in seen["menu"])
