@@ -192,9 +192,7 @@ class McpConnection:
         except Exception as exc:
             if _connection_lost(exc):
                 # The server is gone: end this session so that the next call starts a new one.
-                self.close()
-                if self._owner is not None:
-                    await asyncio.gather(self._owner, return_exceptions=True)
+                await self.aclose()
             raise
 
     async def _session(self) -> Any:
