@@ -238,3 +238,24 @@ async def test_tool_calling_disabled_is_a_plain_chat(repo: Path, scripted: Scrip
     assert not (repo / "note.txt").exists()
     assert driven.of_type("ToolCallParseError") == []
     assert driven.of_type("ToolCallProposed") == []
+
+
+async def test_streamed_prose_is_said_whole_and_before_the_call_it_precedes(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    # Prose is passed on at most every so often while it streams (the parser works it out
+    # when asked), but all of it arrives, in order, and what precedes a call before the call
+    # is handled (the prose after it streams on meanwhile).
+    before = "Let me read it first. " * 30 + "`inline` code and a\n\n```python\nx = 1\n```\n"
+    scripted.chunk = 3
+    scripted.script = [
+        {"content": before + tag("read_file", path="README.md") + "\nThen I answer."},
+        answer("All read."),
+    ]
+    driven = await drive(repo, scripted, overrides={"tool_calling": {"mode": "text"}})
+    said = [
+        (i, e.to_dict()["text"]) for i, e in enumerate(driven.events) if e.type == "assistant_text"
+    ]
+    proposed = next(i for i, e in enumerate(driven.events) if e.type == "ToolCallProposed")
+    assert "".join(text for _, text in said) == before + "\nThen I answer.All read."
+    assert "".join(text for i, text in said if i < proposed).startswith(before)

@@ -50,6 +50,9 @@ FAILED = "failed"
 BLOCKED = "blocked_by_policy"
 LIMIT = "limit_reached"
 CANCELLED = "cancelled"
+# How often streamed prose is passed on in text mode: a screen needs no more, and the parser
+# works prose out when it is asked for (calls are passed on the moment they close).
+CONTENT_INTERVAL = 0.05
 
 FINAL_ANSWER = Tool(
     name="final_answer",
@@ -208,6 +211,7 @@ class AgentRun:
         self._seen: set[tuple[Any, ...]] = set()
         self._repeats = 0
         self._turn_calls = 0
+        self._content_at = 0.0
         # What the run holds open for its tools (MCP sessions): released when it ends.
         self._cleanups = list(cleanups)
 
@@ -481,7 +485,7 @@ class AgentRun:
             await self._produce_inner(messages, turn, queue)
             return
         if parser is not None:
-            self._text_items(parser, parser.finish(), queue)
+            self._text_items(parser, parser.finish(), queue, final=True)
             if self.calling.compact_prompt and not self._turn_calls:
                 # The small embedded model puts every call in a code fence, which would mark
                 # an example; it was told to write tool blocks, so its fenced calls are run
@@ -526,11 +530,20 @@ class AgentRun:
         )
 
     def _text_items(
-        self, parser: StreamingCallParser, items: list[Any], queue: asyncio.Queue[tuple[str, Any]]
+        self,
+        parser: StreamingCallParser,
+        items: list[Any],
+        queue: asyncio.Queue[tuple[str, Any]],
+        *,
+        final: bool = False,
     ) -> None:
-        visible = parser.take_content()
-        if visible:
-            self._say(visible)
+        now = time.monotonic()
+        if items or final or now - self._content_at >= CONTENT_INTERVAL:
+            # the prose before a call is said before the call is handled
+            self._content_at = now
+            visible = parser.take_content()
+            if visible:
+                self._say(visible)
         for item in items:
             self._turn_calls += isinstance(item, ParsedCall)
             queue.put_nowait(self._text_item(item))

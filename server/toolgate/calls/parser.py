@@ -124,14 +124,15 @@ _FAST_LINE_START = {
     "~": re.compile(r"[ \t]*~"),
 }
 _LINE_START_FIRST = frozenset(" \t>{[~`")
+_LINE_SPECIAL = re.compile(r"\n[ \t]*[{\[>`~]")  # a line whose start may open a call
 # At a line start, what may become an item: a JSON or pythonic call, an arrow block, a fence
 # whose language makes it a call (json, tool, tool_call); a plain fence, a `>>>` prompt or
-# inline code holds none (they only hide calls, and the machinery reads them in order).
-_LINE_OPENER = (
-    r"[ \t]*(?:[{\[]|>{1,3}[ \t]*(?:[RWrw]|\Z)|>{1,2}\Z"
-    r"|(?:`{3,}|~{3,})[ \t]*(?:[jJtT]|\Z)|[`~]{1,2}\Z)"
-)
-_LINE_OPENER_AT_START = re.compile(_LINE_OPENER)
+# inline code holds none (they only hide calls, and the machinery reads them in order). A run
+# of fewer than three backticks counts too: it may be cut by a chunk's end, or the opening of
+# inline code (which only costs a run of the machinery). Possessive: what follows the blanks
+# and the runs is never one of their characters, so backtracking into them (indented code is
+# common) could only repeat the failure.
+_LINE_OPENER = r"[ \t]*+(?:[{\[]|>{1,3}+[ \t]*+(?:[RWrw]|\Z)|(?:`++|~++)[ \t]*+(?:[jJtT]|\Z))"
 _FAST_VALUE = re.compile(r"<")
 _FAST_NEVER = re.compile(r"(?!)")
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
@@ -384,6 +385,7 @@ class StreamingCallParser:
         "_batch_limit",
         "_buf",
         "_cap",
+        "_carry",
         "_closers",
         "_content",
         "_eof",
@@ -445,6 +447,7 @@ class StreamingCallParser:
         self._batch_limit = _DEFER_LIMIT
         self._quiet_prose = False  # in prose with nothing held: the fast path's own shortcut
         self._armed = False  # the batch since the last run holds what may open a call
+        self._carry = ""  # the batch's end, read again with the next chunk
         self._quiet_inbox = False  # batching prose in which nothing has opened a call yet
         self._pending: list[str] = []  # prose taken by the fast path, not yet given to _content
         names = sorted(self._tools, key=len, reverse=True)
@@ -459,7 +462,7 @@ class StreamingCallParser:
         lt += r"|[\w|=.-]*\Z)"
         self._fast_prose = re.compile(lt + r"|`|\[(?:T|\Z)|\n[ \t]*[>{\[~`]")
         # What may start an item, for batching; a chunk may end anywhere inside it.
-        self._opener = re.compile(lt + r"|\[(?:T|\Z)|\n" + _LINE_OPENER)
+        self._opener = re.compile(lt.replace("*\\Z", "*+\\Z") + r"|\[(?:T|\Z)|\n" + _LINE_OPENER)
         self._lt_literals = ["<tool_", "<tool:", "<tool>", "<function=", _PYTHON_TAG] + [
             f"<{name}>" for name in names if _XML_NAME.fullmatch(name)
         ]
@@ -469,24 +472,47 @@ class StreamingCallParser:
 
     def feed(self, chunk: str) -> list[Item]:
         """Add text; return the calls and errors that closed in it, in order."""
-        # Fast path: nothing in this chunk can open, close or decide anything, so it only
-        # needs to be stored; the bookkeeping is done when the machinery next runs.
+        # Most chunks only need to be stored: nothing in them can open, close or decide
+        # anything. A few `in` tests cost less than one regex search.
+        if self._quiet_inbox:
+            # Batched prose in which nothing has opened a call yet.
+            if "\n" not in chunk:
+                if (
+                    "<" not in chunk
+                    and ("[" not in chunk or ("[T" not in chunk and chunk[-1] != "["))
+                ) or self._opener.search(chunk) is None:
+                    self._inbox.append(chunk)
+                    return []
+            elif (
+                "<" not in chunk
+                and "[" not in chunk
+                # a line opens a call with one of these characters, after any blanks
+                and "{" not in chunk
+                and ">" not in chunk
+                and "`" not in chunk
+                and "~" not in chunk
+            ) or self._opener.search(chunk) is None:
+                self._inbox.append(chunk)
+                last = chunk[-1]
+                if last == "\n" or (last in " \t" and chunk.rstrip(" \t")[-1:] == "\n"):
+                    self._carry = "\n"  # a line start: the next chunk may open a call there
+                    self._quiet_inbox = False
+                return []
+            return self._feed_idle(chunk, chunk)
+        if self._carry:
+            if self._carry == "\n" and chunk:
+                head = chunk.lstrip(" \t") if chunk[0] in " \t" else chunk
+                if head and head[0] not in "{[>`~":
+                    # the line the batch's end started opens nothing: a quiet chunk again
+                    self._carry = ""
+                    self._quiet_inbox = True
+                    return self.feed(chunk)
+            return self._feed_idle(chunk, self._carry + chunk)
         if self._quiet_prose:
-            # Most chunks are plain prose; a few `in` tests cost less than one regex search.
+            # The same, straight to the content while no run is pending (inline code needs one).
             # (`_quiet_prose` is only set while the stored text does not end at a line start)
             if "<" not in chunk and "`" not in chunk and "[" not in chunk and "\n" not in chunk:
                 self._pending.append(chunk)
-                return []
-        elif self._quiet_inbox:
-            # The same for chunks that follow inline code into the batch: nothing opened yet.
-            if (
-                "<" not in chunk
-                and "[" not in chunk
-                and "\n" not in chunk
-                and self._inbox_n + len(chunk) < _PROSE_BATCH
-            ):
-                self._inbox.append(chunk)
-                self._inbox_n += len(chunk)
                 return []
         fast = self._fast
         if (
@@ -516,35 +542,10 @@ class StreamingCallParser:
             return []
         closers = self._closers
         if closers is _CLOSE_PROSE:
-            # Prose with nothing held: a call can only complete in this batch once something
-            # in it opens one (inline code does not), and then only on a closer.
-            if not self._armed and (
-                (("<" in chunk or "[" in chunk or "\n" in chunk) and self._opener.search(chunk))
-                or (
-                    self._line_start
-                    and chunk[0] in _LINE_START_FIRST
-                    and _LINE_OPENER_AT_START.match(chunk)
-                )
-            ):
-                self._armed = True
-            if self._inbox_n + len(chunk) < self._batch_limit and (
-                not self._armed
-                or (
-                    # the prose closers, spelled out: cheaper than a regex search
-                    ">" not in chunk
-                    and "}" not in chunk
-                    and "]" not in chunk
-                    and "=" not in chunk
-                    and "``" not in chunk
-                    and "~~" not in chunk
-                    and chunk[0] not in "`~"
-                )
-            ):
-                self._batch(chunk)
-                self._line_start = _line_start_after(chunk, self._line_start)
-                self._quiet_inbox = not self._armed and not self._line_start
-                return []
-        elif (
+            if self._armed:
+                return self._feed_armed(chunk, chunk)
+            return self._feed_idle(chunk, "\n" + chunk if self._line_start else chunk)
+        if (
             closers is not None
             and self._inbox_n + len(chunk) + len(self._buf) < self._batch_limit
             and not closers.search(chunk)
@@ -552,6 +553,46 @@ class StreamingCallParser:
             # No item can close in this chunk: batch it with the next one that may close one.
             self._batch(chunk)
             return []
+        return self._run_with(chunk)
+
+    def _feed_idle(self, chunk: str, text: str) -> list[Item]:
+        """Nothing held can become a call: batch until something opens one.
+
+        `text` is the chunk after the batch's end that may still grow into an opening (or a
+        line start), the carry, which is read again in front of each chunk.
+        """
+        self._carry = ""
+        m = self._opener.search(text) if "<" in text or "[" in text or "\n" in text else None
+        if m is None:
+            last = text[-1:]
+            if last == "\n" or (last in (" ", "\t") and text.rstrip(" \t")[-1:] == "\n"):
+                self._carry = "\n"
+        elif m.end() == len(text) and len(text) - m.start() <= _CARRY_LIMIT:
+            self._carry = text[m.start() :]
+        else:
+            # Something opens a call: from here on the batch is bounded, and runs on a closer.
+            self._armed = True
+            self._quiet_inbox = False
+            self._inbox_n = 0
+            return self._feed_armed(chunk, text)
+        if self._fast is None:
+            self._inbox.append(chunk)
+        else:
+            self._batch(chunk)
+        self._quiet_inbox = not self._carry
+        return []
+
+    def _feed_armed(self, chunk: str, text: str) -> list[Item]:
+        """A call may have opened in the batch: it can only complete on a closer in `text`."""
+        if self._inbox_n + len(chunk) < self._batch_limit and not _closes_in_prose(text, chunk):
+            self._batch(chunk)
+            return []
+        return self._run_with(chunk)
+
+    def _run_with(self, chunk: str) -> list[Item]:
+        """Run the machinery over the batch and this chunk."""
+        if self._finished:
+            raise RuntimeError("feed() after finish()")
         if self._fast is not None:
             self._resume()
         if self._inbox:
@@ -600,6 +641,7 @@ class StreamingCallParser:
             self._resume()
             self._fast = None
             self._quiet_prose = self._quiet_inbox = False
+            self._carry = ""
             if self._inbox:
                 self._buf += "".join(self._inbox)
                 self._inbox = []
@@ -617,21 +659,34 @@ class StreamingCallParser:
 
     def take_content(self) -> str:
         """Visible prose produced since the last call of this method."""
-        if self._pending:
-            self._resume()
+        self._settle()
         return self._content.take()
 
     @property
     def content(self) -> str:
         """All visible prose so far."""
-        if self._pending:
-            self._resume()
+        self._settle()
         return self._content.text()
+
+    def _settle(self) -> None:
+        """Read what `feed` only stored: prose is worked out when it is asked for."""
+        if self._inbox and not self._finished:
+            # The batch holds no closing of a call (that is why it was batched), so running
+            # it now emits nothing; it only turns its prose into content.
+            self._resume()
+            self._fast = None
+            self._buf += "".join(self._inbox)
+            self._inbox = []
+            self._inbox_n = 0
+            self._run()
+        elif self._pending:
+            self._resume()
 
     # -- machinery ----------------------------------------------------------------------------
 
     def _run(self) -> None:
         self._quiet_inbox = self._armed = False
+        self._carry = ""
         while self._state():
             pass
         if self._pos:
@@ -639,11 +694,34 @@ class StreamingCallParser:
             self._buf = self._buf[self._pos :]
             self._pos = 0
         self._set_fast_mode()
-        self._closers = self._closers_now()
-        # Nothing held back: until a closer arrives no item can complete, so the batch may grow.
+        closers = self._closers_now()
+        if closers in _HOLDING_NOTHING and self._holds_no_opening():
+            closers = _CLOSE_PROSE
+            # Held text (no fast path) is already in the buffer: batch straight away.
+            self._quiet_inbox = self._fast is None and not self._carry
+        self._closers = closers
         prose = self._fast is self._fast_prose
         self._quiet_prose = prose and not self._line_start
-        self._batch_limit = _PROSE_BATCH if prose else _DEFER_LIMIT
+        # Nothing that can become a call is held: until something opens one, no item can
+        # complete, so the batch may grow; only `take_content` needs its prose sooner.
+        self._batch_limit = _PROSE_BATCH if closers is _CLOSE_PROSE else _DEFER_LIMIT
+
+    def _holds_no_opening(self) -> bool:
+        """Whether held prose or a plain fence's held line can open no call; sets the carry."""
+        buf = self._buf
+        if not buf:
+            return True  # the carry is worked out from the fast path's line start when used
+        # Held fence lines start at a line start; held prose does when `_prev` says so.
+        fence = self._state == self._st_fence
+        text = "\n" + buf if fence or self._prev == "\n" else buf
+        m = self._opener.search(text)
+        if m is None:
+            self._carry = "\n" if text[-1] in _BLANKS and _line_start_after(text, False) else ""
+            return True
+        if m.end() == len(text) and len(text) - m.start() <= _CARRY_LIMIT:
+            self._carry = text[m.start() :]
+            return True
+        return False
 
     def _set_fast_mode(self) -> None:
         """When the buffer is empty: which chunks may skip the machinery, and where they go."""
@@ -2056,6 +2134,26 @@ _FENCE_RUN = r"|^[`~]|``|~~"
 _CLOSE_PROSE = re.compile(r"[>}\]=]" + _FENCE_RUN)
 _CLOSE_LINE_OR_TAG = re.compile(r"[>}\]=\n]" + _FENCE_RUN)
 _CLOSE_FENCE_RUN = {c: re.compile(f"\\n|^{c}|{c}{c}") for c in "`~"}
+
+
+def _closes_in_prose(text: str, chunk: str) -> bool:
+    """Whether `text` holds a prose closer (`_CLOSE_PROSE`, spelled out: cheaper than a search)."""
+    return (
+        ">" in text
+        or "}" in text
+        or "]" in text
+        or "=" in text
+        or "``" in text
+        or "~~" in text
+        or chunk.startswith(("`", "~"))
+    )
+
+
+# Held prose and plain fences: they hold no call unless what they hold opens one.
+_HOLDING_NOTHING = frozenset([_CLOSE_LINE_OR_TAG, *_CLOSE_FENCE_RUN.values()])
+# An end of batch that may still grow into an opening is read again with the next chunk;
+# one longer than this counts as an opening.
+_CARRY_LIMIT = 64
 _CLOSERS: dict[Any, re.Pattern[str]] = {
     StreamingCallParser._st_prose: _CLOSE_PROSE,
     StreamingCallParser._st_fence: _CLOSE_LINE,
