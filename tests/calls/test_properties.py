@@ -242,7 +242,7 @@ def test_benchmark_answer_streams_exactly_like_one_shot() -> None:
         assert items == whole.calls and content == whole.content
 
 
-def _emitted_per_feed(text: str, size: int) -> list[int]:
+def _emitted_per_feed(text: str, size: int, take: bool = False) -> list[int]:
     """How many items the parser has emitted after each fixed-size feed."""
     parser = StreamingCallParser(TOOLS)
     counts: list[int] = []
@@ -250,6 +250,8 @@ def _emitted_per_feed(text: str, size: int) -> list[int]:
     for start in range(0, len(text), size):
         total += len(parser.feed(text[start : start + size]))
         counts.append(total)
+        if take:
+            parser.take_content()  # works out the stored prose: must not hold an item back
     return counts
 
 
@@ -269,6 +271,16 @@ def test_every_item_is_emitted_by_the_feed_that_completes_it(parts: list[str], s
     counts = _emitted_per_feed(text, size)
     for i, count in enumerate(counts):
         assert count == _emitted_by_prefix(text[: (i + 1) * size]), (text, size, i)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.sampled_from(FRAGMENTS + TIMING_FRAGMENTS), min_size=1, max_size=8),
+    st.sampled_from([1, 3, 7, 16, 40]),
+)
+def test_taking_the_content_between_feeds_changes_no_timing(parts: list[str], size: int) -> None:
+    text = "".join(parts)
+    assert _emitted_per_feed(text, size, take=True) == _emitted_per_feed(text, size)
 
 
 def test_an_empty_tool_fence_is_reported_when_it_closes() -> None:

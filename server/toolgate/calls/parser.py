@@ -2122,7 +2122,8 @@ class StreamingCallParser:
 # the end of output, or once a look-ahead window fills), those characters. _DEFER_LIMIT stays
 # below every look-ahead window, so batching never delays an item.
 _DEFER_LIMIT = 200
-# With nothing held, batching is bounded only so that visible prose is not delayed for long.
+# With nothing held, a batch is unbounded until something in it opens a call; from there on,
+# this long until a closer.
 _PROSE_BATCH = 256
 _CLOSE_TAG = re.compile(r">")
 _CLOSE_TAG_OR_JSON = re.compile(r"[>}\])]")
