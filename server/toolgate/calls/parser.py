@@ -558,8 +558,8 @@ class StreamingCallParser:
     def _feed_idle(self, chunk: str, text: str) -> list[Item]:
         """Nothing held can become a call: batch until something opens one.
 
-        `text` is the chunk after the batch's end that may still grow into an opening (or a
-        line start), the carry, which is read again in front of each chunk.
+        `text` is the chunk behind the carry: the end of the batch that may still grow into an
+        opening (or a line start), read again in front of the next chunk.
         """
         self._carry = ""
         m = self._opener.search(text) if "<" in text or "[" in text or "\n" in text else None
