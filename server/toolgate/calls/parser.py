@@ -124,7 +124,6 @@ _FAST_LINE_START = {
     "~": re.compile(r"[ \t]*~"),
 }
 _LINE_START_FIRST = frozenset(" \t>{[~`")
-_LINE_SPECIAL = re.compile(r"\n[ \t]*[{\[>`~]")  # a line whose start may open a call
 # At a line start, what may become an item: a JSON or pythonic call, an arrow block, a fence
 # whose language makes it a call (json, tool, tool_call); a plain fence, a `>>>` prompt or
 # inline code holds none (they only hide calls, and the machinery reads them in order). A run
@@ -133,6 +132,7 @@ _LINE_SPECIAL = re.compile(r"\n[ \t]*[{\[>`~]")  # a line whose start may open a
 # and the runs is never one of their characters, so backtracking into them (indented code is
 # common) could only repeat the failure.
 _LINE_OPENER = r"[ \t]*+(?:[{\[]|>{1,3}+[ \t]*+(?:[RWrw]|\Z)|(?:`++|~++)[ \t]*+(?:[jJtT]|\Z))"
+_LINE_OPENING = re.compile(r"\n" + _LINE_OPENER)  # the part of `_opener` for line starts
 _FAST_VALUE = re.compile(r"<")
 _FAST_NEVER = re.compile(r"(?!)")
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
@@ -483,22 +483,22 @@ class StreamingCallParser:
                 ) or self._opener.search(chunk) is None:
                     self._inbox.append(chunk)
                     return []
-            elif (
-                "<" not in chunk
-                and "[" not in chunk
+                return self._feed_idle(chunk, chunk)
+            if "<" in chunk or "[" in chunk:
+                opens = self._opener.search(chunk) is not None
+            else:
                 # a line opens a call with one of these characters, after any blanks
-                and "{" not in chunk
-                and ">" not in chunk
-                and "`" not in chunk
-                and "~" not in chunk
-            ) or self._opener.search(chunk) is None:
-                self._inbox.append(chunk)
-                last = chunk[-1]
-                if last == "\n" or (last in " \t" and chunk.rstrip(" \t")[-1:] == "\n"):
-                    self._carry = "\n"  # a line start: the next chunk may open a call there
-                    self._quiet_inbox = False
-                return []
-            return self._feed_idle(chunk, chunk)
+                opens = (
+                    "{" in chunk or ">" in chunk or "`" in chunk or "~" in chunk
+                ) and _LINE_OPENING.search(chunk) is not None
+            if opens:
+                return self._feed_idle(chunk, chunk)
+            self._inbox.append(chunk)
+            last = chunk[-1]
+            if last == "\n" or (last in " \t" and chunk.rstrip(" \t")[-1:] == "\n"):
+                self._carry = "\n"  # a line start: the next chunk may open a call there
+                self._quiet_inbox = False
+            return []
         if self._carry:
             if self._carry == "\n" and chunk:
                 head = chunk.lstrip(" \t") if chunk[0] in " \t" else chunk
