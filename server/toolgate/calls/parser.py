@@ -459,10 +459,10 @@ class StreamingCallParser:
             + r")|\[TOOL_CALLS\]|\n(?=[ \t]*(?:>>>|[{\[~`]))"
         )
         lt = r"<(?:tool|function=|\|python_tag\|>" + (f"|(?:{element})>" if element else "")
-        lt += r"|[\w|=.-]*\Z)"
+        lt += r"|[\w|=.-]*+\Z)"  # possessive: only the end of the text can follow the word
         self._fast_prose = re.compile(lt + r"|`|\[(?:T|\Z)|\n[ \t]*[>{\[~`]")
         # What may start an item, for batching; a chunk may end anywhere inside it.
-        self._opener = re.compile(lt.replace("*\\Z", "*+\\Z") + r"|\[(?:T|\Z)|\n" + _LINE_OPENER)
+        self._opener = re.compile(lt + r"|\[(?:T|\Z)|\n" + _LINE_OPENER)
         self._lt_literals = ["<tool_", "<tool:", "<tool>", "<function=", _PYTHON_TAG] + [
             f"<{name}>" for name in names if _XML_NAME.fullmatch(name)
         ]
@@ -564,8 +564,7 @@ class StreamingCallParser:
         self._carry = ""
         m = self._opener.search(text) if "<" in text or "[" in text or "\n" in text else None
         if m is None:
-            last = text[-1:]
-            if last == "\n" or (last in (" ", "\t") and text.rstrip(" \t")[-1:] == "\n"):
+            if text[-1] in _BLANKS and _line_start_after(text, False):
                 self._carry = "\n"
         elif m.end() == len(text) and len(text) - m.start() <= _CARRY_LIMIT:
             self._carry = text[m.start() :]
