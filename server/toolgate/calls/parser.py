@@ -561,19 +561,15 @@ class StreamingCallParser:
         `text` is the chunk behind the carry: the end of the batch that may still grow into an
         opening (or a line start), read again in front of the next chunk.
         """
-        self._carry = ""
-        m = self._opener.search(text) if "<" in text or "[" in text or "\n" in text else None
-        if m is None:
-            if text[-1] in _BLANKS and _line_start_after(text, False):
-                self._carry = "\n"
-        elif m.end() == len(text) and len(text) - m.start() <= _CARRY_LIMIT:
-            self._carry = text[m.start() :]
-        else:
+        carry = self._carry_of(text)
+        if carry is None:
             # Something opens a call: from here on the batch is bounded, and runs on a closer.
+            self._carry = ""
             self._armed = True
             self._quiet_inbox = False
             self._inbox_n = 0
             return self._feed_armed(chunk, text)
+        self._carry = carry
         if self._fast is None:
             self._inbox.append(chunk)
         else:
@@ -592,15 +588,18 @@ class StreamingCallParser:
         """Run the machinery over the batch and this chunk."""
         if self._finished:
             raise RuntimeError("feed() after finish()")
-        if self._fast is not None:
-            self._resume()
+        self._gather(chunk)
+        self._run()
+        return self._drain()
+
+    def _gather(self, chunk: str) -> None:
+        """Hand what `feed` stored, then `chunk`, to the machinery's buffer."""
+        self._resume()
         if self._inbox:
             chunk = "".join(self._inbox) + chunk
             self._inbox = []
             self._inbox_n = 0
         self._buf += chunk
-        self._run()
-        return self._drain()
 
     def _batch(self, chunk: str) -> None:
         """Hold a chunk for the next run; what the fast path stored is accounted for first."""
@@ -637,13 +636,10 @@ class StreamingCallParser:
     def finish(self) -> list[Item]:
         """End of output: decide everything held back; an unclosed call is an error."""
         if not self._finished:
-            self._resume()
+            self._gather("")
             self._fast = None
             self._quiet_prose = self._quiet_inbox = False
             self._carry = ""
-            if self._inbox:
-                self._buf += "".join(self._inbox)
-                self._inbox = []
             self._eof = True
             self._run()
             if self._state != self._st_prose or self._pos < len(self._buf):
@@ -672,11 +668,7 @@ class StreamingCallParser:
         if self._inbox and not self._finished:
             # The batch holds no closing of a call (that is why it was batched), so running
             # it now emits nothing; it only turns its prose into content.
-            self._resume()
-            self._fast = None
-            self._buf += "".join(self._inbox)
-            self._inbox = []
-            self._inbox_n = 0
+            self._gather("")
             self._run()
         elif self._pending:
             self._resume()
@@ -712,15 +704,23 @@ class StreamingCallParser:
             return True  # the carry is worked out from the fast path's line start when used
         # Held fence lines start at a line start; held prose does when `_prev` says so.
         fence = self._state == self._st_fence
-        text = "\n" + buf if fence or self._prev == "\n" else buf
-        m = self._opener.search(text)
+        carry = self._carry_of("\n" + buf if fence or self._prev == "\n" else buf)
+        if carry is None:
+            return False
+        self._carry = carry
+        return True
+
+    def _carry_of(self, text: str) -> str | None:
+        """What of `text` to read again with the next chunk; None when `text` opens a call.
+
+        That is an opening cut by its end, a line break when it ends at a line start, or "".
+        """
+        m = self._opener.search(text) if "<" in text or "[" in text or "\n" in text else None
         if m is None:
-            self._carry = "\n" if text[-1] in _BLANKS and _line_start_after(text, False) else ""
-            return True
+            return "\n" if text[-1] in _BLANKS and _line_start_after(text, False) else ""
         if m.end() == len(text) and len(text) - m.start() <= _CARRY_LIMIT:
-            self._carry = text[m.start() :]
-            return True
-        return False
+            return text[m.start() :]
+        return None
 
     def _set_fast_mode(self) -> None:
         """When the buffer is empty: which chunks may skip the machinery, and where they go."""
