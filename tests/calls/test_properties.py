@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -75,6 +76,7 @@ TIMING_FRAGMENTS = [
     '<tool name="git_status" args="{}</tool> ',
     '<tool name="git_status" args="{}" then prose ',
     '<tool name="git_add" args="{"files": ["a"]}"></tool>',
+    "\n```\u00a0tool\nnot json\n```\n",  # the language after a no-break space is still `tool`
 ]
 
 
@@ -290,6 +292,18 @@ def test_an_empty_tool_fence_is_reported_when_it_closes() -> None:
     assert parser.feed("\n") == []
     errors = parser.feed("```\n")
     assert len(errors) == 1 and "```tool" in errors[0].error
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\f", "\u2003"])
+def test_a_tool_fence_after_unicode_whitespace_is_reported_when_it_closes(space: str) -> None:
+    # The language is the info's first word whatever whitespace precedes it; the batching
+    # must see such a fence as something that may open a call.
+    parser = StreamingCallParser(TOOLS)
+    assert parser.feed("Here:\n") == []
+    assert parser.feed(f"```{space}tool\n") == []
+    assert parser.feed("not json\n") == []
+    errors = parser.feed("```\n")
+    assert len(errors) == 1 and "tool" in errors[0].error
 
 
 def test_a_call_after_a_plain_fence_is_emitted_when_it_closes() -> None:

@@ -130,8 +130,9 @@ _LINE_START_FIRST = frozenset(" \t>{[~`")
 # of fewer than three backticks counts too: it may be cut by a chunk's end, or the opening of
 # inline code (which only costs a run of the machinery). Possessive: what follows the blanks
 # and the runs is never one of their characters, so backtracking into them (indented code is
-# common) could only repeat the failure.
-_LINE_OPENER = r"[ \t]*+(?:[{\[]|>{1,3}+[ \t]*+(?:[RWrw]|\Z)|(?:`++|~++)[ \t]*+(?:[jJtT]|\Z))"
+# common) could only repeat the failure. A fence's language is its info's first word, after
+# any whitespace `str.split` skips (a no-break space too), so that is what may precede it here.
+_LINE_OPENER = r"[ \t]*+(?:[{\[]|>{1,3}+[ \t]*+(?:[RWrw]|\Z)|(?:`++|~++)[^\S\n]*+(?:[jJtT]|\Z))"
 _LINE_OPENING = re.compile(r"\n" + _LINE_OPENER)  # the part of `_opener` for line starts
 _FAST_VALUE = re.compile(r"<")
 _FAST_NEVER = re.compile(r"(?!)")
