@@ -306,6 +306,16 @@ def test_a_tool_fence_after_unicode_whitespace_is_reported_when_it_closes(space:
     assert len(errors) == 1 and "tool" in errors[0].error
 
 
+@pytest.mark.parametrize(
+    "text", [">>> RUN COMMAND\r\n\r\npytest -q\r\n", ">>> RUN COMMAND\n \r\n```\nls\n```\n"]
+)
+def test_a_blank_crlf_line_after_an_arrow_line_is_skipped_wherever_it_is_cut(text: str) -> None:
+    whole = parse_text(text, TOOLS)
+    assert len(whole.calls) == 1 and whole.errors == []
+    for cut in range(1, len(text)):
+        assert run_in_chunks(text, [cut]) == (whole.calls, whole.content), cut
+
+
 def test_a_call_after_a_plain_fence_is_emitted_when_it_closes() -> None:
     parser = StreamingCallParser(TOOLS)
     parser.feed("Example:\n```python\n")

@@ -139,6 +139,7 @@ _FAST_NEVER = re.compile(r"(?!)")
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
 _LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,})")
 _LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2})?")
+_ARROW_NEXT_PARTIAL = re.compile(r"[ \t]*(?:`{1,2}|~{1,2}|\r)?")
 _NL_TAIL = re.compile(r"[ \t]*(?:>{1,2})?")
 _WORD = re.compile(r"[\w.-]*")
 _WS = re.compile(r"\s*")
@@ -2076,8 +2077,8 @@ class StreamingCallParser:
         if pos >= n and not self._eof:
             return False
         m = _FENCE_OPEN.match(buf, pos)
-        if m is None and not self._eof and _LINE_START_PARTIAL.fullmatch(buf, pos):
-            return False
+        if m is None and not self._eof and _ARROW_NEXT_PARTIAL.fullmatch(buf, pos):
+            return False  # the start of a fence, or of a blank line cut before its line feed
         if m is not None:
             if m.end() >= n and not self._eof:
                 return False
