@@ -77,6 +77,10 @@ TIMING_FRAGMENTS = [
     '<tool name="git_status" args="{}" then prose ',
     '<tool name="git_add" args="{"files": ["a"]}"></tool>',
     "\n```\u00a0tool\nnot json\n```\n",  # the language after a no-break space is still `tool`
+    "\n````md\n```\n<tool:git_status>{}\n```\n````\n",  # a longer fence holds a shorter one
+    "\n```py `x`\n<tool:git_status>{}\n",  # a backtick in the info: inline code, no fence
+    "\n~~~\r\n<tool:git_status>{}\n  ~~~~  \r\n",
+    "\n```" + "i" * 300 + "\n[TOOL_CALLS]\n```\n",  # an info line longer than the look-ahead
 ]
 
 
@@ -87,6 +91,7 @@ def _check_invariant(text: str, cuts: list[int]) -> None:
         map(repr, [*whole.calls, *whole.errors])
     )
     assert content == whole.content
+    assert run_in_chunks(text, cuts, take=False) == (items, content)
     # order of closing is the same however the text is cut
     one = run_in_chunks(text, list(range(len(text))))
     assert one[0] == items and one[1] == content
@@ -213,16 +218,17 @@ def test_parsing_time_is_linear_on_hostile_input() -> None:
         assert time.perf_counter() - start < 10, text[:40]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12),
+    st.lists(st.sampled_from(FRAGMENTS + TIMING_FRAGMENTS), min_size=1, max_size=12),
     st.sampled_from([2, 3, 5, 16, 17, 64, 199, 200, 201]),
+    st.booleans(),
 )
-def test_fixed_size_chunks_match_one_shot(parts: list[str], size: int) -> None:
+def test_fixed_size_chunks_match_one_shot(parts: list[str], size: int, take: bool) -> None:
     # steady chunk sizes drive the batching and fast paths the way a real stream does
     text = "".join(parts)
     whole = parse_text(text, TOOLS)
-    items, content = run_in_chunks(text, list(range(size, len(text), size)))
+    items, content = run_in_chunks(text, list(range(size, len(text), size)), take=take)
     assert items == [*whole.calls, *whole.errors] or sorted(map(repr, items)) == sorted(
         map(repr, [*whole.calls, *whole.errors])
     )
@@ -240,8 +246,9 @@ def test_benchmark_answer_streams_exactly_like_one_shot() -> None:
     whole = parse_text(text, TOOLS)
     assert len(whole.calls) >= 100 and whole.errors == []
     for size in (16, 100, 4096):
-        items, content = run_in_chunks(text, list(range(size, len(text), size)))
-        assert items == whole.calls and content == whole.content
+        for take in (True, False):
+            items, content = run_in_chunks(text, list(range(size, len(text), size)), take=take)
+            assert items == whole.calls and content == whole.content, (size, take)
 
 
 def _emitted_per_feed(text: str, size: int, take: bool = False) -> list[int]:

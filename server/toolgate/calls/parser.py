@@ -146,6 +146,7 @@ _WS = re.compile(r"\s*")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\r?\n)*")
 _BACKTICKS = re.compile(r"`+")
 _FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})")
+_FENCE_LINE = re.compile(r"\n[ \t]*(`{3,}|~{3,})")  # a line opening with a fence's run
 
 _TAG_NAME = re.compile(
     r"""\bname\s*=\s*(?:"([^"]*)"|'([^']*)'|&quot;(.*?)&quot;|&\#34;(.*?)&\#34;|([^\s"'>]+))"""
@@ -397,6 +398,7 @@ class StreamingCallParser:
         "_fast_prose",
         "_fast_to_acc",
         "_finished",
+        "_free",
         "_inbox",
         "_inbox_n",
         "_items",
@@ -452,6 +454,7 @@ class StreamingCallParser:
         self._carry = ""  # the batch's end, read again with the next chunk
         self._quiet_inbox = False  # batching prose in which nothing has opened a call yet
         self._pending: list[str] = []  # prose taken by the fast path, not yet given to _content
+        self._free = 0  # how much of the buffer, from its start, `feed` found opens no call
         names = sorted(self._tools, key=len, reverse=True)
         element = "|".join(re.escape(name) for name in names if _XML_NAME.fullmatch(name))
         # No named groups: they defeat the regex engine's first-character scan.
@@ -566,6 +569,11 @@ class StreamingCallParser:
         carry = self._carry_of(text)
         if carry is None:
             # Something opens a call: from here on the batch is bounded, and runs on a closer.
+            # What came before the carry opened nothing; the run will skim it.
+            if len(self._inbox) > 1:
+                self._inbox = ["".join(self._inbox)]
+            stored = len(self._buf) + (len(self._inbox[0]) if self._inbox else 0)
+            self._free = stored - (len(text) - len(chunk))
             self._carry = ""
             self._armed = True
             self._quiet_inbox = False
@@ -597,11 +605,16 @@ class StreamingCallParser:
     def _gather(self, chunk: str) -> None:
         """Hand what `feed` stored, then `chunk`, to the machinery's buffer."""
         self._resume()
+        batch = ""
         if self._inbox:
-            chunk = "".join(self._inbox) + chunk
+            batch = "".join(self._inbox)
             self._inbox = []
             self._inbox_n = 0
-        self._buf += chunk
+        if not self._armed:
+            # Unarmed, a prose batch opens nothing but its carry (taking content, or the end).
+            idle = self._closers is _CLOSE_PROSE
+            self._free = len(self._buf) + len(batch) - len(self._carry) if idle else 0
+        self._buf += batch + chunk
 
     def _batch(self, chunk: str) -> None:
         """Hold a chunk for the next run; what the fast path stored is accounted for first."""
@@ -680,6 +693,9 @@ class StreamingCallParser:
     def _run(self) -> None:
         self._quiet_inbox = self._armed = False
         self._carry = ""
+        if self._free > 0:
+            self._skim(self._free)
+        self._free = 0
         while self._state():
             pass
         if self._pos:
@@ -698,6 +714,73 @@ class StreamingCallParser:
         # Nothing that can become a call is held: until something opens one, no item can
         # complete, so the batch may grow; only `take_content` needs its prose sooner.
         self._batch_limit = _PROSE_BATCH if closers is _CLOSE_PROSE else _DEFER_LIMIT
+
+    def _skim(self, free: int) -> None:
+        """Read the buffer's first `free` characters, which `feed` found open no call.
+
+        Such text is prose to the machinery, and only a plain fence's opening and closing lines
+        change its state, so those are all this reads. It stops at the last line start: whole
+        lines decide everything, and the machinery goes on from there as if it had read them.
+        """
+        k = self._k
+        if self._state == self._st_prose:
+            fence = None
+            at_ls = self._prev == "\n"
+        elif self._state == self._st_fence and k.mode == "plain":
+            fence = k
+            at_ls = k.body_ls
+        else:
+            return
+        buf = self._buf
+        end = buf.rfind("\n", 0, free) + 1
+        i = 0
+        while i < end:
+            if fence is None:
+                if at_ls and (m := _FENCE_OPEN.match(buf, i, end)):
+                    s = i
+                else:
+                    m = _FENCE_LINE.search(buf, i, end)
+                    if m is None:
+                        break
+                    s = m.start() + 1
+                run = m.group(1)
+                nl = buf.find("\n", m.end())  # before `end`: the line is whole
+                info = buf[m.end() : min(nl, m.end() + _WINDOW)]
+                if run[0] == "`" and "`" in info:
+                    i, at_ls = nl, False  # inline code, not a fence
+                    continue
+                lang = _fence_lang(info)
+                if lang in _CALL_FENCE_LANGS:
+                    # Not met: `feed` counts such a fence as an opening. Should the two rules
+                    # ever part, the machinery reads it, so no call is lost.
+                    end = s
+                    break
+                fence = _Construct("fence")
+                _set_fence(fence, run, lang, "plain")
+                i, at_ls = nl + 1, True
+                continue
+            if at_ls:
+                s = i
+            else:
+                m = _FENCE_CANDIDATE[fence.fchar].search(buf, i, end)
+                if m is None:
+                    break
+                s = m.start() + 1
+            nl = buf.find("\n", s)
+            line = buf[s:nl]
+            c = _FENCE_CLOSE[fence.fchar].fullmatch(line)
+            if c is not None and len(c.group(1)) >= fence.flen:
+                fence = None  # prose again from the end of the closing line
+            i, at_ls = nl, False
+        self._prose_to(end)
+        if fence is None:
+            if self._state != self._st_prose:
+                self._k = _Construct("prose")
+                self._state = self._st_prose
+        else:
+            fence.body_ls = True
+            self._k = fence
+            self._state = self._st_fence
 
     def _holds_no_opening(self) -> bool:
         """Whether held prose or a plain fence's held line can open no call; sets the carry."""
@@ -1860,7 +1943,7 @@ class StreamingCallParser:
         info = buf[m.end() : nl if nl >= 0 else min(n, m.end() + _WINDOW)]
         if run[0] == "`" and "`" in info and mode == "plain":
             return None  # inline code, not a fence
-        lang = (info.strip().split() or [""])[0].lower()
+        lang = _fence_lang(info)
         if mode == "plain" and lang in _CALL_FENCE_LANGS:
             mode = "call"
         if mode == "plain":
@@ -1871,8 +1954,7 @@ class StreamingCallParser:
             # constructs start after the indentation, however the indentation arrived
             self._prose_to(m.start(1))
             k = self._start("fence", self._st_fence)
-        k.fchar, k.flen, k.lang, k.mode = run[0], len(run), lang, mode
-        k.cand_re = _FENCE_CANDIDATE[run[0]]
+        _set_fence(k, run, lang, mode)
         end = nl + 1 if nl >= 0 else m.end()
         k.body_ls = nl >= 0
         if mode == "plain":
@@ -2186,6 +2268,16 @@ _QWEN_VALUE_END = re.compile(r"</parameter>|<parameter=|</function>")
 _FENCE_CANDIDATE = {c: re.compile(r"\n(?=[ \t]*" + re.escape(c * 3) + ")") for c in "`~"}
 _FENCE_CLOSE = {c: re.compile(r"[ \t]*(" + re.escape(c) + r"{3,})[ \t]*\r?") for c in "`~"}
 _FENCE_CLOSE_VIABLE = {c: re.compile(r"[ \t]*" + re.escape(c) + r"*[ \t]*\r?") for c in "`~"}
+
+
+def _fence_lang(info: str) -> str:
+    """A fence's language: the first word of its info string."""
+    return (info.strip().split() or [""])[0].lower()
+
+
+def _set_fence(k: _Construct, run: str, lang: str, mode: str) -> None:
+    k.fchar, k.flen, k.lang, k.mode = run[0], len(run), lang, mode
+    k.cand_re = _FENCE_CANDIDATE[run[0]]
 
 
 def _what(k: _Construct) -> str:
