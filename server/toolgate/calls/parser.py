@@ -410,6 +410,8 @@ class StreamingCallParser:
         "_pending",
         "_pos",
         "_prev",
+        "_prose_end",
+        "_prose_start",
         "_quiet_inbox",
         "_quiet_prose",
         "_state",
@@ -455,6 +457,8 @@ class StreamingCallParser:
         self._quiet_inbox = False  # batching prose in which nothing has opened a call yet
         self._pending: list[str] = []  # prose taken by the fast path, not yet given to _content
         self._free = 0  # how much of the buffer, from its start, `feed` found opens no call
+        # Prose the machinery has passed but not yet handed to the content: one emit per stretch.
+        self._prose_start = self._prose_end = 0
         names = sorted(self._tools, key=len, reverse=True)
         element = "|".join(re.escape(name) for name in names if _XML_NAME.fullmatch(name))
         # No named groups: they defeat the regex engine's first-character scan.
@@ -698,6 +702,7 @@ class StreamingCallParser:
         self._free = 0
         while self._state():
             pass
+        self._say()
         if self._pos:
             self._prev = self._buf[self._pos - 1]
             self._buf = self._buf[self._pos :]
@@ -861,8 +866,16 @@ class StreamingCallParser:
 
     def _prose_to(self, end: int) -> None:
         if end > self._pos:
-            self._content.emit(self._buf[self._pos : end])
-            self._pos = end
+            if self._prose_end != self._pos:  # not where the last stretch of prose ended
+                self._say()
+                self._prose_start = self._pos
+            self._prose_end = self._pos = end
+
+    def _say(self) -> None:
+        """Hand the stretch of prose passed so far to the content (before anything else is)."""
+        if self._prose_end > self._prose_start:
+            self._content.emit(self._buf[self._prose_start : self._prose_end])
+        self._prose_start = self._prose_end = 0
 
     def _start(self, kind: str, state: Callable[[], bool]) -> _Construct:
         self._k = _Construct(kind)
@@ -906,15 +919,18 @@ class StreamingCallParser:
 
     def _pushback(self, text: str, prev: str) -> None:
         """Put decided-against construct text back in front of the buffer, to read as prose."""
+        self._say()
         self._buf = text + self._buf[self._pos :]
         self._pos = 0
         self._prev = prev or self._prev
 
     def _as_prose(self, text: str) -> None:
+        self._say()
         self._content.emit(text)
 
     def _error(self, message: str, raw: str) -> None:
         self._items.append(CallParseError(message, excerpt(raw)))
+        self._say()
         self._content.mark_seam()
 
     def _call(
@@ -927,6 +943,7 @@ class StreamingCallParser:
         deprecated: bool = False,
     ) -> None:
         """Emit a call, or the error that stands in for it."""
+        self._say()
         self._content.mark_seam()
         try:
             self._items.append(self._make_call(name, args, syntax, raw, deprecated))
