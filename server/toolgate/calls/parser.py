@@ -146,7 +146,7 @@ _WS = re.compile(r"\s*")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\r?\n)*")
 _BACKTICKS = re.compile(r"`+")
 _FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})")
-_FENCE_LINE = re.compile(r"\n[ \t]*(`{3,}|~{3,})")  # a line opening with a fence's run
+_FENCE_LINE = re.compile(r"\n" + _FENCE_OPEN.pattern)  # a line opening with a fence's run
 
 _TAG_NAME = re.compile(
     r"""\bname\s*=\s*(?:"([^"]*)"|'([^']*)'|&quot;(.*?)&quot;|&\#34;(.*?)&\#34;|([^\s"'>]+))"""
@@ -751,8 +751,8 @@ class StreamingCallParser:
                 run = m.group(1)
                 nl = buf.find("\n", m.end())  # before `end`: the line is whole
                 info = buf[m.end() : min(nl, m.end() + _WINDOW)]
-                if run[0] == "`" and "`" in info:
-                    i, at_ls = nl, False  # inline code, not a fence
+                if _inline_code(run, info):
+                    i, at_ls = nl, False
                     continue
                 lang = _fence_lang(info)
                 if lang in _CALL_FENCE_LANGS:
@@ -772,9 +772,7 @@ class StreamingCallParser:
                     break
                 s = m.start() + 1
             nl = buf.find("\n", s)
-            line = buf[s:nl]
-            c = _FENCE_CLOSE[fence.fchar].fullmatch(line)
-            if c is not None and len(c.group(1)) >= fence.flen:
+            if _closes_fence(fence, buf[s:nl]):
                 fence = None  # prose again from the end of the closing line
             i, at_ls = nl, False
         self._prose_to(end)
@@ -929,8 +927,8 @@ class StreamingCallParser:
         self._content.emit(text)
 
     def _error(self, message: str, raw: str) -> None:
-        self._items.append(CallParseError(message, excerpt(raw)))
         self._say()
+        self._items.append(CallParseError(message, excerpt(raw)))
         self._content.mark_seam()
 
     def _call(
@@ -1958,8 +1956,8 @@ class StreamingCallParser:
                 return False
             nl = -1
         info = buf[m.end() : nl if nl >= 0 else min(n, m.end() + _WINDOW)]
-        if run[0] == "`" and "`" in info and mode == "plain":
-            return None  # inline code, not a fence
+        if mode == "plain" and _inline_code(run, info):
+            return None
         lang = _fence_lang(info)
         if mode == "plain" and lang in _CALL_FENCE_LANGS:
             mode = "call"
@@ -1994,8 +1992,7 @@ class StreamingCallParser:
             if len(line) < _WINDOW and _FENCE_CLOSE_VIABLE[k.fchar].fullmatch(line):
                 return False
             return None
-        c = _FENCE_CLOSE[k.fchar].fullmatch(line)
-        if c is None or len(c.group(1)) < k.flen:
+        if not _closes_fence(k, line):
             return None
         return pos + len(line) - (1 if line.endswith("\r") else 0)
 
@@ -2285,6 +2282,17 @@ _QWEN_VALUE_END = re.compile(r"</parameter>|<parameter=|</function>")
 _FENCE_CANDIDATE = {c: re.compile(r"\n(?=[ \t]*" + re.escape(c * 3) + ")") for c in "`~"}
 _FENCE_CLOSE = {c: re.compile(r"[ \t]*(" + re.escape(c) + r"{3,})[ \t]*\r?") for c in "`~"}
 _FENCE_CLOSE_VIABLE = {c: re.compile(r"[ \t]*" + re.escape(c) + r"*[ \t]*\r?") for c in "`~"}
+
+
+def _inline_code(run: str, info: str) -> bool:
+    """Whether a line-start run of backticks opens inline code rather than a fence."""
+    return run[0] == "`" and "`" in info
+
+
+def _closes_fence(k: _Construct, line: str) -> bool:
+    """Whether a whole body line closes fence `k`: its run, at least as long, and blanks."""
+    c = _FENCE_CLOSE[k.fchar].fullmatch(line)
+    return c is not None and len(c.group(1)) >= k.flen
 
 
 def _fence_lang(info: str) -> str:
