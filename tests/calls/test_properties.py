@@ -323,6 +323,17 @@ def test_a_blank_crlf_line_after_an_arrow_line_is_skipped_wherever_it_is_cut(tex
         assert run_in_chunks(text, [cut]) == (whole.calls, whole.content), cut
 
 
+@pytest.mark.parametrize("size", [1, 2, 4, 8, 16])
+def test_backticks_after_a_call_on_its_line_open_no_fence_when_streamed(size: int) -> None:
+    # Stored prose is skimmed from where the call ended: mid-line, so "```" is inline code there
+    # and the call on the next line runs.
+    text = '<tool name="git_status" args>{}</tool>```py\nthen <tool:read_file>{"path": "a"}\n'
+    whole = parse_text(text, TOOLS)
+    assert [c.name for c in whole.calls] == ["git_status", "read_file"]
+    cuts = list(range(size, len(text), size))
+    assert run_in_chunks(text, cuts, take=False) == (whole.calls, whole.content)
+
+
 def test_a_call_after_a_plain_fence_is_emitted_when_it_closes() -> None:
     parser = StreamingCallParser(TOOLS)
     parser.feed("Example:\n```python\n")

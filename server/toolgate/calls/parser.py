@@ -729,18 +729,21 @@ class StreamingCallParser:
         """
         k = self._k
         if self._state == self._st_prose:
-            fence = None
+            fence = ""  # the run that opened the fence we are in; "" in prose
             at_ls = self._prev == "\n"
         elif self._state == self._st_fence and k.mode == "plain":
-            fence = k
+            fence = k.fchar * k.flen
             at_ls = k.body_ls
         else:
             return
         buf = self._buf
         end = buf.rfind("\n", 0, free) + 1
+        if not end:
+            return
         i = 0
+        opened = False
         while i < end:
-            if fence is None:
+            if not fence:
                 if at_ls and (m := _FENCE_OPEN.match(buf, i, end)):
                     s = i
                 else:
@@ -749,8 +752,9 @@ class StreamingCallParser:
                         break
                     s = m.start() + 1
                 run = m.group(1)
-                nl = buf.find("\n", m.end())  # before `end`: the line is whole
-                info = buf[m.end() : min(nl, m.end() + _WINDOW)]
+                i = m.end()
+                nl = buf.find("\n", i)  # before `end`: the line is whole
+                info = buf[i : min(nl, i + _WINDOW)]
                 if _inline_code(run, info):
                     i, at_ls = nl, False
                     continue
@@ -760,30 +764,31 @@ class StreamingCallParser:
                     # ever part, the machinery reads it, so no call is lost.
                     end = s
                     break
-                fence = _Construct("fence")
-                _set_fence(fence, run, lang, "plain")
+                fence, opened = run, True
                 i, at_ls = nl + 1, True
                 continue
             if at_ls:
                 s = i
             else:
-                m = _FENCE_CANDIDATE[fence.fchar].search(buf, i, end)
+                m = _FENCE_CANDIDATE[fence[0]].search(buf, i, end)
                 if m is None:
                     break
                 s = m.start() + 1
             nl = buf.find("\n", s)
-            if _closes_fence(fence, buf[s:nl]):
-                fence = None  # prose again from the end of the closing line
+            if _closes_fence(fence[0], len(fence), buf[s:nl]):
+                fence = ""  # prose again from the end of the closing line
             i, at_ls = nl, False
         self._prose_to(end)
-        if fence is None:
+        if not fence:
             if self._state != self._st_prose:
                 self._k = _Construct("prose")
                 self._state = self._st_prose
-        else:
-            fence.body_ls = True
-            self._k = fence
+            return
+        if opened:
+            k = self._k = _Construct("fence")
+            _set_fence(k, fence, lang, "plain")
             self._state = self._st_fence
+        k.body_ls = True  # `end` is a line start
 
     def _holds_no_opening(self) -> bool:
         """Whether held prose or a plain fence's held line can open no call; sets the carry."""
@@ -1992,7 +1997,7 @@ class StreamingCallParser:
             if len(line) < _WINDOW and _FENCE_CLOSE_VIABLE[k.fchar].fullmatch(line):
                 return False
             return None
-        if not _closes_fence(k, line):
+        if not _closes_fence(k.fchar, k.flen, line):
             return None
         return pos + len(line) - (1 if line.endswith("\r") else 0)
 
@@ -2289,10 +2294,10 @@ def _inline_code(run: str, info: str) -> bool:
     return run[0] == "`" and "`" in info
 
 
-def _closes_fence(k: _Construct, line: str) -> bool:
-    """Whether a whole body line closes fence `k`: its run, at least as long, and blanks."""
-    c = _FENCE_CLOSE[k.fchar].fullmatch(line)
-    return c is not None and len(c.group(1)) >= k.flen
+def _closes_fence(fchar: str, flen: int, line: str) -> bool:
+    """Whether a whole body line closes a fence: its character's run, as long, and blanks."""
+    c = _FENCE_CLOSE[fchar].fullmatch(line)
+    return c is not None and len(c.group(1)) >= flen
 
 
 def _fence_lang(info: str) -> str:
