@@ -24,7 +24,7 @@ def run_in_chunks(
     """Feed `text` split at `cuts`; return the items and the content.
 
     With `take`, the content is taken after every feed (and checked against the whole);
-    without, the parser works out its stored prose only when a call may open or at the end.
+    without, the parser works out its stored prose only when a call may complete, and at the end.
     """
     parser = StreamingCallParser(TOOLS if tools is None else tools, **kw)
     items: list[Any] = []
