@@ -334,6 +334,22 @@ def test_backticks_after_a_call_on_its_line_open_no_fence_when_streamed(size: in
     assert run_in_chunks(text, cuts, take=False) == (whole.calls, whole.content)
 
 
+@pytest.mark.parametrize(
+    "head", ['{"name": "read_file", "arguments": {"path": "a"}}', '[read_file(path="a")]']
+)
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_a_call_after_a_line_call_on_the_same_line_is_emitted_when_it_closes(
+    head: str, size: int
+) -> None:
+    # A JSON or pythonic call counts only alone on its line; once other text follows, that text
+    # is prose, and a call in it completes at its own closing, not at the line's end.
+    text = head + ' and <tool name="git_status" args>{}</tool> then more prose on the line'
+    counts = _emitted_per_feed(text, size)
+    assert counts[-1] == 1
+    for i, count in enumerate(counts):
+        assert count == _emitted_by_prefix(text[: (i + 1) * size]), i
+
+
 def test_a_call_after_a_plain_fence_is_emitted_when_it_closes() -> None:
     parser = StreamingCallParser(TOOLS)
     parser.feed("Example:\n```python\n")

@@ -709,7 +709,7 @@ class StreamingCallParser:
             self._pos = 0
         self._set_fast_mode()
         closers = self._closers_now()
-        if closers in _HOLDING_NOTHING and self._holds_no_opening():
+        if closers is not None and self._holds_nothing() and self._holds_no_opening():
             closers = _CLOSE_PROSE
             # Held text (no fast path) is already in the buffer: batch straight away.
             self._quiet_inbox = self._fast is None and not self._carry
@@ -789,6 +789,11 @@ class StreamingCallParser:
             _set_fence(k, fence, lang, "plain")
             self._state = self._st_fence
         k.body_ls = True  # `end` is a line start
+
+    def _holds_nothing(self) -> bool:
+        """Prose or a plain fence: they hold no call unless what they hold opens one."""
+        st = self._state
+        return st == self._st_prose or (st == self._st_fence and self._k.mode == "plain")
 
     def _holds_no_opening(self) -> bool:
         """Whether held prose or a plain fence's held line can open no call; sets the carry."""
@@ -2252,8 +2257,6 @@ def _closes_in_prose(text: str, chunk: str) -> bool:
     )
 
 
-# Held prose and plain fences: they hold no call unless what they hold opens one.
-_HOLDING_NOTHING = frozenset([_CLOSE_LINE_OR_TAG, *_CLOSE_FENCE_RUN.values()])
 # An end of batch that may still grow into an opening is read again with the next chunk;
 # one longer than this counts as an opening.
 _CARRY_LIMIT = 64
@@ -2268,7 +2271,8 @@ _CLOSERS: dict[Any, re.Pattern[str]] = {
     StreamingCallParser._st_json: _CLOSE_JSON,
     StreamingCallParser._st_python: _CLOSE_JSON,
     StreamingCallParser._st_arrow_line: _CLOSE_LINE,
-    StreamingCallParser._st_standalone: _CLOSE_LINE,
+    # Other text on the call's line makes it prose, in which a call completes as in prose.
+    StreamingCallParser._st_standalone: _CLOSE_LINE_OR_TAG,
 }
 
 # ---------------------------------------------------------------------------------------------
