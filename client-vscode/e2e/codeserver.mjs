@@ -176,7 +176,12 @@ export async function openWorkbench(page, url, folder) {
  * Run a command from the palette by its label, retrying until the row exists (an extension's
  * commands show up a few seconds after the workbench does).
  */
-export async function runCommand(page, label, { timeout = 60_000 } = {}) {
+/**
+ * Open the command palette on `query` until a row holding `rowText` shows, then `act` on it.
+ * Retried: while the workbench settles, something else (a panel the extension reveals, say)
+ * may take the focus and close the palette.
+ */
+export async function inPalette(page, query, rowText, act = async () => {}, { timeout = 60_000 } = {}) {
   const deadline = Date.now() + timeout;
   let lastError;
   while (Date.now() < deadline) {
@@ -185,17 +190,22 @@ export async function runCommand(page, label, { timeout = 60_000 } = {}) {
     const input = page.locator('.quick-input-widget input.input');
     try {
       await input.waitFor({ state: 'visible', timeout: 5000 });
-      await input.fill(`>${label}`);
-      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+      await input.fill(`>${query}`, { timeout: 5000 });
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: rowText }).first();
       await row.waitFor({ state: 'visible', timeout: 3000 });
-      await row.click();
+      await act(row);
       return;
     } catch (error) {
       lastError = error;
       await sleep(1000);
     }
   }
-  throw new Error(`command "${label}" not found in the palette: ${lastError?.message}`);
+  throw new Error(`"${rowText}" not found in the palette: ${lastError?.message}`);
+}
+
+/** Run a command by its palette label. */
+export async function runCommand(page, label, options) {
+  await inPalette(page, label, label, (row) => row.click(), options);
 }
 
 /**

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   answerInputBox,
+  inPalette,
   launchBrowser,
   locateTools,
   openWorkbench,
@@ -173,9 +174,7 @@ async function main() {
     // The extension's commands appear in the palette.
     await runCommand(page, 'Toolgate: Show Transcript');
     log('the palette lists the extension');
-    await page.keyboard.press('F1');
-    await page.locator('.quick-input-widget input.input').fill('>Toolgate:');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Toolgate: Ask Agent' }).first().waitFor();
+    await inPalette(page, 'Toolgate:', 'Toolgate: Ask Agent');
     await shot('palette.png');
     await page.keyboard.press('Escape');
     if (opts.smoke) {
