@@ -727,15 +727,15 @@ class StreamingCallParser:
         change its state, so those are all this reads. It stops at the last line start: whole
         lines decide everything, and the machinery goes on from there as if it had read them.
         """
+        if not self._holds_nothing():
+            return
         k = self._k
         if self._state == self._st_prose:
             fence = ""  # the run that opened the fence we are in; "" in prose
             at_ls = self._prev == "\n"
-        elif self._state == self._st_fence and k.mode == "plain":
+        else:
             fence = k.fchar * k.flen
             at_ls = k.body_ls
-        else:
-            return
         buf = self._buf
         end = buf.rfind("\n", 0, free) + 1
         if not end:
