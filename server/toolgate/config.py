@@ -96,6 +96,15 @@ SCHEMA: dict[str, Any] = {
                 },
             },
         },
+        "planning": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "min_confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                "allow_capabilities": _STRINGS,
+                "deny_capabilities": _STRINGS,
+            },
+        },
         "tool_calling": {
             "type": "object",
             "additionalProperties": False,
@@ -193,6 +202,8 @@ class Config:
     base_url_source: str | None = None  # which file or flag set base_url
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → table
     pending_trust: list[TrustItem] = field(default_factory=list)
+    # [planning]: min_confidence, allow_capabilities, deny_capabilities (toolgate.planning).
+    planning: dict[str, Any] = field(default_factory=dict)
 
     def policy(self) -> Policy:
         """The gate's policy from these settings."""
@@ -314,6 +325,15 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
     limits = doc.get("limits", {})
     for key, value in limits.items():
         setattr(config.limits, key, value)
+    planning = doc.get("planning", {})
+    if "deny_capabilities" in planning:
+        denied = set(config.planning.get("deny_capabilities", [])) | set(
+            planning["deny_capabilities"]
+        )
+        config.planning["deny_capabilities"] = sorted(denied)
+    for key in ("min_confidence", "allow_capabilities"):
+        if key in planning:
+            config.planning[key] = planning[key]
     calling = doc.get("tool_calling", {})
     for key, value in calling.items():
         if key == "retention":

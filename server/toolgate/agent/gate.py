@@ -13,6 +13,7 @@ from toolgate.agent.events import (
     TOOL_CALL_DECIDED,
     TOOL_CALL_EXECUTED,
     TOOL_CALL_PROPOSED,
+    TOOL_PROGRESS,
     EventBus,
 )
 from toolgate.agent.policy import Decision, Policy
@@ -81,6 +82,11 @@ class Gate:
         self.bus = bus
         self.redact = redactor
         self.max_depth = max_depth
+        if ctx.on_progress is None:
+            # A tool's stderr reaches every front end as events, like the rest of the run.
+            ctx.on_progress = lambda tool, line: bus.emit(
+                TOOL_PROGRESS, ctx.run_id, tool_name=tool, line=redactor.text(line)
+            )
 
     @property
     def run_id(self) -> str:

@@ -89,12 +89,15 @@ class OpenAIChatModel:
         # must answer `initialize` long before any run needs it.
         import openai
 
+        from toolgate.model.llm_log import http_client
+
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             # Local servers need no key, but the client insists on one.
             api_key=settings.api_key or "not-needed",
             timeout=settings.timeout_seconds,
             max_retries=settings.max_retries,
+            http_client=http_client(redact),  # None unless the LLM log is on
         )
 
     async def close(self) -> None:

@@ -1,0 +1,388 @@
+"""The terminal's `toolgate plan` and `toolgate workflow …`: a thin adapter over planning."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolgate.agent.events import NOTICE, Event, EventBus
+from toolgate.planning.gaps import DEFAULT_MIN_CONFIDENCE, ResolvedPlan, resolve_plan
+from toolgate.planning.workflow import (
+    STEP_FINISHED,
+    STEP_STARTED,
+    PlanningPolicy,
+    Workflow,
+    WorkflowError,
+    WorkflowOutcome,
+    WorkflowRunner,
+    dry_run,
+    find_workflow,
+    match_trigger,
+    save_workflow,
+    workflow_paths,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _err(message: str) -> None:
+    print(f"toolgate: {message}", file=sys.stderr)
+
+
+def new_run_id(prefix: str = "w") -> str:
+    """A run id like the agent's, marked as a workflow run."""
+    return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+def print_plan(resolved: ResolvedPlan, out: Any = None) -> None:
+    """The plan as a table, then its gaps with the command that scaffolds each missing tool."""
+    out = out or sys.stdout
+    print(f"plan: {resolved.plan.goal}", file=out)
+    print(f"status: {resolved.status}", file=out)
+    rows = [("step", "capability", "tool", "confidence", "on_failure", "inputs")]
+    for item in resolved.steps:
+        step = item.step
+        inputs = ", ".join(
+            f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in step.inputs.items()
+        )
+        rows.append(
+            (
+                step.step_id,
+                step.capability,
+                item.tool or "— (gap)",
+                f"{step.coverage_confidence:.2f}",
+                step.on_failure,
+                inputs[:60],
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        cells = [c.ljust(w) for c, w in zip(row, widths, strict=False)]
+        print("  " + "  ".join([*cells, row[-1]]), file=out)
+    if resolved.gaps:
+        print("gaps (the plan does not run until each is filled):", file=out)
+        for gap in resolved.gaps:
+            print(
+                f"  {gap.step_id} {gap.missing_capability}: {gap.reason} — {gap.reason_message} "
+                f"(priority {gap.priority})",
+                file=out,
+            )
+            print(f"    scaffold: {gap.scaffold_command()}", file=out)
+
+
+def print_account(outcome: WorkflowOutcome, out: Any = None) -> None:
+    """The final account: operations done and, when it did not finish, missing."""
+    out = out or sys.stdout
+    account = outcome.account()
+    print(f"workflow {outcome.run_id} {outcome.status}", file=out)
+    print(f"  done: {', '.join(account['done']) or 'none'}", file=out)
+    if account["skipped"]:
+        print(f"  skipped: {', '.join(account['skipped'])}", file=out)
+    if account["missing"]:
+        print(f"  missing: {', '.join(account['missing'])}", file=out)
+    if outcome.reason:
+        print(f"  reason: {outcome.reason}", file=out)
+    if outcome.log_path:
+        print(f"  run log: {outcome.log_path}", file=out)
+
+
+class StepPrinter:
+    """Workflow events on stderr (the agent's printer shows the calls themselves)."""
+
+    def __call__(self, event: Event) -> None:
+        """Print one event."""
+        f = event.fields
+        if event.type == STEP_STARTED:
+            print(f"step {f['step_id']} {f['capability']} → {f['tool_name']}", file=sys.stderr)
+        elif event.type == STEP_FINISHED and not f["success"]:
+            print(
+                f"  step {f['step_id']} failed after {f['attempts']} attempt(s): {f['error']}",
+                file=sys.stderr,
+            )
+
+
+@dataclass
+class Engine:
+    """What a plan's run needs: the tools, the gate, the events, the policy."""
+
+    root: Path
+    config: Any
+    registry: Any
+    gate: Any
+    bus: EventBus
+    policy: PlanningPolicy
+    connections: list[Any]
+
+    async def close(self) -> None:
+        """Close what the tools hold open (MCP sessions)."""
+        from toolgate.mcp.client import close_all
+
+        await close_all(self.connections)
+
+
+async def build_engine(root: Path, config: Any, approve: str, json_lines: bool) -> Engine:
+    """The same registry, policy, reviewer and gate an agent run gets, without a model."""
+    from toolgate.agent.gate import Gate
+    from toolgate.agent.redact import Redactor
+    from toolgate.review.reviewer import AutoReviewer, DenyReviewer
+    from toolgate.session import activity_settings, build_registry, check_trust
+    from toolgate.terminal import Printer, TerminalReviewer
+    from toolgate.tools.activity import ActivityContext
+    from toolgate.workspace import Workspace
+
+    bus = EventBus()
+    bus.subscribe(Printer(json_lines=json_lines, show_diffs=approve != "ask"))
+    if not json_lines:
+        bus.subscribe(StepPrinter())
+    for notice in check_trust(root, config):
+        bus.emit(NOTICE, "", message=notice)
+    workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
+    reviewer = {"ask": TerminalReviewer, "auto": AutoReviewer, "deny": DenyReviewer}[approve](
+        workspace
+    )
+    registry, connections = await build_registry(config, root, None, None, True)
+    ctx = ActivityContext(
+        workspace=workspace,
+        settings=activity_settings(config, trusted=True),
+        before_tests=reviewer.before_tests,
+    )
+    redactor = Redactor(config.api_key)
+    bus.redactor.extend(redactor)
+    gate = Gate(
+        registry=registry,
+        policy=config.policy(),
+        reviewer=reviewer,
+        ctx=ctx,
+        bus=bus,
+        redactor=redactor,
+        max_depth=config.tool_calling.max_depth,
+    )
+    planning = config.planning
+    policy = PlanningPolicy(
+        max_steps=config.limits.max_steps,
+        max_tool_retries=config.limits.max_tool_retries,
+        max_run_seconds=config.limits.max_run_seconds,
+        max_llm_calls=config.limits.max_llm_calls,
+        allow_capabilities=planning.get("allow_capabilities"),
+        deny_capabilities=list(planning.get("deny_capabilities", [])),
+    )
+    return Engine(root, config, registry, gate, bus, policy, connections)
+
+
+def _load_config(args: argparse.Namespace) -> tuple[Path, Any] | None:
+    from toolgate.config import ConfigError, load_config
+
+    root = Path(args.workspace).resolve()
+    if not root.is_dir():
+        _err(f"workspace {args.workspace!r} is not a folder")
+        return None
+    overrides: dict[str, Any] = {}
+    model = {
+        k: v
+        for k, v in (
+            ("name", getattr(args, "model", None)),
+            ("base_url", getattr(args, "base_url", None)),
+        )
+        if v
+    }
+    if model:
+        overrides["model"] = model
+    try:
+        return root, load_config(root, overrides=overrides)
+    except ConfigError as exc:
+        _err(f"configuration error: {exc}")
+        return None
+
+
+def _resolve(root: Path, config: Any, workflow_plan: Any) -> ResolvedPlan:
+    from toolgate.tools.capabilities import build_registry
+
+    min_confidence = config.planning.get("min_confidence", DEFAULT_MIN_CONFIDENCE)
+    return resolve_plan(workflow_plan, build_registry(root), min_confidence=min_confidence)
+
+
+async def _execute(
+    engine: Engine, resolved: ResolvedPlan, task: str, inputs: dict[str, Any], llm_calls: int
+) -> WorkflowOutcome:
+    runner = WorkflowRunner(
+        registry=engine.registry,
+        gate=engine.gate,
+        bus=engine.bus,
+        policy=engine.policy,
+        run_id=new_run_id(),
+        task=task,
+        llm_calls=llm_calls,
+    )
+    return await runner.run(resolved, inputs)
+
+
+def _approve(args: argparse.Namespace) -> str:
+    return args.approve or ("ask" if sys.stdin.isatty() else "deny")
+
+
+def workflow_main(args: argparse.Namespace) -> int:
+    """`toolgate workflow run NAME key=value… [--dry-run]` and `toolgate workflow list`."""
+    from toolgate.tools.manifest import ManifestError
+
+    loaded = _load_config(args)
+    if loaded is None:
+        return EXIT_USAGE
+    root, config = loaded
+    if args.workflow_command == "list":
+        for path in workflow_paths(root):
+            print(path.stem)
+        return EXIT_OK
+    values: dict[str, str] = {}
+    for item in args.values:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            _err(f"inputs are key=value, got {item!r}")
+            return EXIT_USAGE
+        values[key] = value
+    try:
+        workflow = find_workflow(root, args.name)
+        inputs = workflow.bind(values)
+        resolved = _resolve(root, config, workflow.plan)
+    except (WorkflowError, ManifestError) as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    return asyncio.run(_run_workflow(args, root, config, workflow, resolved, inputs))
+
+
+async def _run_workflow(
+    args: argparse.Namespace,
+    root: Path,
+    config: Any,
+    workflow: Workflow,
+    resolved: ResolvedPlan,
+    inputs: dict[str, Any],
+) -> int:
+    engine = await build_engine(root, config, _approve(args), args.json)
+    try:
+        if args.dry_run:
+            print_plan(resolved)
+            print("dry run: nothing runs")
+            for step in dry_run(resolved, engine.registry, engine.gate, workflow.plan.goal, inputs):
+                argv = " ".join(step.argv) if step.argv else "(built-in call)"
+                print(f"  {step.step_id} {step.capability} → {step.tool or '— (gap)'}: {argv}")
+                print(f"      arguments: {json.dumps(step.arguments, ensure_ascii=False)}")
+                if step.note:
+                    print(f"      {step.note}")
+            return EXIT_OK if not resolved.gaps else EXIT_FAILED
+        if resolved.gaps:
+            print_plan(resolved)
+        outcome = await _execute(engine, resolved, workflow.plan.goal, inputs, 0)
+    finally:
+        await engine.close()
+    if not args.json:
+        print_account(outcome)
+    return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
+
+
+def plan_main(args: argparse.Namespace) -> int:
+    """`toolgate plan TASK`: a plan from the model (or a saved workflow's trigger), its gaps."""
+    from toolgate.tools.manifest import ManifestError
+
+    loaded = _load_config(args)
+    if loaded is None:
+        return EXIT_USAGE
+    root, config = loaded
+    from toolgate.model.llm_log import enable_for
+
+    enable_for(root, args.llm_log)
+    try:
+        return asyncio.run(_plan(args, root, config))
+    except ManifestError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+
+
+async def _plan(args: argparse.Namespace, root: Path, config: Any) -> int:
+    from toolgate.agent.redact import Redactor
+    from toolgate.model.client import ModelError, ModelSettings, OpenAIChatModel
+    from toolgate.planning.plan import PlanError
+    from toolgate.planning.planner import ask_for_plan
+    from toolgate.session import SetupError, check_trust, pick_model, resolve_endpoint
+    from toolgate.tools.capabilities import build_registry
+
+    inputs: dict[str, Any] = {}
+    llm_calls = 0
+    routed = match_trigger(root, args.task)
+    if routed is not None:
+        workflow, values = routed
+        print(f"the task matches the trigger of workflow {workflow.name}", file=sys.stderr)
+        try:
+            inputs = workflow.bind(values)
+        except WorkflowError as exc:
+            _err(str(exc))
+            return EXIT_USAGE
+        plan = workflow.plan
+    else:
+        try:
+            check_trust(root, config)
+            endpoint = await resolve_endpoint(config, lambda m: print(m, file=sys.stderr))
+        except SetupError as exc:
+            _err(str(exc))
+            return EXIT_USAGE
+        redactor = Redactor(config.api_key)
+        settings = ModelSettings(
+            model=endpoint.model or "",
+            base_url=endpoint.base_url,
+            api_key=config.api_key,
+            stream=config.stream,
+            temperature=config.temperature,
+            max_tokens=config.max_tokens,
+            timeout_seconds=config.request_timeout_seconds,
+        )
+        model = OpenAIChatModel(settings, redact=redactor.text)
+        try:
+            if not settings.model:
+                model.model = settings.model = await pick_model(model)
+            plan, llm_calls = await ask_for_plan(
+                model,
+                args.task,
+                build_registry(root),
+                max_calls=min(2, config.limits.max_llm_calls),
+            )
+        except (PlanError, ModelError, SetupError) as exc:
+            _err(f"no plan: {exc}")
+            return EXIT_FAILED
+        finally:
+            await model.close()
+            if endpoint.close is not None:
+                await endpoint.close()
+    resolved = _resolve(root, config, plan)
+    _keep(root, resolved)
+    if args.json:
+        sys.stdout.write(json.dumps(resolved.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        print_plan(resolved)
+    if args.save:
+        saved = save_workflow(root, Workflow(args.save, plan, description=args.task))
+        print(f"saved as {saved.relative_to(root)}", file=sys.stderr)
+    if not args.run:
+        return EXIT_OK if not resolved.gaps else EXIT_FAILED
+    engine = await build_engine(root, config, _approve(args), args.json)
+    try:
+        outcome = await _execute(engine, resolved, args.task, inputs, llm_calls)
+    finally:
+        await engine.close()
+    if not args.json:
+        print_account(outcome)
+    return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
+
+
+def _keep(root: Path, resolved: ResolvedPlan) -> Path:
+    """Keep the resolved plan in `.toolgate/plans/` for the person to read, edit or save."""
+    from toolgate.workspace.files import atomic_write_text, toolgate_dir
+
+    path = toolgate_dir(root) / "plans" / f"{new_run_id('p')}.json"
+    atomic_write_text(path, json.dumps(resolved.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    return path
