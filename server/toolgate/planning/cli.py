@@ -201,11 +201,12 @@ def _load_config(args: argparse.Namespace) -> tuple[Path, Any] | None:
         return None
 
 
-def _resolve(root: Path, config: Any, workflow_plan: Any) -> ResolvedPlan:
+def _resolve(root: Path, config: Any, workflow_plan: Any, *, write: bool = True) -> ResolvedPlan:
     from toolgate.tools.capabilities import build_registry
 
     min_confidence = config.planning.get("min_confidence", DEFAULT_MIN_CONFIDENCE)
-    return resolve_plan(workflow_plan, build_registry(root), min_confidence=min_confidence)
+    registry = build_registry(root, write_cache=write)
+    return resolve_plan(workflow_plan, registry, min_confidence=min_confidence)
 
 
 async def _execute(
@@ -249,7 +250,7 @@ def workflow_main(args: argparse.Namespace) -> int:
     try:
         workflow = find_workflow(root, args.name)
         inputs = workflow.bind(values)
-        resolved = _resolve(root, config, workflow.plan)
+        resolved = _resolve(root, config, workflow.plan, write=not args.dry_run)
     except (WorkflowError, ManifestError) as exc:
         _err(str(exc))
         return EXIT_USAGE

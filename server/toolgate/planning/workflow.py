@@ -246,12 +246,15 @@ def dry_run(
     out: list[DryStep] = []
     for item in resolved.steps:
         step = item.step
-        try:
-            args = fill(step.inputs, request, inputs, {})
-            note = ""
-        except Unresolved:
-            # Earlier outputs do not exist in a dry run: the reference is shown as written.
-            args, note = dict(step.inputs), "inputs from earlier steps are filled when it runs"
+        args: dict[str, Any] = {}
+        note = ""
+        for key, value in step.inputs.items():
+            try:
+                args[key] = fill(value, request, inputs, {})
+            except Unresolved:
+                # Earlier outputs do not exist in a dry run: the reference is shown as written.
+                args[key] = value
+                note = "inputs from earlier steps are filled when it runs"
         argv: list[str] | None = None
         activity = registry.activity(item.tool) if item.tool else None
         if isinstance(activity, EntrypointActivity):
@@ -310,8 +313,9 @@ class WorkflowRunner:
             reason = f"planning took {self.llm_calls} model calls, over max_llm_calls"
         else:
             status, reason = await self._steps(resolved, inputs, records, started)
+        # A partial plan misses what its gap report names; a run that stopped, what it did not do.
         missing = [f"{g.step_id} {g.missing_capability}" for g in resolved.gaps]
-        if status != COMPLETED:
+        if status not in (COMPLETED, PARTIAL):
             missing += [
                 f"{r.step_id} {r.capability}"
                 for r in records

@@ -242,8 +242,12 @@ def manifest_files(root: Path) -> list[tuple[Path, str]]:
     return [(p, "toml") for p in toml] + manifest_paths(root)
 
 
-def build_registry(root: Path, *, use_cache: bool = True) -> CapabilityRegistry:
+def build_registry(
+    root: Path, *, use_cache: bool = True, write_cache: bool = True
+) -> CapabilityRegistry:
     """Scan the manifests (through the cache) and add the built-ins.
+
+    `write_cache=False` leaves the disk as it is (a dry run writes nothing).
 
     Raises ManifestError for the first manifest that cannot be used.
     """
@@ -284,7 +288,7 @@ def build_registry(root: Path, *, use_cache: bool = True) -> CapabilityRegistry:
             "sha256": digest,
             "provider": provider.to_dict(),
         }
-    if use_cache and entries != cached:
+    if use_cache and write_cache and entries != cached:
         doc = {"version": _CACHE_VERSION, "manifests": entries}
         try:
             toolgate_dir(root)
