@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from toolgate.agent.events import NOTICE, Event, EventBus
-from toolgate.planning.gaps import DEFAULT_MIN_CONFIDENCE, ResolvedPlan, resolve_plan
+from toolgate.planning.gaps import ResolvedPlan
 from toolgate.planning.workflow import (
     STEP_FINISHED,
     STEP_STARTED,
@@ -24,7 +24,6 @@ from toolgate.planning.workflow import (
     WorkflowRunner,
     dry_run,
     find_workflow,
-    match_trigger,
     save_workflow,
     workflow_paths,
 )
@@ -202,11 +201,9 @@ def _load_config(args: argparse.Namespace) -> tuple[Path, Any] | None:
 
 
 def _resolve(root: Path, config: Any, workflow_plan: Any, *, write: bool = True) -> ResolvedPlan:
-    from toolgate.tools.capabilities import build_registry
+    from toolgate.planning.service import resolve
 
-    min_confidence = config.planning.get("min_confidence", DEFAULT_MIN_CONFIDENCE)
-    registry = build_registry(root, write_cache=write)
-    return resolve_plan(workflow_plan, registry, min_confidence=min_confidence)
+    return resolve(root, config, workflow_plan, write_cache=write)
 
 
 async def _execute(
@@ -306,84 +303,30 @@ def plan_main(args: argparse.Namespace) -> int:
 
 
 async def _plan(args: argparse.Namespace, root: Path, config: Any) -> int:
-    from toolgate.agent.redact import Redactor
-    from toolgate.model.client import ModelError, ModelSettings, OpenAIChatModel
-    from toolgate.planning.plan import PlanError
-    from toolgate.planning.planner import ask_for_plan
-    from toolgate.session import SetupError, check_trust, pick_model, resolve_endpoint
-    from toolgate.tools.capabilities import build_registry
+    from toolgate.planning.service import PlanningError, make_plan
 
-    inputs: dict[str, Any] = {}
-    llm_calls = 0
-    routed = match_trigger(root, args.task)
-    if routed is not None:
-        workflow, values = routed
-        print(f"the task matches the trigger of workflow {workflow.name}", file=sys.stderr)
-        try:
-            inputs = workflow.bind(values)
-        except WorkflowError as exc:
-            _err(str(exc))
-            return EXIT_USAGE
-        plan = workflow.plan
-    else:
-        try:
-            check_trust(root, config)
-            endpoint = await resolve_endpoint(config, lambda m: print(m, file=sys.stderr))
-        except SetupError as exc:
-            _err(str(exc))
-            return EXIT_USAGE
-        redactor = Redactor(config.api_key)
-        settings = ModelSettings(
-            model=endpoint.model or "",
-            base_url=endpoint.base_url,
-            api_key=config.api_key,
-            stream=config.stream,
-            temperature=config.temperature,
-            max_tokens=config.max_tokens,
-            timeout_seconds=config.request_timeout_seconds,
+    try:
+        made = await make_plan(
+            root, config, args.task, new_run_id("p"), lambda m: print(m, file=sys.stderr)
         )
-        model = OpenAIChatModel(settings, redact=redactor.text)
-        try:
-            if not settings.model:
-                model.model = settings.model = await pick_model(model)
-            plan, llm_calls = await ask_for_plan(
-                model,
-                args.task,
-                build_registry(root),
-                max_calls=min(2, config.limits.max_llm_calls),
-            )
-        except (PlanError, ModelError, SetupError) as exc:
-            _err(f"no plan: {exc}")
-            return EXIT_FAILED
-        finally:
-            await model.close()
-            if endpoint.close is not None:
-                await endpoint.close()
-    resolved = _resolve(root, config, plan)
-    _keep(root, resolved)
+    except PlanningError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    resolved = made.resolved
     if args.json:
         sys.stdout.write(json.dumps(resolved.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
         print_plan(resolved)
     if args.save:
-        saved = save_workflow(root, Workflow(args.save, plan, description=args.task))
+        saved = save_workflow(root, Workflow(args.save, resolved.plan, description=args.task))
         print(f"saved as {saved.relative_to(root)}", file=sys.stderr)
     if not args.run:
         return EXIT_OK if not resolved.gaps else EXIT_FAILED
     engine = await build_engine(root, config, _approve(args), args.json)
     try:
-        outcome = await _execute(engine, resolved, args.task, inputs, llm_calls)
+        outcome = await _execute(engine, resolved, args.task, made.inputs, made.llm_calls)
     finally:
         await engine.close()
     if not args.json:
         print_account(outcome)
     return EXIT_OK if outcome.status == "completed" else EXIT_FAILED
-
-
-def _keep(root: Path, resolved: ResolvedPlan) -> Path:
-    """Keep the resolved plan in `.toolgate/plans/` for the person to read, edit or save."""
-    from toolgate.workspace.files import atomic_write_text, toolgate_dir
-
-    path = toolgate_dir(root) / "plans" / f"{new_run_id('p')}.json"
-    atomic_write_text(path, json.dumps(resolved.to_dict(), indent=2, ensure_ascii=False) + "\n")
-    return path
