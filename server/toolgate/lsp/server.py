@@ -39,6 +39,7 @@ from toolgate.agent.events import (
 )
 from toolgate.agent.redact import Redactor
 from toolgate.lsp.convert import failure_diagnostic, path_to_uri, uri_to_path
+from toolgate.lsp.planning import register as register_planning
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
 
 if TYPE_CHECKING:
@@ -532,6 +533,7 @@ class ToolgateServer(LanguageServer):
 
 
 server = ToolgateServer()
+register_planning(server)
 
 
 def _arg(args: Any, index: int, default: Any = None) -> Any:
