@@ -23,6 +23,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 DEFAULT_ALLOWED_COMMANDS = ["pytest", "python -m pytest", "python3 -m pytest", "py.test"]
+# A plan's step under this coverage confidence is a gap (toolgate.planning), fail-closed.
+DEFAULT_MIN_CONFIDENCE = 0.6
 GATED_BY_DEFAULT = {"write_file", "edit_file", "git_add", "git_commit", "run_command"}
 
 
@@ -326,14 +328,21 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
     for key, value in limits.items():
         setattr(config.limits, key, value)
     planning = doc.get("planning", {})
+    plan_now = config.planning
     if "deny_capabilities" in planning:
-        denied = set(config.planning.get("deny_capabilities", [])) | set(
-            planning["deny_capabilities"]
-        )
-        config.planning["deny_capabilities"] = sorted(denied)
-    for key in ("min_confidence", "allow_capabilities"):
-        if key in planning:
-            config.planning[key] = planning[key]
+        denied = set(plan_now.get("deny_capabilities", [])) | set(planning["deny_capabilities"])
+        plan_now["deny_capabilities"] = sorted(denied)
+    if "min_confidence" in planning:
+        # A workspace may ask for more confidence, never for less.
+        current = plan_now.get("min_confidence", DEFAULT_MIN_CONFIDENCE)
+        if trusted or planning["min_confidence"] > current:
+            plan_now["min_confidence"] = planning["min_confidence"]
+    if "allow_capabilities" in planning:
+        wanted = list(planning["allow_capabilities"])
+        allowed = plan_now.get("allow_capabilities")
+        if allowed is not None and not trusted:
+            wanted = [c for c in wanted if c in allowed]  # can only narrow
+        plan_now["allow_capabilities"] = wanted
     calling = doc.get("tool_calling", {})
     for key, value in calling.items():
         if key == "retention":

@@ -401,3 +401,12 @@ def test_the_worked_example_runs(tmp_path: Path) -> None:
     assert (
         "<h1>Release notes</h1>" in page and "<li>workflows run them through the gate</li>" in page
     )
+
+
+def test_a_workspace_can_raise_min_confidence_but_not_lower_it(tmp_path: Path) -> None:
+    from toolgate.config import load_config
+
+    (tmp_path / "pyproject.toml").write_text("[tool.toolgate.planning]\nmin_confidence = 0.1\n")
+    assert load_config(tmp_path).planning.get("min_confidence", 0.6) == 0.6
+    (tmp_path / "pyproject.toml").write_text("[tool.toolgate.planning]\nmin_confidence = 0.9\n")
+    assert load_config(tmp_path).planning["min_confidence"] == 0.9

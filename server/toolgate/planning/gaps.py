@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolgate.config import DEFAULT_MIN_CONFIDENCE
 from toolgate.planning.plan import Plan, Step, references
 from toolgate.tools.capabilities import LOW_CONFIDENCE, CapabilityRegistry, Provider
 
 READY, PARTIAL = "ready", "partial"
-DEFAULT_MIN_CONFIDENCE = 0.6
 
 
 @dataclass

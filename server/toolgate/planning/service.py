@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolgate.config import Config
-from toolgate.planning.gaps import DEFAULT_MIN_CONFIDENCE, ResolvedPlan, resolve_plan
+from toolgate.config import DEFAULT_MIN_CONFIDENCE, Config
+from toolgate.planning.gaps import ResolvedPlan, resolve_plan
 from toolgate.planning.plan import Plan
 from toolgate.planning.workflow import Workflow, WorkflowError, match_trigger
 from toolgate.tools.capabilities import build_registry

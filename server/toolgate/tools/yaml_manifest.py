@@ -255,7 +255,7 @@ class EntrypointActivity:
             on_stderr=progress,
         )
         duration = round(time.perf_counter() - start, 6)
-        common = {
+        common: dict[str, Any] = {
             "duration_seconds": duration,
             "output_truncated": outcome.stdout_truncated,
             "output_size_bytes": outcome.stdout_size_bytes,
