@@ -410,3 +410,28 @@ def test_a_workspace_can_raise_min_confidence_but_not_lower_it(tmp_path: Path) -
     assert load_config(tmp_path).planning.get("min_confidence", 0.6) == 0.6
     (tmp_path / "pyproject.toml").write_text("[tool.toolgate.planning]\nmin_confidence = 0.9\n")
     assert load_config(tmp_path).planning["min_confidence"] == 0.9
+
+
+def test_a_kept_plan_can_be_edited_and_run(repo: Path, scripted: ScriptedModel) -> None:
+    plan = {
+        "goal": "copy the readme",
+        "steps": [
+            {"step_id": "read", "capability": "fs.read", "inputs": {"path": "README.md"}},
+            {
+                "step_id": "write",
+                "capability": "fs.write",
+                "inputs": {"path": "COPY.md", "content": "${steps.read.output.content}"},
+            },
+        ],
+    }
+    scripted.script = [{"content": json.dumps(plan)}]
+    done = _plan(repo, scripted, "--json")
+    assert done.returncode == 0, done.stderr
+    (kept,) = (repo / ".toolgate" / "plans").glob("p-*.json")
+    doc = json.loads(kept.read_text())
+    doc["steps"][1]["inputs"]["path"] = "EDITED.md"  # the person edits the plan before it runs
+    kept.write_text(json.dumps(doc))
+    ran = toolgate("workflow", "run", kept.stem, "--workspace", str(repo), "--approve", "auto")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert (repo / "EDITED.md").read_text() == "# Tiny project\n"
+    assert not (repo / "COPY.md").exists()

@@ -8,20 +8,18 @@ import json
 import sys
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolgate.agent.events import NOTICE, Event, EventBus
+from toolgate.agent.events import Event, EventBus
 from toolgate.planning.gaps import ResolvedPlan
+from toolgate.planning.service import Engine, assemble_engine
 from toolgate.planning.workflow import (
     STEP_FINISHED,
     STEP_STARTED,
-    PlanningPolicy,
     Workflow,
     WorkflowError,
     WorkflowOutcome,
-    WorkflowRunner,
     dry_run,
     find_workflow,
     save_workflow,
@@ -107,72 +105,21 @@ class StepPrinter:
             )
 
 
-@dataclass
-class Engine:
-    """What a plan's run needs: the tools, the gate, the events, the policy."""
-
-    root: Path
-    config: Any
-    registry: Any
-    gate: Any
-    bus: EventBus
-    policy: PlanningPolicy
-    connections: list[Any]
-
-    async def close(self) -> None:
-        """Close what the tools hold open (MCP sessions)."""
-        from toolgate.mcp.client import close_all
-
-        await close_all(self.connections)
-
-
 async def build_engine(root: Path, config: Any, approve: str, json_lines: bool) -> Engine:
-    """The same registry, policy, reviewer and gate an agent run gets, without a model."""
-    from toolgate.agent.gate import Gate
-    from toolgate.agent.redact import Redactor
+    """The terminal's engine: its printer, and its reviewer by `--approve`."""
     from toolgate.review.reviewer import AutoReviewer, DenyReviewer
-    from toolgate.session import activity_settings, build_registry, check_trust
     from toolgate.terminal import Printer, TerminalReviewer
-    from toolgate.tools.activity import ActivityContext
     from toolgate.workspace import Workspace
 
     bus = EventBus()
     bus.subscribe(Printer(json_lines=json_lines, show_diffs=approve != "ask"))
     if not json_lines:
         bus.subscribe(StepPrinter())
-    for notice in check_trust(root, config):
-        bus.emit(NOTICE, "", message=notice)
     workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
     reviewer = {"ask": TerminalReviewer, "auto": AutoReviewer, "deny": DenyReviewer}[approve](
         workspace
     )
-    registry, connections = await build_registry(config, root, None, None, True)
-    ctx = ActivityContext(
-        workspace=workspace,
-        settings=activity_settings(config, trusted=True),
-        before_tests=reviewer.before_tests,
-    )
-    redactor = Redactor(config.api_key)
-    bus.redactor.extend(redactor)
-    gate = Gate(
-        registry=registry,
-        policy=config.policy(),
-        reviewer=reviewer,
-        ctx=ctx,
-        bus=bus,
-        redactor=redactor,
-        max_depth=config.tool_calling.max_depth,
-    )
-    planning = config.planning
-    policy = PlanningPolicy(
-        max_steps=config.limits.max_steps,
-        max_tool_retries=config.limits.max_tool_retries,
-        max_run_seconds=config.limits.max_run_seconds,
-        max_llm_calls=config.limits.max_llm_calls,
-        allow_capabilities=planning.get("allow_capabilities"),
-        deny_capabilities=list(planning.get("deny_capabilities", [])),
-    )
-    return Engine(root, config, registry, gate, bus, policy, connections)
+    return await assemble_engine(root, config, reviewer, bus)
 
 
 def _load_config(args: argparse.Namespace) -> tuple[Path, Any] | None:
@@ -209,16 +156,7 @@ def _resolve(root: Path, config: Any, workflow_plan: Any, *, write: bool = True)
 async def _execute(
     engine: Engine, resolved: ResolvedPlan, task: str, inputs: dict[str, Any], llm_calls: int
 ) -> WorkflowOutcome:
-    runner = WorkflowRunner(
-        registry=engine.registry,
-        gate=engine.gate,
-        bus=engine.bus,
-        policy=engine.policy,
-        run_id=new_run_id(),
-        task=task,
-        llm_calls=llm_calls,
-    )
-    return await runner.run(resolved, inputs)
+    return await engine.run(resolved, task, inputs, new_run_id(), llm_calls=llm_calls)
 
 
 def _approve(args: argparse.Namespace) -> str:
@@ -226,7 +164,7 @@ def _approve(args: argparse.Namespace) -> str:
 
 
 def workflow_main(args: argparse.Namespace) -> int:
-    """`toolgate workflow run NAME key=value… [--dry-run]` and `toolgate workflow list`."""
+    """`toolgate workflow run NAME|PLAN_ID key=value… [--dry-run]` and `toolgate workflow list`."""
     from toolgate.tools.manifest import ManifestError
 
     loaded = _load_config(args)
@@ -244,11 +182,18 @@ def workflow_main(args: argparse.Namespace) -> int:
             _err(f"inputs are key=value, got {item!r}")
             return EXIT_USAGE
         values[key] = value
+    from toolgate.planning.service import PlanningError, load_kept
+
     try:
-        workflow = find_workflow(root, args.name)
+        if (root / ".toolgate" / "plans" / f"{args.name}.json").is_file():
+            # A plan kept by `toolgate plan` (and perhaps edited since) runs as it now reads.
+            plan = load_kept(root, args.name)
+            workflow = Workflow(args.name, plan)
+        else:
+            workflow = find_workflow(root, args.name)
         inputs = workflow.bind(values)
         resolved = _resolve(root, config, workflow.plan, write=not args.dry_run)
-    except (WorkflowError, ManifestError) as exc:
+    except (WorkflowError, ManifestError, PlanningError) as exc:
         _err(str(exc))
         return EXIT_USAGE
     return asyncio.run(_run_workflow(args, root, config, workflow, resolved, inputs))
@@ -322,6 +267,14 @@ async def _plan(args: argparse.Namespace, root: Path, config: Any) -> int:
         print(f"saved as {saved.relative_to(root)}", file=sys.stderr)
     if not args.run:
         return EXIT_OK if not resolved.gaps else EXIT_FAILED
+    if not resolved.gaps and sys.stdin.isatty() and args.approve != "auto":
+        # The plan is the thing reviewed first; each gated step is still asked for as it runs.
+        answer = await asyncio.to_thread(
+            input, "Run this plan? [y/N] (to edit it: --save NAME, edit, workflow run) "
+        )
+        if answer.strip().lower() not in ("y", "yes"):
+            print("the plan was not run", file=sys.stderr)
+            return EXIT_OK
     engine = await build_engine(root, config, _approve(args), args.json)
     try:
         outcome = await _execute(engine, resolved, args.task, made.inputs, made.llm_calls)

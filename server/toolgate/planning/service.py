@@ -1,4 +1,4 @@
-"""Making a plan for a task, the one way every front end does it (terminal, language server)."""
+"""Making and running plans, the one way every front end does it (terminal, language server)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,135 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolgate.agent.events import NOTICE, EventBus
+from toolgate.agent.gate import Gate
 from toolgate.config import DEFAULT_MIN_CONFIDENCE, Config
 from toolgate.planning.gaps import ResolvedPlan, resolve_plan
 from toolgate.planning.plan import Plan
-from toolgate.planning.workflow import Workflow, WorkflowError, match_trigger
+from toolgate.planning.workflow import (
+    PlanningPolicy,
+    Workflow,
+    WorkflowError,
+    WorkflowOutcome,
+    WorkflowRunner,
+    match_trigger,
+)
+from toolgate.review.reviewer import Reviewer
+from toolgate.tools.activity import ActivityContext
 from toolgate.tools.capabilities import build_registry
+from toolgate.tools.registry import ToolRegistry
+from toolgate.workspace import Workspace
 from toolgate.workspace.files import atomic_write_text, toolgate_dir
+
+
+@dataclass
+class Engine:
+    """What a plan's run needs: the tools, the gate, the events, the policy."""
+
+    root: Path
+    config: Config
+    registry: ToolRegistry
+    gate: Gate
+    bus: EventBus
+    policy: PlanningPolicy
+    connections: list[Any]
+
+    async def run(
+        self,
+        resolved: ResolvedPlan,
+        task: str,
+        inputs: dict[str, Any],
+        run_id: str,
+        *,
+        llm_calls: int = 0,
+    ) -> WorkflowOutcome:
+        """Run a resolved plan step by step through the gate."""
+        runner = WorkflowRunner(
+            registry=self.registry,
+            gate=self.gate,
+            bus=self.bus,
+            policy=self.policy,
+            run_id=run_id,
+            task=task,
+            llm_calls=llm_calls,
+        )
+        return await runner.run(resolved, inputs)
+
+    async def close(self) -> None:
+        """Close what the tools hold open (MCP sessions)."""
+        from toolgate.mcp.client import close_all
+
+        await close_all(self.connections)
+
+
+async def assemble_engine(
+    root: Path,
+    config: Config,
+    reviewer: Reviewer,
+    bus: EventBus,
+    *,
+    trusted: bool = True,
+    buffers: Any = None,
+) -> Engine:
+    """The same tools, policy, reviewer and gate an agent run gets, without a model."""
+    from toolgate.agent.redact import Redactor
+    from toolgate.session import activity_settings, build_registry, check_trust
+
+    for notice in check_trust(root, config):
+        bus.emit(NOTICE, "", message=notice)
+    workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
+    if buffers is not None:
+        workspace.buffers = buffers
+    registry, connections = await build_registry(config, root, None, None, trusted)
+    ctx = ActivityContext(
+        workspace=workspace,
+        settings=activity_settings(config, trusted=trusted),
+        before_tests=reviewer.before_tests,
+    )
+    redactor = Redactor(config.api_key)
+    bus.redactor.extend(redactor)
+    gate = Gate(
+        registry=registry,
+        policy=config.policy(),
+        reviewer=reviewer,
+        ctx=ctx,
+        bus=bus,
+        redactor=redactor,
+        max_depth=config.tool_calling.max_depth,
+    )
+    planning = config.planning
+    policy = PlanningPolicy(
+        max_steps=config.limits.max_steps,
+        max_tool_retries=config.limits.max_tool_retries,
+        max_run_seconds=config.limits.max_run_seconds,
+        max_llm_calls=config.limits.max_llm_calls,
+        allow_capabilities=planning.get("allow_capabilities"),
+        deny_capabilities=list(planning.get("deny_capabilities", [])),
+    )
+    return Engine(root, config, registry, gate, bus, policy, connections)
+
+
+def load_kept(root: Path, plan_id: str) -> Plan:
+    """A plan kept in `.toolgate/plans/` (as the person may have edited it)."""
+    from toolgate.planning.plan import PlanError, parse_plan
+
+    if not plan_id.replace("-", "").isalnum():
+        raise PlanningError(f"{plan_id!r} is not a plan id")
+    path = root / ".toolgate" / "plans" / f"{plan_id}.json"
+    try:
+        doc = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PlanningError(f"cannot read the plan {plan_id}: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
+        raise PlanningError(f"{path}: not a plan")
+    steps = [
+        {k: v for k, v in step.items() if k != "tool"} if isinstance(step, dict) else step
+        for step in doc["steps"]
+    ]
+    try:
+        return parse_plan({"goal": doc.get("goal", ""), "steps": steps})
+    except PlanError as exc:
+        raise PlanningError(f"{path}: {exc}") from None
 
 
 class PlanningError(Exception):
