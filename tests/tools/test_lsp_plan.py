@@ -57,3 +57,43 @@ async def test_plan_command_reports_gaps_and_scaffolds_the_missing_tool(
     again = await lsp_editor.command("toolgate.plan", {"task": "publish the README"})
     assert again["status"] == "ready" and again["gaps"] == []
     assert API_KEY not in json.dumps(again)
+
+
+async def test_run_plan_runs_a_ready_plan_through_the_gate(
+    lsp_editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    plan = {
+        "goal": "look around",
+        "steps": [
+            {"step_id": "read", "capability": "fs.read", "inputs": {"path": "README.md"}},
+            {
+                "step_id": "find",
+                "capability": "code.search",
+                "inputs": {"pattern": "Tiny"},
+                "on_failure": "skip",
+            },
+        ],
+    }
+    scripted.script = [{"content": json.dumps(plan)}]
+    reply = await lsp_editor.command("toolgate.plan", {"task": "look around"})
+    assert reply["status"] == "ready"
+    started = await lsp_editor.command("toolgate.runPlan", {"planId": reply["planId"]})
+    finished = await lsp_editor.finished()
+    assert finished["runId"] == started["runId"]
+    assert finished["status"] == "completed"
+    assert finished["done"] == ["read fs.read", "find code.search"]
+    calls = [e for e in lsp_editor.events if e["type"] == "tool_result"]
+    assert [c["tool"] for c in calls] == ["read_file", "search_code"]
+
+
+async def test_run_plan_refuses_a_partial_plan(lsp_editor: Editor, scripted: ScriptedModel) -> None:
+    from pygls.exceptions import JsonRpcException
+
+    scripted.script = [{"content": json.dumps(PLAN)}]
+    reply = await lsp_editor.command("toolgate.plan", {"task": "publish the README"})
+    try:
+        await lsp_editor.command("toolgate.runPlan", {"planId": reply["planId"]})
+    except JsonRpcException as exc:
+        assert "partial and does not run: missing docs.render" in str(exc)
+    else:
+        raise AssertionError("a partial plan ran")

@@ -6,6 +6,8 @@ notification carries the command and arguments that scaffold it.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 import uuid
 from typing import TYPE_CHECKING, Any
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
     from toolgate.lsp.server import ToolgateServer
 
 PLAN_NOTIFICATION = "toolgate/plan"
+log = logging.getLogger(__name__)
 
 
 def _params(args: Any, name: str) -> dict[str, Any]:
@@ -71,6 +74,58 @@ def register(server: ToolgateServer) -> None:
             }
         server.notify(PLAN_NOTIFICATION, payload)
         return payload
+
+    @server.command("toolgate.runPlan")
+    async def run_plan(ls: Any, *args: Any) -> dict[str, Any]:
+        """`[{"planId"}]` → `{"runId"}`: the kept plan runs through the gate, reviewed here."""
+        from toolgate.planning.service import PlanningError, load_kept, resolve
+        from toolgate.tools.manifest import ManifestError
+
+        plan_id = _params(args, "toolgate.runPlan").get("planId")
+        if not isinstance(plan_id, str) or not plan_id:
+            raise JsonRpcInvalidParams('toolgate.runPlan needs [{"planId": "…"}]')
+        if server.run_task is not None and not server.run_task.done():
+            raise JsonRpcInvalidParams(
+                f"a run is already active ({server.active_run_id}); cancel it or wait for it"
+            )
+        root = server.workspace_root()
+        config = server.config()
+        try:
+            resolved = resolve(root, config, load_kept(root, plan_id))
+        except (PlanningError, ManifestError) as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        if resolved.gaps:
+            missing = ", ".join(g.missing_capability for g in resolved.gaps)
+            raise JsonRpcInvalidParams(f"the plan is partial and does not run: missing {missing}")
+        run_id = f"w-{uuid.uuid4().hex[:10]}"
+        server.active_run_id = run_id
+        server.run = None  # a workflow has no agent run: cancel ends its task
+        server.run_task = asyncio.ensure_future(_run(run_id, resolved, config))
+        return {"runId": run_id}
+
+    async def _run(run_id: str, resolved: Any, config: Any) -> None:
+        from toolgate.agent.events import EventBus
+        from toolgate.planning.service import assemble_engine
+
+        bus = EventBus()
+        bus.subscribe(server.forward)
+        assert server.reviewer is not None
+        try:
+            engine = await assemble_engine(
+                server.workspace_root(),
+                config,
+                server.reviewer,
+                bus,
+                trusted=server.editor.trusted,
+                buffers=server.buffers,
+            )
+            try:
+                await engine.run(resolved, resolved.plan.goal, {}, run_id)
+            finally:
+                await engine.close()
+        except Exception:  # a crash ends this workflow, never the server
+            log.exception("workflow %s crashed", run_id)
+            server.log(f"workflow {run_id} failed inside Toolgate; see the server log")
 
     @server.command("toolgate.scaffoldTool")
     async def scaffold_tool(ls: Any, *args: Any) -> dict[str, Any]:

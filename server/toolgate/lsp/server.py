@@ -307,6 +307,8 @@ class ToolgateServer(LanguageServer):
                 "reason": f.get("reason"),
                 "answer": f.get("answer"),
             }
+            if "done" in f:  # a workflow's final account
+                payload.update(done=f["done"], missing=f.get("missing", []))
         if payload is not None:
             payload["runId"] = event.run_id
             self.notify(EVENT, payload)

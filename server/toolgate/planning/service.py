@@ -80,10 +80,14 @@ async def assemble_engine(
 ) -> Engine:
     """The same tools, policy, reviewer and gate an agent run gets, without a model."""
     from toolgate.agent.redact import Redactor
-    from toolgate.session import activity_settings, build_registry, check_trust
+    from toolgate.session import SetupError, activity_settings, build_registry, check_trust
 
-    for notice in check_trust(root, config):
-        bus.emit(NOTICE, "", message=notice)
+    try:
+        for notice in check_trust(root, config):
+            bus.emit(NOTICE, "", message=notice)
+    except SetupError as exc:
+        # Only the model would receive the key at that URL, and a workflow asks no model.
+        bus.emit(NOTICE, "", message=str(exc))
     workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
     if buffers is not None:
         workspace.buffers = buffers
