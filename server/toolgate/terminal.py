@@ -197,3 +197,7 @@ class Printer:
         elif event.type == RUN_FINISHED:
             reason = f" — {f['reason']}" if f.get("reason") else ""
             self._line(f"run {event.run_id} {f['status']}{reason}", _BOLD)
+            if f.get("done"):
+                self._line(f"  done: {', '.join(f['done'])}", _DIM)
+            if f.get("missing"):
+                self._line(f"  missing: {', '.join(f['missing'])}", _DIM)

@@ -177,6 +177,11 @@ async def test_manifest_tool_called_by_the_model_end_to_end(
     assert events == ["echo: got ['text']"]
     log = json.loads(Path(outcome.log_path or "").read_text())
     assert any(e["type"] == TOOL_PROGRESS for e in log["events"])
+    # The final account names each operation done by its call and capability.
+    call_id = log["steps"][0]["calls"][0]["id"]
+    assert log["account"]["done"] == [f"{call_id} text.shout"]
+    (finished,) = [e for e in log["events"] if e["type"] == "run_finished"]
+    assert finished["done"] == [f"{call_id} text.shout"]
 
 
 async def test_a_manifest_with_gate_ask_asks_the_person(

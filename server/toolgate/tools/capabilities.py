@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from toolgate.tools.manifest import ManifestError, load_manifest
+from toolgate.tools.registry import ToolRegistry
+from toolgate.tools.schema import Tool
 from toolgate.tools.yaml_manifest import manifest_paths, read_manifest
 from toolgate.workspace.files import atomic_write_text, toolgate_dir
 
@@ -296,3 +298,21 @@ def build_registry(
         except OSError:
             pass  # a read-only workspace only loses the cache
     return CapabilityRegistry(providers)
+
+
+def capabilities_of(tool: Tool) -> tuple[str, ...]:
+    """What a tool can do: its own declaration, or the built-in table."""
+    return tool.capabilities or BUILTIN_CAPABILITIES.get(tool.name, ((), ()))[0]
+
+
+def operations_done(steps: list[dict[str, Any]], tools: ToolRegistry) -> list[str]:
+    """`call_id capability` for every call of a run's log that succeeded (its final account)."""
+    done: list[str] = []
+    for step in steps:
+        for call in step.get("calls", []):
+            if not (call.get("result") or {}).get("success"):
+                continue
+            tool = tools.get(call.get("name", ""))
+            caps = capabilities_of(tool) if tool is not None else ()
+            done.append(f"{call.get('id')} {caps[0] if caps else call.get('name')}")
+    return done
