@@ -11,6 +11,10 @@ import pytest_asyncio
 from tests.lsp.conftest import API_KEY, start_editor
 from tests.lsp.harness import Editor
 from tests.support.scripted_model import ScriptedModel
+from tests.tools.helpers import manifest, write_tool
+
+from toolgate.tools.yaml_manifest import read_manifest
+from toolgate.trust import TrustStore
 
 PLAN = {
     "goal": "Publish the README",
@@ -72,8 +76,15 @@ async def test_run_plan_runs_a_ready_plan_through_the_gate(
                 "inputs": {"pattern": "Tiny"},
                 "on_failure": "skip",
             },
+            {
+                "step_id": "shout",
+                "capability": "text.shout",
+                "inputs": {"text": "${steps.read.output.content}"},
+            },
         ],
     }
+    path = write_tool(repo, manifest())
+    TrustStore().confirm(repo, [read_manifest(path).fingerprint])
     scripted.script = [{"content": json.dumps(plan)}]
     reply = await lsp_editor.command("toolgate.plan", {"task": "look around"})
     assert reply["status"] == "ready"
@@ -81,9 +92,13 @@ async def test_run_plan_runs_a_ready_plan_through_the_gate(
     finished = await lsp_editor.finished()
     assert finished["runId"] == started["runId"]
     assert finished["status"] == "completed"
-    assert finished["done"] == ["read fs.read", "find code.search"]
+    assert finished["done"] == ["read fs.read", "find code.search", "shout text.shout"]
     calls = [e for e in lsp_editor.events if e["type"] == "tool_result"]
-    assert [c["tool"] for c in calls] == ["read_file", "search_code"]
+    assert [c["tool"] for c in calls] == ["read_file", "search_code", "shout"]
+    progress = [e for e in lsp_editor.events if e["type"] == "tool_progress"]
+    assert [(e["tool"], e["line"], e["runId"]) for e in progress] == [
+        ("shout", "echo: got ['text']", started["runId"])
+    ]
 
 
 async def test_run_plan_refuses_a_partial_plan(lsp_editor: Editor, scripted: ScriptedModel) -> None:

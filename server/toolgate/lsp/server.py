@@ -34,6 +34,7 @@ from toolgate.agent.events import (
     TOOL_CALL_EXECUTED,
     TOOL_CALL_PARSE_ERROR,
     TOOL_CALL_PROPOSED,
+    TOOL_PROGRESS,
     Event,
     EventBus,
 )
@@ -286,6 +287,10 @@ class ToolgateServer(LanguageServer):
                 "decision": f["decision"],
             }
             self._progress_report(f"{f['tool_name']}: {'ok' if f['success'] else 'failed'}")
+        elif event.type == TOOL_PROGRESS:
+            # A tool's stderr: the chat view shows it, and so does the run's progress.
+            payload = {"type": "tool_progress", "tool": f["tool_name"], "line": f["line"]}
+            self._progress_report(f"{f['tool_name']}: {f['line'][:120]}")
         elif event.type == TOOL_CALL_PARSE_ERROR:
             payload = {
                 "type": "parse_error",
