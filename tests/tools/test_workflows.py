@@ -435,3 +435,19 @@ def test_a_kept_plan_can_be_edited_and_run(repo: Path, scripted: ScriptedModel) 
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert (repo / "EDITED.md").read_text() == "# Tiny project\n"
     assert not (repo / "COPY.md").exists()
+
+
+def test_structured_output_is_asked_for_and_dropped_when_refused(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [
+        {"status": 400, "error": "response_format json_schema is not supported"},
+        {"content": json.dumps(RENDER_PLAN)},
+    ]
+    done = _plan(repo, scripted, "--json")
+    assert "docs.render" in done.stdout, done.stderr
+    first, second = scripted.requests
+    assert first["response_format"]["type"] == "json_schema"
+    assert first["response_format"]["json_schema"]["schema"]["title"] == "Toolgate plan"
+    assert "response_format" not in second
+    assert "refused structured output" in done.stderr

@@ -75,6 +75,8 @@ class ModelSettings:
     max_tokens: int | None = None
     timeout_seconds: float = 600.0
     max_retries: int = 1
+    # Structured output (`{"type": "json_schema", …}`) for callers that want one JSON answer.
+    response_format: dict[str, Any] | None = None
 
 
 class OpenAIChatModel:
@@ -115,6 +117,8 @@ class OpenAIChatModel:
             request["temperature"] = self.settings.temperature
         if self.settings.max_tokens is not None:
             request["max_tokens"] = self.settings.max_tokens
+        if self.settings.response_format is not None:
+            request["response_format"] = self.settings.response_format
         return request
 
     async def stream(

@@ -22,6 +22,7 @@ from toolgate.planning.workflow import (
     match_trigger,
 )
 from toolgate.review.reviewer import Reviewer
+from toolgate.schemas import PLAN, load_schema
 from toolgate.tools.activity import ActivityContext
 from toolgate.tools.capabilities import build_registry
 from toolgate.tools.registry import ToolRegistry
@@ -143,6 +144,12 @@ def load_kept(root: Path, plan_id: str) -> Plan:
         raise PlanningError(f"{path}: {exc}") from None
 
 
+PLAN_FORMAT: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {"name": "toolgate_plan", "schema": load_schema(PLAN), "strict": False},
+}
+
+
 class PlanningError(Exception):
     """No plan could be made; the message says why in one line."""
 
@@ -221,12 +228,23 @@ async def make_plan(
         timeout_seconds=config.request_timeout_seconds,
     )
     model = OpenAIChatModel(settings, redact=Redactor(config.api_key).text)
+    registry = build_registry(root)
+    max_calls = min(2, config.limits.max_llm_calls)
+    calls = 0
     try:
         if not settings.model:
             model.model = settings.model = await pick_model(model)
-        plan, calls = await ask_for_plan(
-            model, task, build_registry(root), max_calls=min(2, config.limits.max_llm_calls)
-        )
+        # Structured output where the endpoint takes it; a refusal means plain text instead.
+        settings.response_format = PLAN_FORMAT
+        try:
+            plan, calls = await ask_for_plan(model, task, registry, max_calls=max_calls)
+        except ModelError as exc:
+            if exc.status is None or exc.status in (401, 403, 429) or exc.status >= 500:
+                raise
+            notice(f"the endpoint refused structured output ({exc}); asking for plain JSON")
+            settings.response_format = None
+            plan, more = await ask_for_plan(model, task, registry, max_calls=max_calls)
+            calls = 1 + more
     except (PlanError, ModelError, SetupError) as exc:
         raise PlanningError(f"no plan: {exc}") from None
     finally:
