@@ -52,14 +52,21 @@ async def test_plan_command_reports_gaps_and_scaffolds_the_missing_tool(
     await lsp_editor.until(lambda: bool(notes))
     assert notes[0].planId == reply["planId"] and notes[0].status == "partial"
     assert notes[0].gaps[0].missing_capability == "docs.render"
-    action = gap["scaffold"]
-    made = await lsp_editor.command(action["command"], *action["arguments"])
+    assert gap["scaffold"]["command"] == "toolgate.scaffoldTool"
+    # The kept plan, opened in the editor, offers to scaffold the missing tool.
+    actions = await lsp_editor.code_actions(reply["uri"])
+    (action,) = [a for a in actions if a["title"].startswith("Scaffold missing tool")]
+    assert action["title"] == "Scaffold missing tool docs_render (docs.render)"
+    command = action["command"]
+    made = await lsp_editor.command(command["command"], *command["arguments"])
     assert made["name"] == "docs_render"
     assert (repo / "tools" / "docs_render" / "tool.yaml").is_file()
     # The scaffolded tool fills the gap: the same plan is now ready.
     scripted.script = [{"content": json.dumps(PLAN)}]
     again = await lsp_editor.command("toolgate.plan", {"task": "publish the README"})
     assert again["status"] == "ready" and again["gaps"] == []
+    titles = [a["title"] for a in await lsp_editor.code_actions(again["uri"])]
+    assert titles == ["Run this plan"]
     assert API_KEY not in json.dumps(again)
 
 

@@ -7,11 +7,14 @@ notification carries the command and arguments that scaffold it.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from toolgate.lsp.convert import path_to_uri
@@ -157,3 +160,52 @@ def register(server: ToolgateServer) -> None:
         # The person asked for it just now: this exact version is trusted; an edit asks again.
         TrustStore().confirm(root, [read_manifest(files[0]).fingerprint])
         return {"name": name, "files": [path_to_uri(f) for f in files]}
+
+
+def plan_actions(server: ToolgateServer, path: Path) -> list[types.CodeAction]:
+    """Code actions on a kept plan (`.toolgate/plans/ID.json`): scaffold each gap, or run it."""
+    root = server.root
+    if root is None or path.suffix != ".json" or path.parent != root.resolve() / ".toolgate" / "plans":
+        return []
+    try:
+        doc = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    gaps = doc.get("gaps") if isinstance(doc, dict) else None
+    if not isinstance(gaps, list):
+        return []
+    actions: list[types.CodeAction] = []
+    for gap in gaps:
+        if not isinstance(gap, dict) or not isinstance(gap.get("missing_capability"), str):
+            continue
+        name = str(gap.get("proposed_tool_name") or gap["missing_capability"].replace(".", "_"))
+        arguments = {
+            "name": name,
+            "capability": gap["missing_capability"],
+            "inputs": list((gap.get("proposed_input_schema") or {}).get("properties", {})),
+            "outputs": list((gap.get("proposed_output_schema") or {}).get("properties", {})),
+        }
+        actions.append(
+            types.CodeAction(
+                title=f"Scaffold missing tool {name} ({gap['missing_capability']})",
+                kind=types.CodeActionKind.QuickFix,
+                command=types.Command(
+                    title="Scaffold missing tool",
+                    command="toolgate.scaffoldTool",
+                    arguments=[arguments],
+                ),
+            )
+        )
+    if not gaps:
+        actions.append(
+            types.CodeAction(
+                title="Run this plan",
+                kind=types.CodeActionKind.Refactor,
+                command=types.Command(
+                    title="Run this plan",
+                    command="toolgate.runPlan",
+                    arguments=[{"planId": path.stem}],
+                ),
+            )
+        )
+    return actions

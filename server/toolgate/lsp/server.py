@@ -40,6 +40,7 @@ from toolgate.agent.events import (
 )
 from toolgate.agent.redact import Redactor
 from toolgate.lsp.convert import failure_diagnostic, path_to_uri, uri_to_path
+from toolgate.lsp.planning import plan_actions
 from toolgate.lsp.planning import register as register_planning
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
 
@@ -677,6 +678,7 @@ def code_action(ls: ToolgateServer, params: types.CodeActionParams) -> list[type
                                 ),
                             )
                         )
+        actions += plan_actions(ls, real)
     for diagnostic in params.context.diagnostics:
         if diagnostic.source != "toolgate":
             continue
