@@ -109,7 +109,7 @@ def _export(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from toolgate.config import Config
     from toolgate.tools.builtins import builtin_registry
-    from toolgate.tools.capabilities import BUILTIN_CAPABILITIES
+    from toolgate.tools.capabilities import capabilities_of
     from toolgate.tools.manifest import ManifestError, load_manifests
     from toolgate.tools.yaml_manifest import EntrypointActivity, is_trusted
 
@@ -130,9 +130,9 @@ def _list(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     policy = Config().policy()
     rows: list[dict[str, Any]] = []
-    for tool in registry:
+    for tool in (t for t in map(registry.get, registry.names()) if t is not None):
         decision = policy.decide(tool, command_allowed=True if tool.kind == "command" else None)
-        caps = tool.capabilities or BUILTIN_CAPABILITIES.get(tool.name, ((), ()))[0]
+        caps = capabilities_of(tool)
         rows.append(
             {
                 "name": tool.name,

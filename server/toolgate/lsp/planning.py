@@ -165,7 +165,9 @@ def register(server: ToolgateServer) -> None:
 def plan_actions(server: ToolgateServer, path: Path) -> list[types.CodeAction]:
     """Code actions on a kept plan (`.toolgate/plans/ID.json`): scaffold each gap, or run it."""
     root = server.root
-    if root is None or path.suffix != ".json" or path.parent != root.resolve() / ".toolgate" / "plans":
+    if root is None or path.suffix != ".json":
+        return []
+    if path.parent != root.resolve() / ".toolgate" / "plans":
         return []
     try:
         doc = json.loads(path.read_text("utf-8"))

@@ -183,7 +183,8 @@ def builtin_providers() -> list[Provider]:
     from toolgate.tools.builtins import builtin_registry
 
     providers = []
-    for tool in builtin_registry():
+    registry = builtin_registry()
+    for tool in (t for t in map(registry.get, registry.names()) if t is not None):
         caps, outputs = BUILTIN_CAPABILITIES.get(tool.name, ((), ()))
         if not caps:
             continue
