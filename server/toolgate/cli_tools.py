@@ -294,7 +294,8 @@ def _trust(args: argparse.Namespace) -> int:
     for manifest in pending:
         line = (
             f"{manifest.name} {manifest.version} ({manifest.path}) runs "
-            f"{' '.join(manifest.entrypoint)} with gate {manifest.gate}"
+            f"{' '.join(manifest.entrypoint)} with gate {manifest.gate}, "
+            f"{manifest.idempotency}, needs {', '.join(manifest.dependencies) or 'nothing listed'}"
         )
         if args.yes:
             chosen.append(manifest.fingerprint)

@@ -45,10 +45,10 @@ def _strings(params: dict[str, Any], key: str) -> list[str]:
 def register(server: ToolgateServer) -> None:
     """Add the planning commands to the language server."""
 
-    # Handlers take `ls: Any`: pygls reads their type hints at run time, and the server's class
-    # is only known here for type checking; `server` is the same object, typed.
+    # The handlers take no `ls`: pygls reads a handler's type hints at run time, and the server's
+    # class is only known here for type checking; `server` is the same object, typed.
     @server.command("toolgate.plan")
-    async def plan(ls: Any, *args: Any) -> dict[str, Any]:
+    async def plan(*args: Any) -> dict[str, Any]:
         """`[{"task"}]` → the resolved plan with its gaps; also sent as `toolgate/plan`."""
         from toolgate.planning.service import PlanningError, make_plan
         from toolgate.tools.manifest import ManifestError
@@ -79,7 +79,7 @@ def register(server: ToolgateServer) -> None:
         return payload
 
     @server.command("toolgate.runPlan")
-    async def run_plan(ls: Any, *args: Any) -> dict[str, Any]:
+    async def run_plan(*args: Any) -> dict[str, Any]:
         """`[{"planId"}]` → `{"runId"}`: the kept plan runs through the gate, reviewed here."""
         from toolgate.planning.service import PlanningError, load_kept, resolve
         from toolgate.tools.manifest import ManifestError
@@ -131,7 +131,7 @@ def register(server: ToolgateServer) -> None:
             server.log(f"workflow {run_id} failed inside Toolgate; see the server log")
 
     @server.command("toolgate.scaffoldTool")
-    async def scaffold_tool(ls: Any, *args: Any) -> dict[str, Any]:
+    async def scaffold_tool(*args: Any) -> dict[str, Any]:
         """`[{"capability", "name"?, "inputs"?, "outputs"?, "language"?}]` → the files written."""
         from toolgate.tools.scaffold import ScaffoldError, scaffold
         from toolgate.tools.yaml_manifest import read_manifest

@@ -16,7 +16,6 @@ from toolgate.tools.capabilities import Contract
 
 REFERENCE = re.compile(r"\$\{([^}]+)\}")
 _STEP_REF = re.compile(r"^steps\.([A-Za-z][A-Za-z0-9_\-]*)\.output(?:\.(.+))?$")
-ON_FAILURE = ("retry", "skip", "fail")
 
 
 class PlanError(ValueError):
