@@ -119,3 +119,55 @@ async def test_run_plan_refuses_a_partial_plan(lsp_editor: Editor, scripted: Scr
         assert "partial and does not run: missing docs.render" in str(exc)
     else:
         raise AssertionError("a partial plan ran")
+
+
+async def test_run_workflow_runs_a_saved_workflow_with_its_inputs(
+    lsp_editor: Editor, repo: Path
+) -> None:
+    import yaml
+
+    path = write_tool(repo, manifest())
+    TrustStore().confirm(repo, [read_manifest(path).fingerprint])
+    workflow = {
+        "name": "shout-file",
+        "inputs": {"file": {"type": "string"}},
+        "steps": [
+            {"step_id": "read", "capability": "fs.read", "inputs": {"path": "${inputs.file}"}},
+            {
+                "step_id": "shout",
+                "capability": "text.shout",
+                "inputs": {"text": "${steps.read.output.content}"},
+            },
+        ],
+    }
+    folder = repo / ".agent" / "workflows"
+    folder.mkdir(parents=True)
+    (folder / "shout-file.yaml").write_text(yaml.safe_dump(workflow))
+    started = await lsp_editor.command(
+        "toolgate.runWorkflow", {"name": "shout-file", "inputs": {"file": "README.md"}}
+    )
+    finished = await lsp_editor.finished()
+    assert finished["runId"] == started["runId"] and finished["status"] == "completed"
+    assert finished["done"] == ["read fs.read", "shout text.shout"]
+    (log,) = (repo / ".toolgate" / "runs").glob("w-*.json")
+    calls = [c for step in json.loads(log.read_text())["steps"] for c in step["calls"]]
+    assert calls[1]["result"]["data"] == {"text": "# TINY PROJECT\n", "length": 15}
+
+
+async def test_a_cancelled_workflow_ends_with_its_account(lsp_editor: Editor, repo: Path) -> None:
+    import yaml
+
+    slow = "import sys, time\nprint('slow: started', file=sys.stderr, flush=True)\ntime.sleep(60)\n"
+    path = write_tool(repo, manifest("slow", timeout_seconds=120), slow)
+    TrustStore().confirm(repo, [read_manifest(path).fingerprint])
+    workflow = {
+        "name": "slow",
+        "steps": [{"step_id": "wait", "capability": "text.shout", "inputs": {"text": "x"}}],
+    }
+    (repo / ".agent" / "workflows").mkdir(parents=True)
+    (repo / ".agent" / "workflows" / "slow.yaml").write_text(yaml.safe_dump(workflow))
+    started = await lsp_editor.command("toolgate.runWorkflow", {"name": "slow"})
+    await lsp_editor.until(lambda: any(e["type"] == "tool_progress" for e in lsp_editor.events))
+    assert await lsp_editor.command("toolgate.cancel", started["runId"]) == {"cancelled": True}
+    finished = await lsp_editor.finished()
+    assert finished["status"] == "cancelled" and finished["missing"] == ["wait text.shout"]

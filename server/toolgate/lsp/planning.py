@@ -87,10 +87,7 @@ def register(server: ToolgateServer) -> None:
         plan_id = _params(args, "toolgate.runPlan").get("planId")
         if not isinstance(plan_id, str) or not plan_id:
             raise JsonRpcInvalidParams('toolgate.runPlan needs [{"planId": "…"}]')
-        if server.run_task is not None and not server.run_task.done():
-            raise JsonRpcInvalidParams(
-                f"a run is already active ({server.active_run_id}); cancel it or wait for it"
-            )
+        _no_active_run()
         root = server.workspace_root()
         config = server.config()
         try:
@@ -100,13 +97,51 @@ def register(server: ToolgateServer) -> None:
         if resolved.gaps:
             missing = ", ".join(g.missing_capability for g in resolved.gaps)
             raise JsonRpcInvalidParams(f"the plan is partial and does not run: missing {missing}")
+        return _start(resolved, {}, config)
+
+    @server.command("toolgate.runWorkflow")
+    async def run_workflow(*args: Any) -> dict[str, Any]:
+        """`[{"name", "inputs"?: {…}}]` → `{"runId"}`: a saved workflow, run like a plan."""
+        from toolgate.planning.service import resolve
+        from toolgate.planning.workflow import WorkflowError, find_workflow
+        from toolgate.tools.manifest import ManifestError
+
+        params = _params(args, "toolgate.runWorkflow")
+        name, values = params.get("name"), params.get("inputs", {})
+        if not isinstance(name, str) or not name or not isinstance(values, dict):
+            raise JsonRpcInvalidParams('toolgate.runWorkflow needs [{"name": "…", "inputs": {}}]')
+        _no_active_run()
+        root = server.workspace_root()
+        config = server.config()
+        try:
+            workflow = find_workflow(root, name)
+            inputs = workflow.bind(
+                {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+            )
+            resolved = resolve(root, config, workflow.plan)
+        except (WorkflowError, ManifestError) as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        if resolved.gaps:
+            missing = ", ".join(g.missing_capability for g in resolved.gaps)
+            raise JsonRpcInvalidParams(
+                f"the workflow is partial and does not run: missing {missing}"
+            )
+        return _start(resolved, inputs, config)
+
+    def _no_active_run() -> None:
+        if server.run_task is not None and not server.run_task.done():
+            raise JsonRpcInvalidParams(
+                f"a run is already active ({server.active_run_id}); cancel it or wait for it"
+            )
+
+    def _start(resolved: Any, inputs: dict[str, Any], config: Any) -> dict[str, Any]:
         run_id = f"w-{uuid.uuid4().hex[:10]}"
         server.active_run_id = run_id
         server.run = None  # a workflow has no agent run: cancel ends its task
-        server.run_task = asyncio.ensure_future(_run(run_id, resolved, config))
+        server.run_task = asyncio.ensure_future(_run(run_id, resolved, inputs, config))
         return {"runId": run_id}
 
-    async def _run(run_id: str, resolved: Any, config: Any) -> None:
+    async def _run(run_id: str, resolved: Any, inputs: dict[str, Any], config: Any) -> None:
         from toolgate.agent.events import EventBus
         from toolgate.planning.service import assemble_engine
 
@@ -123,7 +158,7 @@ def register(server: ToolgateServer) -> None:
                 buffers=server.buffers,
             )
             try:
-                await engine.run(resolved, resolved.plan.goal, {}, run_id)
+                await engine.run(resolved, resolved.plan.goal, inputs, run_id)
             finally:
                 await engine.close()
         except Exception:  # a crash ends this workflow, never the server

@@ -9,6 +9,7 @@ violation ends the run `blocked_by_policy`. A step's failure is handled by its `
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -35,6 +36,7 @@ WORKFLOWS = Path(".agent") / "workflows"
 STEP_STARTED = "WorkflowStepStarted"
 STEP_FINISHED = "WorkflowStepFinished"
 COMPLETED, FAILED, BLOCKED, PARTIAL = "completed", "failed", "blocked_by_policy", "partial"
+CANCELLED = "cancelled"
 
 
 class WorkflowError(ValueError):
@@ -305,6 +307,7 @@ class WorkflowRunner:
             StepRecord(r.step.step_id, r.step.capability, r.tool, "not_run") for r in resolved.steps
         ]
         status, reason = COMPLETED, None
+        cancelled = False
         if resolved.gaps:
             status = PARTIAL
             reason = f"the plan has {len(resolved.gaps)} gap(s) and was not run"
@@ -312,7 +315,12 @@ class WorkflowRunner:
             status = BLOCKED
             reason = f"planning took {self.llm_calls} model calls, over max_llm_calls"
         else:
-            status, reason = await self._steps(resolved, inputs, records, started)
+            try:
+                status, reason = await self._steps(resolved, inputs, records, started)
+            except asyncio.CancelledError:
+                # Cancelled from a front end: the run still ends with its account and log.
+                status, reason = CANCELLED, "cancelled by the person"
+                cancelled = True
         # A partial plan misses what its gap report names; a run that stopped, what it did not do.
         missing = [f"{g.step_id} {g.missing_capability}" for g in resolved.gaps]
         if status not in (COMPLETED, PARTIAL):
@@ -337,6 +345,8 @@ class WorkflowRunner:
             missing=account["missing"],
         )
         self.runlog.finish(status, reason, {"steps": len(records)})
+        if cancelled:
+            raise asyncio.CancelledError
         return outcome
 
     async def _steps(
