@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -331,7 +332,7 @@ class ListDirectory:
         )
 
 
-def _walk(folder: Path, recursive: bool):  # type: ignore[no-untyped-def]
+def _walk(folder: Path, recursive: bool) -> Iterator[Path]:
     try:
         children = sorted(folder.iterdir(), key=lambda p: p.name)
     except OSError:
