@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.lsp.harness import Editor
+from tests.lsp.harness import PROPOSAL_RESOLVED, Editor
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 ORIGINAL = "".join(f"line {i}\n" for i in range(30))
@@ -23,7 +23,9 @@ async def test_conflicting_edit_makes_proposal_stale(
     proposal = await editor.proposal()
     mine = ORIGINAL.replace("line 10\n", "my own line 10\n")
     editor.change(uri, mine)
-    await editor.until(lambda: any(r["id"] == proposal["id"] for r in editor.resolved))
+    await editor.until(
+        lambda: any(r["id"] == proposal["id"] for r in editor.resolved), on=PROPOSAL_RESOLVED
+    )
     resolved = next(r for r in editor.resolved if r["id"] == proposal["id"])
     assert resolved["status"] == "stale"
     assert resolved["hunksApplied"] == []
