@@ -19,7 +19,7 @@ from toolgate.runner.process import resolve_executable, run_process
 from toolgate.tools.activity import ActivityContext, FileChange
 from toolgate.tools.registry import ToolRegistry
 from toolgate.tools.schema import Tool
-from toolgate.workspace import PathRefused
+from toolgate.workspace import PathRefused, normalise_newlines
 
 _SKIP_DIRS = {
     ".git",
@@ -219,7 +219,7 @@ class WriteFile:
         except (PathRefused, OSError) as exc:
             return _refusal(exc)
         original = current.text if current else None
-        proposed = args["content"].replace("\r\n", "\n")
+        proposed = normalise_newlines(args["content"])
         if original == proposed:
             return ToolResult.ok(
                 {
@@ -248,8 +248,8 @@ class EditFile:
             _, current = ctx.workspace.read(args["path"])
         except (PathRefused, OSError) as exc:
             return ToolResult.fail(str(exc), suggestions=_missing_hint(exc))
-        search = args["search"].replace("\r\n", "\n")
-        replacement = args["replace"].replace("\r\n", "\n")
+        search = normalise_newlines(args["search"])
+        replacement = normalise_newlines(args["replace"])
         if not _encodable(replacement):
             return ToolResult.fail(
                 "`replace` holds characters that cannot be written as UTF-8 (lone surrogates)"
