@@ -6,8 +6,8 @@
 #   bash scripts/test.sh           everything, as CI runs it
 #   bash scripts/test.sh --quick   the inner loop: lint, types, dead code and the Python suite
 #                                  without the embedded model, the real VS Code and the other
-#                                  editors (none of them is installed); extra arguments go to
-#                                  pytest, e.g. --quick -x -k review
+#                                  editors (none of them is installed), one pytest worker per
+#                                  core; extra arguments go to pytest, e.g. --quick -x -k review
 #
 # Safe to run again: each installer skips what is already there and reuses its caches.
 set -euo pipefail
@@ -55,7 +55,9 @@ say "dead-code check (vulture, configured in pyproject.toml)"
 
 if [[ $quick == 1 ]]; then
     say "the Python test suite, without the embedded model, VS Code and the other editors"
-    .venv/bin/python -m pytest -m "not local_model and not vscode" --ignore=tests/editors "$@"
+    # One worker per core; `-n 0` among the arguments runs it in one process again.
+    .venv/bin/python -m pytest -m "not local_model and not vscode" --ignore=tests/editors \
+        -n auto "$@"
 else
     say "the Python test suite"
     .venv/bin/python -m pytest "$@"
