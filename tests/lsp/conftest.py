@@ -63,5 +63,4 @@ def options(scripted: ScriptedModel) -> dict[str, Any]:
 async def editor(repo: Path, options: dict[str, Any]) -> AsyncIterator[Editor]:
     ed = await start_editor(repo, options, "visual-studio-code")
     yield ed
-    await ed.client.shutdown_session()
-    await ed.client.stop()
+    await ed.close()

@@ -206,6 +206,11 @@ class Editor:
     def text(self, uri: str) -> str:
         return self.buffers[uri][0]
 
+    async def close(self) -> None:
+        """Shut the server down as an editor does, and stop the client."""
+        await self.client.shutdown_session()
+        await self.client.stop()
+
     # -- waiting ---------------------------------------------------------------------------------
 
     async def until(

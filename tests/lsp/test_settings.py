@@ -116,5 +116,4 @@ async def test_confirm_in_editor_reads_which_hunks_landed(
         told = last_tool_result(scripted.requests[-1])
         assert told["data"]["hunks_applied"] == [1] and told["data"]["hunks_rejected"] == [0]
     finally:
-        await editor.client.shutdown_session()
-        await editor.client.stop()
+        await editor.close()
