@@ -43,7 +43,7 @@ def _internal_dirs() -> tuple[str, ...]:
             module = __import__(module_name)
         except ImportError:
             continue
-        if module.__file__:
+        if module.__file__ is not None:
             folders.append(os.path.dirname(os.path.realpath(module.__file__)) + os.sep)
     return tuple(folders)
 
