@@ -90,9 +90,10 @@ class Gate:
         self.max_depth = max_depth
         if ctx.on_progress is None:
             # A tool's stderr reaches every front end as events, like the rest of the run.
-            ctx.on_progress = lambda tool, line: bus.emit(
-                TOOL_PROGRESS, ctx.run_id, tool_name=tool, line=redactor.text(line)
-            )
+            ctx.on_progress = self._progress
+
+    def _progress(self, tool: str, line: str) -> None:
+        self.bus.emit(TOOL_PROGRESS, self.run_id, tool_name=tool, line=self.redact.text(line))
 
     @property
     def run_id(self) -> str:

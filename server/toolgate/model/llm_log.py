@@ -19,12 +19,15 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-try:  # the HTTP package the installed openai client is built on
+if TYPE_CHECKING:
     import httpx2 as http
-except ImportError:  # pragma: no cover - older openai releases use httpx
-    import httpx as http  # type: ignore[no-redef]
+else:
+    try:  # the HTTP package the installed openai client is built on
+        import httpx2 as http
+    except ImportError:  # pragma: no cover - older openai releases are built on httpx
+        import httpx as http
 
 ENV = "TOOLGATE_LLM_LOG"
 DEFAULT_FILE = Path(".toolgate") / "llm-log.jsonl"

@@ -32,8 +32,18 @@ class Gap:
     priority: str  # high | medium | low
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
-        return dict(self.__dict__)
+        """The JSON form, in the gap report's order."""
+        return {
+            "step_id": self.step_id,
+            "missing_capability": self.missing_capability,
+            "reason": self.reason,
+            "reason_message": self.reason_message,
+            "reason_details": self.reason_details,
+            "proposed_tool_name": self.proposed_tool_name,
+            "proposed_input_schema": self.proposed_input_schema,
+            "proposed_output_schema": self.proposed_output_schema,
+            "priority": self.priority,
+        }
 
     def scaffold_command(self) -> str:
         """The `toolgate tools new` line that starts the missing tool."""
