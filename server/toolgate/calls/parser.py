@@ -112,30 +112,35 @@ class _Bad(Exception):
 # ---------------------------------------------------------------------------------------------
 # Regular expressions. Triggers are what may open a call; everything else is prose.
 
-_FAST_IN_STRING = re.compile(r'["<]|\\\Z')  # a quote, a marker, or an escape cut in two
-_FAST_OUT_STRING = re.compile(r'[{}\[\]"<]')
-
-_FAST_FENCE = {c: re.compile(r"\n[ \t]*" + re.escape(c)) for c in "`~"}
-# A chunk may start a line: what at its start needs the machinery (checked only for chunks that
-# start with a blank or one of these characters; kept apart so the patterns above stay fast).
-_FAST_LINE_START = {
-    "prose": re.compile(r"[ \t]*[>{\[~`]"),
-    "`": re.compile(r"[ \t]*`"),
-    "~": re.compile(r"[ \t]*~"),
+# What at a line start may open a call, an arrow block or a fence in prose; what may close a
+# plain fence. The chunk after one that ends at a line start is checked from there.
+_HOLD_LIMIT = 200  # below every look-ahead window
+# For each state, the characters on which an item (a call or an error) may complete in it.
+_CLOSE_TAG = re.compile(r">")
+_CLOSE_TAG_OR_JSON = re.compile(r"[>}\])]")
+_CLOSE_JSON = re.compile(r"[}\])]")
+_CLOSE_LINE = re.compile(r"\n")
+# A fence's run of backticks or tildes either lies in one chunk or a chunk starts with it;
+# `=` because a `<function=` opening without its `>` is an error once the look-ahead fills.
+_CLOSE_LINE_OR_TAG = re.compile(r"[>}\]=\n]|^[`~]|``|~~")
+_CLOSE_FENCE_RUN = {c: re.compile(f"\\n|^{c}|{c}{c}") for c in "`~"}
+_CLOSERS = {
+    "_st_fence": _CLOSE_LINE,
+    "_st_tag": _CLOSE_TAG,
+    "_st_nested": _CLOSE_TAG,
+    "_st_qwen": _CLOSE_TAG,
+    "_st_skip": _CLOSE_TAG,
+    "_st_short_body": _CLOSE_JSON,
+    "_st_json": _CLOSE_JSON,
+    "_st_python": _CLOSE_JSON,
+    "_st_arrow_line": _CLOSE_LINE,
+    "_st_standalone": _CLOSE_LINE_OR_TAG,  # other text on the line makes it prose
 }
-_LINE_START_FIRST = frozenset(" \t>{[~`")
-# At a line start, what may become an item: a JSON or pythonic call, an arrow block, a fence
-# whose language makes it a call (json, tool, tool_call); a plain fence, a `>>>` prompt or
-# inline code holds none (they only hide calls, and the machinery reads them in order). A run
-# of fewer than three backticks counts too: it may be cut by a chunk's end, or the opening of
-# inline code (which only costs a run of the machinery). Possessive: what follows the blanks
-# and the runs is never one of their characters, so backtracking into them (indented code is
-# common) could only repeat the failure. A fence's language is its info's first word, after
-# any whitespace `str.split` skips (a no-break space too), so that is what may precede it here.
-_LINE_OPENER = r"[ \t]*+(?:[{\[]|>{1,3}+[ \t]*+(?:[RWrw]|\Z)|(?:`++|~++)[^\S\n]*+(?:[jJtT]|\Z))"
-_LINE_OPENING = re.compile(r"\n" + _LINE_OPENER)  # the part of `_opener` for line starts
-_FAST_VALUE = re.compile(r"<")
-_FAST_NEVER = re.compile(r"(?!)")
+_BLANKS_AND_OPENERS = frozenset(" \t>{[~`")
+_PROSE_LINE = re.compile(r"[ \t]*+[>{\[~`]")
+_PROSE_LINES = re.compile(r"\n[ \t]*+[>{\[~`]")
+_FENCE_LINE = re.compile(r"[ \t]*+[~`]")
+_FENCE_LINES = re.compile(r"\n[ \t]*+[~`]")
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
 _LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,})")
 _LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2})?")
@@ -146,7 +151,6 @@ _WS = re.compile(r"\s*")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\r?\n)*")
 _BACKTICKS = re.compile(r"`+")
 _FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})")
-_FENCE_LINE = re.compile(r"\n" + _FENCE_OPEN.pattern)  # a line opening with a fence's run
 
 _TAG_NAME = re.compile(
     r"""\bname\s*=\s*(?:"([^"]*)"|'([^']*)'|&quot;(.*?)&quot;|&\#34;(.*?)&\#34;|([^\s"'>]+))"""
@@ -376,47 +380,32 @@ def _line_break(text: str, start: int) -> int:
 class StreamingCallParser:
     """Feed the model's text chunk by chunk; get each call the moment it closes."""
 
-    # Slots: with this many attributes an instance dict stops sharing its keys, and every
-    # `self._x` in the per-chunk path would become a dictionary lookup.
     __slots__ = (
         "_acc",
-        "_acc_limit",
-        "_acc_mark",
+        "_at_ls",
         "_acc_n",
         "_allow_deprecated",
-        "_armed",
-        "_batch_limit",
         "_buf",
         "_cap",
-        "_carry",
-        "_closers",
         "_content",
         "_eof",
-        "_fast",
-        "_fast_fence",
-        "_fast_ls",
-        "_fast_prose",
-        "_fast_to_acc",
         "_finished",
-        "_free",
-        "_inbox",
-        "_inbox_n",
         "_items",
         "_k",
-        "_line_start",
         "_lt_literals",
+        "_lt_prefixes",
         "_lt_span",
-        "_opener",
+        "_opens",
         "_pending",
         "_pos",
         "_prev",
         "_prose_end",
         "_prose_start",
-        "_quiet_inbox",
-        "_quiet_prose",
+        "_quiet",
         "_state",
         "_tools",
         "_trigger",
+        "_wait",
     )
 
     def __init__(
@@ -440,23 +429,11 @@ class StreamingCallParser:
         self._k = _Construct("prose")
         self._state: Callable[[], bool] = self._st_prose
         self._content = _Content()
-        self._fast: re.Pattern[str] | None = None
-        self._fast_to_acc = False
-        self._fast_fence = False
-        self._fast_ls = _FAST_NEVER
-        self._line_start = False  # the text the fast path stored ends at a line start
-        self._acc_mark = 0
-        self._acc_limit = self._cap - 2 * _DEFER_LIMIT
-        self._inbox: list[str] = []  # chunks batched because no item can close in them
-        self._inbox_n = 0
-        self._closers: re.Pattern[str] | None = None
-        self._batch_limit = _DEFER_LIMIT
-        self._quiet_prose = False  # in prose with nothing held: the fast path's own shortcut
-        self._armed = False  # the batch since the last run holds what may open a call
-        self._carry = ""  # the batch's end, read again with the next chunk
-        self._quiet_inbox = False  # batching prose in which nothing has opened a call yet
-        self._pending: list[str] = []  # prose taken by the fast path, not yet given to _content
-        self._free = 0  # how much of the buffer, from its start, `feed` found opens no call
+        self._pending: list[str] = []  # prose `feed` stored without running the machinery
+        # In prose or a plain fence with nothing held, what at a line start may matter.
+        self._quiet: re.Pattern[str] | None = None
+        self._at_ls = True  # the text so far ends at a line start
+        self._wait: re.Pattern[str] | None = None  # see `feed`
         # Prose the machinery has passed but not yet handed to the content: one emit per stretch.
         self._prose_start = self._prose_end = 0
         names = sorted(self._tools, key=len, reverse=True)
@@ -467,198 +444,55 @@ class StreamingCallParser:
             + (f"|(?:{element})>" if element else "")
             + r")|\[TOOL_CALLS\]|\n(?=[ \t]*(?:>>>|[{\[~`]))"
         )
-        lt = r"<(?:tool|function=|\|python_tag\|>" + (f"|(?:{element})>" if element else "")
-        lt += r"|[\w|=.-]*+\Z)"  # possessive: only the end of the text can follow the word
-        self._fast_prose = re.compile(lt + r"|`|\[(?:T|\Z)|\n[ \t]*[>{\[~`]")
-        # What may start an item, for batching; a chunk may end anywhere inside it.
-        self._opener = re.compile(lt + r"|\[(?:T|\Z)|\n" + _LINE_OPENER)
         self._lt_literals = ["<tool_", "<tool:", "<tool>", "<function=", _PYTHON_TAG] + [
             f"<{name}>" for name in names if _XML_NAME.fullmatch(name)
         ]
         self._lt_span = max(len(lit) for lit in self._lt_literals)
+        # What opens a call in prose, or may still grow into an opening at the end of a chunk.
+        self._opens = re.compile(
+            "|".join(re.escape(lit) for lit in [*self._lt_literals, "<tool", "[TOOL_CALLS]"])
+        )
+        # Every opening cut by the end of the text, to hold back until the next chunk.
+        self._lt_prefixes = {
+            lit[:i] for lit in [*self._lt_literals, "[TOOL_CALLS]"] for i in range(1, len(lit) + 1)
+        }
 
     # -- public -------------------------------------------------------------------------------
 
     def feed(self, chunk: str) -> list[Item]:
         """Add text; return the calls and errors that closed in it, in order."""
-        # Most chunks only need to be stored: nothing in them can open, close or decide
-        # anything. A few `in` tests cost less than one regex search.
-        if self._quiet_inbox:
-            # Batched prose in which nothing has opened a call yet.
-            if "\n" not in chunk:
-                if (
-                    "<" not in chunk
-                    and ("[" not in chunk or ("[T" not in chunk and chunk[-1] != "["))
-                ) or self._opener.search(chunk) is None:
-                    self._inbox.append(chunk)
+        # A chunk in which no call can open or close is only stored, and read with the next
+        # one that may: this keeps small chunks cheap (benchmarks/README.md).
+        if self._quiet is not None:
+            if "\n" not in chunk and "<" not in chunk and "[" not in chunk and not self._at_ls:
+                if chunk:  # mid-line, no opening: the common case, kept to a few `in` tests
+                    self._pending.append(chunk)
                     return []
-                return self._feed_idle(chunk, chunk)
-            if "<" in chunk or "[" in chunk:
-                opens = self._opener.search(chunk) is not None
-            else:
-                # a line opens a call with one of these characters, after any blanks
-                opens = (
-                    "{" in chunk or ">" in chunk or "`" in chunk or "~" in chunk
-                ) and _LINE_OPENING.search(chunk) is not None
-            if opens:
-                return self._feed_idle(chunk, chunk)
-            self._inbox.append(chunk)
-            last = chunk[-1]
-            if last == "\n" or (last in " \t" and chunk.rstrip(" \t")[-1:] == "\n"):
-                self._carry = "\n"  # a line start: the next chunk may open a call there
-                self._quiet_inbox = False
-            return []
-        if self._carry:
-            if self._carry == "\n" and chunk:
-                head = chunk.lstrip(" \t") if chunk[0] in " \t" else chunk
-                if head and head[0] not in "{[>`~":
-                    # the line the batch's end started opens nothing: a quiet chunk again
-                    self._carry = ""
-                    self._quiet_inbox = True
-                    return self.feed(chunk)
-            return self._feed_idle(chunk, self._carry + chunk)
-        if self._quiet_prose:
-            # The same, straight to the content while no run is pending (inline code needs one).
-            # (`_quiet_prose` is only set while the stored text does not end at a line start)
-            if "<" not in chunk and "`" not in chunk and "[" not in chunk and "\n" not in chunk:
+            elif self._inert(chunk):
                 self._pending.append(chunk)
+                tail = chunk.rstrip(" \t")
+                self._at_ls = tail[-1] == "\n" if tail else self._at_ls
                 return []
-        fast = self._fast
+        wait = self._wait
         if (
-            fast is not None
-            and chunk
-            and not fast.search(chunk)
-            and (
-                not self._line_start
-                or chunk[0] not in _LINE_START_FIRST
-                or not self._fast_ls.match(chunk)
-            )
+            wait is not None
+            and len(self._buf) + len(chunk) < _HOLD_LIMIT
+            and not wait.search(chunk)
         ):
-            self._line_start = _line_start_after(chunk, self._line_start)
-            if fast is self._fast_prose:
-                self._quiet_prose = not self._line_start
-            if self._fast_to_acc:
-                if self._acc_n + len(chunk) < self._acc_limit:
-                    self._acc.append(chunk)
-                    self._acc_n += len(chunk)
-                    return []
-            else:
-                self._pending.append(chunk)
-                return []
+            # What is held can only complete on one of these characters; the look-ahead
+            # windows are longer than the limit, so storing the chunk delays no decision.
+            self._buf += chunk
+            return []
         if self._finished:
             raise RuntimeError("feed() after finish()")
-        if not chunk:
-            return []
-        closers = self._closers
-        if closers is _CLOSE_PROSE:
-            if self._armed:
-                return self._feed_armed(chunk, chunk)
-            return self._feed_idle(chunk, "\n" + chunk if self._line_start else chunk)
-        if (
-            closers is not None
-            and self._inbox_n + len(chunk) + len(self._buf) < self._batch_limit
-            and not closers.search(chunk)
-        ):
-            # No item can close in this chunk: batch it with the next one that may close one.
-            self._batch(chunk)
-            return []
-        return self._run_with(chunk)
-
-    def _feed_idle(self, chunk: str, text: str) -> list[Item]:
-        """Nothing held can become a call: batch until something opens one.
-
-        `text` is the chunk behind the carry: the end of the batch that may still grow into an
-        opening (or a line start), read again in front of the next chunk.
-        """
-        carry = self._carry_of(text)
-        if carry is None:
-            # Something opens a call: from here on the batch is bounded, and runs on a closer.
-            # What came before the carry opened nothing; the run will skim it.
-            if len(self._inbox) > 1:
-                self._inbox = ["".join(self._inbox)]
-            stored = len(self._buf) + (len(self._inbox[0]) if self._inbox else 0)
-            self._free = stored - (len(text) - len(chunk))
-            self._carry = ""
-            self._armed = True
-            self._quiet_inbox = False
-            self._inbox_n = 0
-            return self._feed_armed(chunk, text)
-        self._carry = carry
-        if self._fast is None:
-            self._inbox.append(chunk)
-        else:
-            self._batch(chunk)
-        self._quiet_inbox = not self._carry
-        return []
-
-    def _feed_armed(self, chunk: str, text: str) -> list[Item]:
-        """A call may have opened in the batch: it can only complete on a closer in `text`."""
-        if self._inbox_n + len(chunk) < self._batch_limit and not _closes_in_prose(text, chunk):
-            self._batch(chunk)
-            return []
-        return self._run_with(chunk)
-
-    def _run_with(self, chunk: str) -> list[Item]:
-        """Run the machinery over the batch and this chunk."""
-        if self._finished:
-            raise RuntimeError("feed() after finish()")
-        self._gather(chunk)
-        self._run()
+        if chunk:
+            self._buf += chunk
+            self._run()
         return self._drain()
-
-    def _gather(self, chunk: str) -> None:
-        """Hand what `feed` stored, then `chunk`, to the machinery's buffer."""
-        self._resume()
-        batch = ""
-        if self._inbox:
-            batch = "".join(self._inbox)
-            self._inbox = []
-            self._inbox_n = 0
-        if not self._armed:
-            # Unarmed, a prose batch opens nothing but its carry (taking content, or the end).
-            idle = self._closers is _CLOSE_PROSE
-            self._free = len(self._buf) + len(batch) - len(self._carry) if idle else 0
-        self._buf += batch + chunk
-
-    def _batch(self, chunk: str) -> None:
-        """Hold a chunk for the next run; what the fast path stored is accounted for first."""
-        if self._fast is not None:
-            self._resume()
-            self._fast = None
-            self._quiet_prose = False
-        self._inbox.append(chunk)
-        self._inbox_n += len(chunk)
-
-    def _resume(self) -> None:
-        """Bring the state up to date with what the fast path stored."""
-        if self._fast is None:
-            return
-        text = ""
-        if self._pending:
-            text = "".join(self._pending)
-            self._pending = []
-            self._content.emit(text)
-        elif self._fast_to_acc and len(self._acc) > self._acc_mark:
-            text = "".join(self._acc[self._acc_mark :])
-        self._acc_mark = len(self._acc)
-        if not text:
-            return
-        blank = text.rstrip(" \t")
-        if self._fast_fence:
-            if blank:
-                self._k.body_ls = blank.endswith("\n")
-        elif not blank:  # only blanks: still at a line start if we were at one
-            self._prev = self._prev if self._prev == "\n" else text[-1]
-        else:
-            self._prev = "\n" if blank.endswith("\n") else text[-1]
 
     def finish(self) -> list[Item]:
         """End of output: decide everything held back; an unclosed call is an error."""
         if not self._finished:
-            self._gather("")
-            self._fast = None
-            self._quiet_prose = self._quiet_inbox = False
-            self._carry = ""
             self._eof = True
             self._run()
             if self._state != self._st_prose or self._pos < len(self._buf):
@@ -673,33 +507,47 @@ class StreamingCallParser:
 
     def take_content(self) -> str:
         """Visible prose produced since the last call of this method."""
-        self._settle()
+        if self._pending and not self._finished:
+            self._run()  # what `feed` only stored completes nothing: this emits no item
         return self._content.take()
 
     @property
     def content(self) -> str:
         """All visible prose so far."""
-        self._settle()
+        if self._pending and not self._finished:
+            self._run()
         return self._content.text()
 
-    def _settle(self) -> None:
-        """Read what `feed` only stored: prose is worked out when it is asked for."""
-        if self._inbox and not self._finished:
-            # The batch holds no closing of a call (that is why it was batched), so running
-            # it now emits nothing; it only turns its prose into content.
-            self._gather("")
-            self._run()
-        elif self._pending:
-            self._resume()
+    def _inert(self, chunk: str) -> bool:
+        """Whether, in prose or a plain fence with nothing held, `chunk` can change nothing.
+
+        Only a line start can open a fence or a line-start call or close a fence; in prose, an
+        opening (or the start of one cut by the chunk's end) can open a call. Inline code only
+        hides calls, so it waits for the next chunk that holds an opening.
+        """
+        if not chunk:
+            return False
+        fence = self._quiet is _FENCE_LINE
+        if self._at_ls and chunk[0] in _BLANKS_AND_OPENERS:
+            if (_FENCE_LINE if fence else _PROSE_LINE).match(chunk):
+                return False
+        if "\n" in chunk and (_FENCE_LINES if fence else _PROSE_LINES).search(chunk):
+            return False
+        if fence:
+            return True
+        if "<" not in chunk and "[" not in chunk:
+            return True
+        if self._opens.search(chunk):
+            return False
+        cut = max(chunk.rfind("<"), chunk.rfind("["))
+        return chunk[cut:] not in self._lt_prefixes
 
     # -- machinery ----------------------------------------------------------------------------
 
     def _run(self) -> None:
-        self._quiet_inbox = self._armed = False
-        self._carry = ""
-        if self._free > 0:
-            self._skim(self._free)
-        self._free = 0
+        if self._pending:
+            self._buf = "".join(self._pending) + self._buf  # nothing was held when it was stored
+            self._pending = []
         while self._state():
             pass
         self._say()
@@ -707,163 +555,28 @@ class StreamingCallParser:
             self._prev = self._buf[self._pos - 1]
             self._buf = self._buf[self._pos :]
             self._pos = 0
-        self._set_fast_mode()
-        closers = self._closers_now()
-        if closers is not None and self._holds_nothing() and self._holds_no_opening():
-            closers = _CLOSE_PROSE
-            # Held text (no fast path) is already in the buffer: batch straight away.
-            self._quiet_inbox = self._fast is None and not self._carry
-        self._closers = closers
-        prose = self._fast is self._fast_prose
-        self._quiet_prose = prose and not self._line_start
-        # Nothing that can become a call is held: until something opens one, no item can
-        # complete, so the batch may grow; only `take_content` needs its prose sooner.
-        self._batch_limit = _PROSE_BATCH if closers is _CLOSE_PROSE else _DEFER_LIMIT
-
-    def _skim(self, free: int) -> None:
-        """Read the buffer's first `free` characters, which `feed` found open no call.
-
-        Such text is prose to the machinery, and only a plain fence's opening and closing lines
-        change its state, so those are all this reads. It stops at the last line start: whole
-        lines decide everything, and the machinery goes on from there as if it had read them.
-        """
-        if not self._holds_nothing():
-            return
-        k = self._k
-        if self._state == self._st_prose:
-            fence = ""  # the run that opened the fence we are in; "" in prose
-            at_ls = self._prev == "\n"
-        else:
-            fence = k.fchar * k.flen
-            at_ls = k.body_ls
-        buf = self._buf
-        end = buf.rfind("\n", 0, free) + 1
-        if not end:
-            return
-        i = 0
-        opened = False
-        while i < end:
-            if not fence:
-                if at_ls and (m := _FENCE_OPEN.match(buf, i, end)):
-                    s = i
-                else:
-                    m = _FENCE_LINE.search(buf, i, end)
-                    if m is None:
-                        break
-                    s = m.start() + 1
-                run = m.group(1)
-                i = m.end()
-                nl = buf.find("\n", i)  # before `end`: the line is whole
-                info = buf[i : min(nl, i + _WINDOW)]
-                if _inline_code(run, info):
-                    i, at_ls = nl, False
-                    continue
-                lang = _fence_lang(info)
-                if lang in _CALL_FENCE_LANGS:
-                    # Not met: `feed` counts such a fence as an opening. Should the two rules
-                    # ever part, the machinery reads it, so no call is lost.
-                    end = s
-                    break
-                fence, opened = run, True
-                i, at_ls = nl + 1, True
-                continue
-            if at_ls:
-                s = i
-            else:
-                m = _FENCE_CANDIDATE[fence[0]].search(buf, i, end)
-                if m is None:
-                    break
-                s = m.start() + 1
-            nl = buf.find("\n", s)
-            if _closes_fence(fence[0], len(fence), buf[s:nl]):
-                fence = ""  # prose again from the end of the closing line
-            i, at_ls = nl, False
-        self._prose_to(end)
-        if not fence:
-            if self._state != self._st_prose:
-                self._k = _Construct("prose")
-                self._state = self._st_prose
-            return
-        if opened:
-            k = self._k = _Construct("fence")
-            _set_fence(k, fence, lang, "plain")
-            self._state = self._st_fence
-        k.body_ls = True  # `end` is a line start
-
-    def _holds_nothing(self) -> bool:
-        """Prose or a plain fence: they hold no call unless what they hold opens one."""
         st = self._state
-        return st == self._st_prose or (st == self._st_fence and self._k.mode == "plain")
+        self._quiet = None
+        if not self._buf and not self._eof:
+            if st == self._st_prose:
+                self._quiet = _PROSE_LINE
+            elif st == self._st_fence and self._k.mode == "plain":
+                self._quiet = _FENCE_LINE
+        self._at_ls = self._k.body_ls if st == self._st_fence else self._prev == "\n"
+        self._wait = self._closers() if self._quiet is None and not self._eof else None
 
-    def _holds_no_opening(self) -> bool:
-        """Whether held prose or a plain fence's held line can open no call; sets the carry."""
-        buf = self._buf
-        if not buf:
-            return True  # the carry is worked out from the fast path's line start when used
-        # Held fence lines start at a line start; held prose does when `_prev` says so.
-        fence = self._state == self._st_fence
-        carry = self._carry_of("\n" + buf if fence or self._prev == "\n" else buf)
-        if carry is None:
-            return False
-        self._carry = carry
-        return True
-
-    def _carry_of(self, text: str) -> str | None:
-        """What of `text` to read again with the next chunk; None when `text` opens a call.
-
-        That is an opening cut by its end, a line break when it ends at a line start, or "".
-        """
-        m = self._opener.search(text) if "<" in text or "[" in text or "\n" in text else None
-        if m is None:
-            return "\n" if text[-1] in _BLANKS and _line_start_after(text, False) else ""
-        if m.end() == len(text) and len(text) - m.start() <= _CARRY_LIMIT:
-            return text[m.start() :]
-        return None
-
-    def _set_fast_mode(self) -> None:
-        """When the buffer is empty: which chunks may skip the machinery, and where they go."""
-        self._fast = None
-        self._fast_to_acc = self._fast_fence = False
-        self._fast_ls = _FAST_NEVER
-        self._line_start = False
-        self._acc_mark = len(self._acc)
-        if self._buf or self._eof:
-            return
-        st = getattr(self._state, "__func__", None)
-        cls = StreamingCallParser
-        k = self._k
-        if st is cls._st_prose:
-            self._fast = self._fast_prose
-            self._fast_ls = _FAST_LINE_START["prose"]
-            self._line_start = self._prev == "\n"
-        elif st in (cls._st_tag, cls._st_short_body, cls._st_json):
-            self._fast = _FAST_IN_STRING if k.in_str else _FAST_OUT_STRING
-            self._fast_to_acc = True
-        elif st is cls._st_fence and (k.mode in ("plain", "write", "run") or k.decided):
-            self._fast = _FAST_FENCE[k.fchar]
-            self._fast_ls = _FAST_LINE_START[k.fchar]
-            self._line_start = k.body_ls
-            self._fast_to_acc = k.mode != "plain"
-            self._fast_fence = True
-        elif st in (cls._st_qwen, cls._st_xml) and k.child is not None:
-            self._fast = _FAST_VALUE
-            self._fast_to_acc = True
-
-    def _closers_now(self) -> re.Pattern[str] | None:
-        """Characters on which, in the current state, a call or error may close."""
-        st = getattr(self._state, "__func__", None)
-        if st not in _CLOSERS or self._acc_n + 2 * _DEFER_LIMIT > self._cap:
+    def _closers(self) -> re.Pattern[str] | None:
+        """The characters on which what is held may complete an item, if there are such."""
+        if self._acc_n + 2 * _HOLD_LIMIT > self._cap:
             return None
-        cls = StreamingCallParser
-        if st is cls._st_prose and self._buf:
-            # Held prose (an inline code span, an arrow or fence line) is decided at a line end,
-            # and may then let go of a call that closed behind it.
-            return _CLOSE_LINE_OR_TAG
-        if st is cls._st_fence and self._k.mode == "plain":
-            return _CLOSE_FENCE_RUN[self._k.fchar]  # a plain fence holds no call until it closes
-        if st is cls._st_tag and self._k.depth_mode:
+        st = self._state.__name__
+        if st == "_st_prose":
+            return _CLOSE_LINE_OR_TAG  # held prose (inline code, a line start) ends at a line end
+        if st == "_st_fence" and self._k.mode == "plain":
+            return _CLOSE_FENCE_RUN[self._k.fchar]
+        if st == "_st_tag" and self._k.depth_mode:
             return _CLOSE_TAG_OR_JSON  # `args="{…}`: what follows the object decides
-        return _CLOSERS[st]
+        return _CLOSERS.get(st)
 
     def _drain(self) -> list[Item]:
         items, self._items = self._items, []
@@ -1045,7 +758,7 @@ class StreamingCallParser:
         k = buf.rfind("<", max(pos, n - self._lt_span))
         if k >= 0 and k < hold:
             tail = buf[k:]
-            if tail == "<tool" or any(lit.startswith(tail) for lit in self._lt_literals):
+            if tail in self._lt_prefixes:
                 hold = k
         return hold
 
@@ -2224,56 +1937,6 @@ class StreamingCallParser:
         name = "run_tests" if tests else "run_command"
         self._call(name, {"command": command}, "arrow_block", raw)
 
-
-# For each state in which an item (call or error) can only close on certain characters (or at
-# the end of output, or once a look-ahead window fills), those characters. _DEFER_LIMIT stays
-# below every look-ahead window, so batching never delays an item.
-_DEFER_LIMIT = 200
-# With nothing held, a batch is unbounded until something in it opens a call; from there on,
-# this long until a closer.
-_PROSE_BATCH = 256
-_CLOSE_TAG = re.compile(r">")
-_CLOSE_TAG_OR_JSON = re.compile(r"[>}\])]")
-_CLOSE_JSON = re.compile(r"[}\])]")
-_CLOSE_LINE = re.compile(r"\n")
-# A fence's three backticks or tildes either lie in one chunk or one chunk starts with them.
-_FENCE_RUN = r"|^[`~]|``|~~"
-# `=` because a `<function=` opening without its `>` is an error once the look-ahead fills.
-_CLOSE_PROSE = re.compile(r"[>}\]=]" + _FENCE_RUN)
-_CLOSE_LINE_OR_TAG = re.compile(r"[>}\]=\n]" + _FENCE_RUN)
-_CLOSE_FENCE_RUN = {c: re.compile(f"\\n|^{c}|{c}{c}") for c in "`~"}
-
-
-def _closes_in_prose(text: str, chunk: str) -> bool:
-    """Whether `text` holds a prose closer (`_CLOSE_PROSE`, spelled out: cheaper than a search)."""
-    return (
-        ">" in text
-        or "}" in text
-        or "]" in text
-        or "=" in text
-        or "``" in text
-        or "~~" in text
-        or chunk.startswith(("`", "~"))
-    )
-
-
-# An end of batch that may still grow into an opening is read again with the next chunk;
-# one longer than this counts as an opening.
-_CARRY_LIMIT = 64
-_CLOSERS: dict[Any, re.Pattern[str]] = {
-    StreamingCallParser._st_prose: _CLOSE_PROSE,
-    StreamingCallParser._st_fence: _CLOSE_LINE,
-    StreamingCallParser._st_tag: _CLOSE_TAG,
-    StreamingCallParser._st_nested: _CLOSE_TAG,
-    StreamingCallParser._st_qwen: _CLOSE_TAG,
-    StreamingCallParser._st_skip: _CLOSE_TAG,
-    StreamingCallParser._st_short_body: _CLOSE_JSON,
-    StreamingCallParser._st_json: _CLOSE_JSON,
-    StreamingCallParser._st_python: _CLOSE_JSON,
-    StreamingCallParser._st_arrow_line: _CLOSE_LINE,
-    # Other text on the call's line makes it prose, in which a call completes as in prose.
-    StreamingCallParser._st_standalone: _CLOSE_LINE_OR_TAG,
-}
 
 # ---------------------------------------------------------------------------------------------
 # Helpers shared by the states.
