@@ -9,15 +9,27 @@ decided, and every decision depends on the text alone, never on where a chunk en
 from __future__ import annotations
 
 import ast
-import html
-import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from toolgate.calls.arguments import (
+    EXPECTED,
+    BadCall,
+    is_json,
+    load_json,
+    looks_like_calls,
+    name_and_arguments,
+    python_literal,
+    strip_fence,
+    strip_one_newline,
+    typed_value,
+    unknown_tool,
+)
+from toolgate.calls.content import Content
+from toolgate.calls.records import CallParseError, Item, ParsedCall, ParseResult, excerpt
+
 MAX_CALL_CHARS = 4 * 1024 * 1024
-_EXCERPT_CHARS = 500
 _WINDOW = 256  # look-ahead used to decide whether something opens a call at all
 _INLINE_WINDOW = 1000  # how far on one line an inline code span may reach
 
@@ -35,55 +47,6 @@ SYNTAXES: dict[str, str] = {
     "fenced_json": '```json / ```tool / ```tool_call fence holding {"name": …, "arguments": …}',
 }
 
-EXPECTED = '<tool name="NAME" args>{"argument": "value"}</tool>'
-
-
-@dataclass(frozen=True)
-class ParsedCall:
-    """One call recognised in the model's text."""
-
-    name: str
-    arguments: dict[str, Any]
-    syntax: str
-    deprecated_syntax: bool
-    raw_excerpt: str
-
-
-@dataclass(frozen=True)
-class CallParseError:
-    """Something written as a call that cannot be run; the model is told why."""
-
-    error: str
-    raw_excerpt: str
-
-
-Item = ParsedCall | CallParseError
-
-
-@dataclass(frozen=True)
-class ParseResult:
-    """Everything found in one whole answer."""
-
-    calls: list[ParsedCall] = field(default_factory=list)
-    content: str = ""
-    errors: list[CallParseError] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON shape printed by `toolgate calls parse`."""
-        return {
-            "calls": [
-                {
-                    "name": c.name,
-                    "arguments": c.arguments,
-                    "syntax": c.syntax,
-                    "deprecated_syntax": c.deprecated_syntax,
-                }
-                for c in self.calls
-            ],
-            "content": self.content,
-            "errors": [{"error": e.error, "raw_excerpt": e.raw_excerpt} for e in self.errors],
-        }
-
 
 def parse_text(
     text: str, tools: Mapping[str, Mapping[str, Any]], *, allow_deprecated_syntax: bool = True
@@ -96,17 +59,6 @@ def parse_text(
         content=parser.content,
         errors=[i for i in items if isinstance(i, CallParseError)],
     )
-
-
-def excerpt(text: str) -> str:
-    """Cap a call's source text for errors and logs."""
-    if len(text) <= _EXCERPT_CHARS:
-        return text
-    return text[:340] + " … " + text[-150:]
-
-
-class _Bad(Exception):
-    """A call-shaped construct that cannot become a call; the message goes to the model."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -276,107 +228,6 @@ class _Construct:
         self.attr_args = False  # tag arguments written as `args={…}`
 
 
-class _Content:
-    """Visible prose, with the blank lines around stripped calls kept to one."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.fresh: list[str] = []  # produced since the last take_content()
-        self.held = ""  # trailing whitespace not yet known to be inside the text
-        self.seam = False
-        self.started = False
-
-    def emit(self, text: str) -> None:
-        # `held` is the trailing blank run from its first newline (all of it before any text):
-        # it may still touch a stripped call, and then its blank lines are collapsed.
-        if not text:
-            return
-        if self.held or not self.started:
-            core = text.lstrip(_BLANKS)
-            if not core:
-                self.held += text
-                return
-            run = self.held + text[: len(text) - len(core)]
-            if self.seam:
-                run = _collapse(run) if self.started else ""
-            self.held = ""
-            self.seam = False
-            self.started = True
-            text = run + core
-        elif self.seam:
-            core = text.lstrip(_BLANKS)
-            if not core:
-                cut = _line_break(text, 0)
-                self._out(text[:cut])
-                self.held = text[cut:]
-                return
-            text = _collapse(text[: len(text) - len(core)]) + core
-            self.seam = False
-        if text[-1] not in _BLANKS:
-            self.parts.append(text)
-            self.fresh.append(text)
-            return
-        cut = _line_break(text, len(text.rstrip(_BLANKS)))
-        self._out(text[:cut])
-        self.held = text[cut:]
-
-    def mark_seam(self) -> None:
-        self.seam = True
-
-    def close(self) -> None:
-        if self.held and self.started:
-            # after a stripped call, the answer's last blank lines go; spaces before them stay
-            self._out(self.held[: _line_break(self.held, 0)] if self.seam else self.held)
-        elif self.held and not self.seam:
-            self._out(self.held)
-        self.held = ""
-
-    def _out(self, text: str) -> None:
-        if text:
-            self.parts.append(text)
-            self.fresh.append(text)
-
-    def take(self) -> str:
-        text = "".join(self.fresh)
-        self.fresh = []
-        return text
-
-    def text(self) -> str:
-        if len(self.parts) > 1:
-            self.parts = ["".join(self.parts)]
-        return self.parts[0] if self.parts else ""
-
-
-def _collapse(run: str) -> str:
-    """Keep at most two newlines of a blank run (and the indentation after the last one)."""
-    first = run.find("\n")
-    second = run.find("\n", first + 1) if first >= 0 else -1
-    last = run.rfind("\n")
-    if second < 0 or last == second:
-        return run
-    return run[: second + 1] + run[last + 1 :]
-
-
-_BLANKS = " \t\r\n"
-
-
-def _line_start_after(chunk: str, before: bool) -> bool:
-    """Whether text ending with `chunk` ends at a line start (blanks after a newline count)."""
-    last = chunk[-1]
-    if last not in " \t":
-        return last == "\n"
-    tail = chunk.rstrip(" \t")
-    return tail[-1] == "\n" if tail else before
-
-
-def _line_break(text: str, start: int) -> int:
-    """Where a trailing blank run's first line break begins (a final lone CR counts)."""
-    nl = text.find("\n", start)
-    if nl >= 0:
-        return nl - 1 if nl > start and text[nl - 1] == "\r" else nl
-    return len(text) - 1 if text.endswith("\r") else len(text)
-
-
 class StreamingCallParser:
     """Feed the model's text chunk by chunk; get each call the moment it closes."""
 
@@ -428,7 +279,7 @@ class StreamingCallParser:
         self._acc_n = 0
         self._k = _Construct("prose")
         self._state: Callable[[], bool] = self._st_prose
-        self._content = _Content()
+        self._content = Content()
         self._pending: list[str] = []  # prose `feed` stored without running the machinery
         # In prose or a plain fence with nothing held, what at a line start may matter.
         self._quiet: re.Pattern[str] | None = None
@@ -668,30 +519,30 @@ class StreamingCallParser:
         self._content.mark_seam()
         try:
             self._items.append(self._make_call(name, args, syntax, raw, deprecated))
-        except _Bad as exc:
+        except BadCall as exc:
             self._items.append(CallParseError(str(exc), excerpt(raw)))
 
     def _make_call(self, name: str, args: Any, syntax: str, raw: str, deprecated: bool) -> Item:
         if name not in self._tools:
-            raise _Bad(_unknown(name, self._tools))
+            raise BadCall(unknown_tool(name, self._tools))
         if isinstance(args, str):
-            args = _loads(args, name) if args.strip() else {}
+            args = load_json(args, name) if args.strip() else {}
         if args is None:
             args = {}
         if not isinstance(args, dict):
-            raise _Bad(
+            raise BadCall(
                 f"the arguments of '{name}' must be a JSON object, got {type(args).__name__}; "
                 f"expected {EXPECTED}"
             )
         if not args:
             required = self._tools[name].get("required") or []
             if required:
-                raise _Bad(
+                raise BadCall(
                     f"empty arguments; tool '{name}' needs: {', '.join(map(str, required))}; "
                     f"expected {EXPECTED}"
                 )
         if deprecated and not self._allow_deprecated:
-            raise _Bad(
+            raise BadCall(
                 f"the short form <tool:{name}> is deprecated and not accepted here; "
                 f'use <tool name="{name}" args>{{…}}</tool>'
             )
@@ -1088,8 +939,8 @@ class StreamingCallParser:
                 return True
             text = self._done()
             try:
-                args = _loads(text[k.open_len : k.value_end], k.name or "")
-            except _Bad as exc:
+                args = load_json(text[k.open_len : k.value_end], k.name or "")
+            except BadCall as exc:
                 self._error(str(exc), text)
                 return True
             self._call(k.name or "", args, k.syntax, text)
@@ -1131,22 +982,22 @@ class StreamingCallParser:
         return True
 
     def _resolve_tag(self, k: _Construct, body: str, raw: str) -> None:
-        text = _strip_fence(body.strip())
+        text = strip_fence(body.strip())
         if k.attr_args:
             text = text.removesuffix(">").strip()
             if k.quote:
                 text = text.removesuffix(k.quote).strip()
-                if '\\"' in text and not _is_json(text):
+                if '\\"' in text and not is_json(text):
                     # Quotes escaped for the attribute: `args="{\"path\": \"a.py\"}"`.
                     text = text.replace('\\"', '"')
             elif len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
                 text = text[1:-1]
         try:
             if k.kind == "hermes" or k.name is None:
-                name, args = _name_and_args(_loads(text, k.name or "tool_call"), _what(k))
+                name, args = name_and_arguments(load_json(text, k.name or "tool_call"), _what(k))
             else:
                 name = k.name
-                args = _loads(text, name) if text else {}
+                args = load_json(text, name) if text else {}
                 if (
                     isinstance(args, dict)
                     and args.get("name") == name
@@ -1154,7 +1005,7 @@ class StreamingCallParser:
                     and "name" not in self._schema_props(name)
                 ):
                     args = args.get("arguments", args.get("parameters"))
-        except _Bad as exc:
+        except BadCall as exc:
             self._error(str(exc), raw)
             return
         self._call(name, args, k.syntax, raw)
@@ -1230,8 +1081,8 @@ class StreamingCallParser:
         k = self._k
         text = self._done()
         try:
-            args = _loads(text[k.open_len : k.value_end].strip(), k.name or "")
-        except _Bad as exc:
+            args = load_json(text[k.open_len : k.value_end].strip(), k.name or "")
+        except BadCall as exc:
             self._error(str(exc), text)
             return True
         self._call(k.name or "", args, "short_tag", text, deprecated=True)
@@ -1342,8 +1193,8 @@ class StreamingCallParser:
         k = self._k
         value = text[k.value_start : k.value_end]
         try:
-            obj = _loads(value, k.name or _what(k))
-        except _Bad as exc:
+            obj = load_json(value, k.name or _what(k))
+        except BadCall as exc:
             self._error(str(exc), text)
             return
         if k.syntax == "mistral_v11":
@@ -1353,13 +1204,13 @@ class StreamingCallParser:
         if not items:
             self._error(f"empty call list in {_what(k)}; expected {_expected(k)}", text)
             return
-        if not k.strict and not _looks_like_calls(items, self._tools):
+        if not k.strict and not looks_like_calls(items, self._tools):
             self._as_prose(text)
             return
         for item in items:
             try:
-                name, args = _name_and_args(item, _what(k))
-            except _Bad as exc:
+                name, args = name_and_arguments(item, _what(k))
+            except BadCall as exc:
                 self._error(str(exc), text)
                 continue
             self._call(name, args, k.syntax, text)
@@ -1447,16 +1298,16 @@ class StreamingCallParser:
             name = call.func.id
             try:
                 if call.args:
-                    raise _Bad(
+                    raise BadCall(
                         f"pythonic call to '{name}' has positional arguments; "
                         "write name=value for each argument"
                     )
                 args: dict[str, Any] = {}
                 for kw in call.keywords:
                     if kw.arg is None:
-                        raise _Bad(f"pythonic call to '{name}' uses **; write name=value")
-                    args[kw.arg] = _py_literal(kw.value, name, kw.arg)
-            except _Bad as exc:
+                        raise BadCall(f"pythonic call to '{name}' uses **; write name=value")
+                    args[kw.arg] = python_literal(kw.value, name, kw.arg)
+            except BadCall as exc:
                 self._error(str(exc), text)
                 continue
             self._call(name, args, "pythonic", text)
@@ -1495,7 +1346,7 @@ class StreamingCallParser:
                     return True
                 text = self._done()
                 args = {
-                    p: _typed(_strip_nl(text[a:b]), self._schema_props(k.name).get(p))
+                    p: typed_value(strip_one_newline(text[a:b]), self._schema_props(k.name).get(p))
                     for p, a, b in k.params
                 }
                 self._call(k.name or "", args, "xml_element", text)
@@ -1561,7 +1412,10 @@ class StreamingCallParser:
                     return True
                 text = self._construct_text()
                 props = self._schema_props(k.name)
-                args = {p: _typed(_strip_nl(text[a:b]), props.get(p)) for p, a, b in k.params}
+                args = {
+                    p: typed_value(strip_one_newline(text[a:b]), props.get(p))
+                    for p, a, b in k.params
+                }
                 name = k.name or ""
                 if k.wrapped:
                     self._state = self._st_opt_close
@@ -1823,23 +1677,23 @@ class StreamingCallParser:
             self._as_prose(text)
             return
         try:
-            obj = _loads(body.strip(), f"```{k.lang} block")
-        except _Bad as exc:
+            obj = load_json(body.strip(), f"```{k.lang} block")
+        except BadCall as exc:
             if strict:
                 self._error(str(exc), text)
             else:
                 self._as_prose(text)
             return
         items = obj if isinstance(obj, list) else [obj]
-        if not strict and not _looks_like_calls(items, self._tools, every=True):
+        if not strict and not looks_like_calls(items, self._tools, every=True):
             self._as_prose(text)
             return
         if not items:
             self._error(f"empty call list in ```{k.lang} block", text)
         for item in items:
             try:
-                name, args = _name_and_args(item, f"```{k.lang} block")
-            except _Bad as exc:
+                name, args = name_and_arguments(item, f"```{k.lang} block")
+            except BadCall as exc:
                 self._error(str(exc), text)
                 continue
             self._call(name, args, "fenced_json", text)
@@ -1997,146 +1851,3 @@ def _expected(k: _Construct) -> str:
     if k.kind == "mistral":
         return '[TOOL_CALLS][{"name": "NAME", "arguments": {…}}] or ' + EXPECTED
     return EXPECTED
-
-
-def _unknown(name: str, tools: Mapping[str, Any]) -> str:
-    return f"unknown tool '{name}'; available: {', '.join(sorted(tools)) or '(none)'}"
-
-
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text, strict=False)
-    except (ValueError, RecursionError):
-        return False
-    return True
-
-
-def _loads(text: str, where: str) -> Any:
-    """JSON, accepting raw control characters in strings and HTML-escaped quotes."""
-    try:
-        return json.loads(text, strict=False)
-    except (ValueError, RecursionError) as exc:
-        if isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data":
-            # Small models often close one brace too many: `{"path": "a.py"}}`. A person
-            # reads that as the object before it; anything else after it stays an error.
-            rest = text[exc.pos :].strip()
-            if rest and set(rest) <= set("}]"):
-                try:
-                    return json.JSONDecoder(strict=False).raw_decode(text.strip())[0]
-                except (ValueError, RecursionError):
-                    pass
-        if "&quot;" in text or "&#34;" in text:
-            try:
-                return json.loads(html.unescape(text), strict=False)
-            except (ValueError, RecursionError):
-                pass
-        detail = (
-            f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-            if isinstance(exc, json.JSONDecodeError)
-            else exc.__class__.__name__
-        )
-        raise _Bad(
-            f"broken JSON in the arguments of '{where}': {detail}; expected {EXPECTED} "
-            "with valid JSON"
-        ) from None
-
-
-def _name_and_args(obj: Any, where: str) -> tuple[str, Any]:
-    """Read a {"name": …, "arguments"|"parameters"|"args": …} object."""
-    if isinstance(obj, dict) and isinstance(obj.get("function"), dict) and "name" not in obj:
-        obj = obj["function"]
-    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
-        raise _Bad(f'{where} must hold {{"name": "TOOL", "arguments": {{…}}}}; expected {EXPECTED}')
-    args = obj.get("arguments", obj.get("parameters", obj.get("args", {})))
-    return obj["name"], args
-
-
-def _looks_like_calls(items: list[Any], tools: Mapping[str, Any], every: bool = False) -> bool:
-    """Ambiguous syntaxes count as calls only for registered names with an arguments object."""
-    good = [
-        isinstance(i, dict)
-        and i.get("name") in tools
-        and set(i) <= {"name", "arguments", "parameters", "args", "id", "type"}
-        and isinstance(i.get("arguments", i.get("parameters", i.get("args", {}))), (dict, str))
-        for i in items
-    ]
-    return bool(good) and (all(good) if every else good[0])
-
-
-def _strip_fence(text: str) -> str:
-    if text.startswith("```"):
-        nl = text.find("\n")
-        text = text[nl + 1 :] if nl >= 0 else ""
-        if text.rstrip().endswith("```"):
-            text = text.rstrip()[:-3]
-        return text.strip()
-    return text
-
-
-def _strip_nl(value: str) -> str:
-    """Strip exactly one leading and one trailing newline (CRLF counts as one)."""
-    if value.startswith("\r\n"):
-        value = value[2:]
-    elif value.startswith("\n"):
-        value = value[1:]
-    if value.endswith("\r\n"):
-        value = value[:-2]
-    elif value.endswith("\n"):
-        value = value[:-1]
-    return value
-
-
-def _typed(value: str, schema: Any) -> Any:
-    """Type an XML parameter value by its JSON Schema; strings stay verbatim."""
-    types = schema.get("type") if isinstance(schema, Mapping) else None
-    if isinstance(types, str):
-        types = [types]
-    if not types or "string" in types:
-        return value
-    s = value.strip()
-    for t in types:
-        try:
-            if t == "integer":
-                return int(s)
-            if t == "number":
-                f = float(s)
-                return int(f) if f.is_integer() and "." not in s and "e" not in s.lower() else f
-            if t == "boolean" and s.lower() in ("true", "false"):
-                return s.lower() == "true"
-            if t == "null" and s.lower() in ("null", "none", ""):
-                return None
-            if t in ("array", "object"):
-                try:
-                    got = json.loads(s)
-                except ValueError:
-                    got = ast.literal_eval(s)
-                if isinstance(got, list if t == "array" else dict):
-                    return got
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            continue
-    return value
-
-
-_PY_NAMES = {"true": True, "false": False, "null": None, "none": None}
-
-
-def _py_literal(node: ast.expr, name: str, arg: str) -> Any:
-    if isinstance(node, ast.Name) and node.id.lower() in _PY_NAMES:
-        return _PY_NAMES[node.id.lower()]
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        raise _Bad(f"argument '{arg}' of pythonic call '{name}' is not a literal value") from None
-    if isinstance(value, (set, frozenset, bytes, complex)):
-        raise _Bad(f"argument '{arg}' of pythonic call '{name}' is not JSON-like")
-    return _jsonable(value)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return value
