@@ -33,7 +33,7 @@ def is_json(text: str) -> bool:
     return True
 
 
-def load_json(text: str, where: str) -> Any:
+def load_json(text: str, where: str, expected: str = EXPECTED) -> Any:
     """JSON, accepting raw control characters in strings and HTML-escaped quotes."""
     try:
         return json.loads(text, strict=False)
@@ -58,7 +58,7 @@ def load_json(text: str, where: str) -> Any:
             else exc.__class__.__name__
         )
         raise BadCall(
-            f"broken JSON in the arguments of '{where}': {detail}; expected {EXPECTED} "
+            f"broken JSON in the arguments of '{where}': {detail}; expected {expected} "
             "with valid JSON"
         ) from None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from toolgate.calls.arguments import (
@@ -28,6 +28,8 @@ from toolgate.calls.arguments import (
 )
 from toolgate.calls.content import Content
 from toolgate.calls.records import CallParseError, Item, ParsedCall, ParseResult, excerpt
+from toolgate.calls.syntaxes import Failed, Prose, Syntax, registered
+from toolgate.calls.syntaxes.continue_tool import is_continue_block, read_continue_block
 
 MAX_CALL_CHARS = 4 * 1024 * 1024
 _WINDOW = 256  # look-ahead used to decide whether something opens a call at all
@@ -114,7 +116,8 @@ _SHORT_OPEN = re.compile(r"<tool:\s*([A-Za-z_][\w.-]*)\s*>")
 _FUNCTION_OPEN = re.compile(r"<function=\s*([^<>\s]+)\s*>")
 _PARAMETER_OPEN = re.compile(r"<parameter=\s*([^<>\s]+)\s*>")
 _XML_CHILD = re.compile(r"<([A-Za-z_][\w.-]*)>")
-_MISTRAL_V11 = re.compile(r"([A-Za-z_][\w.-]*)(?:\[CALL_ID\][^\[\]\s]*)?\[ARGS\]\s*")
+# `[ARGS]` is left out by Mistral's v11 tokenizer in Devstral, Mistral Small 3.2, Magistral
+_MISTRAL_V11 = re.compile(r"([A-Za-z_][\w.-]*)(?:\[CALL_ID\][^\[\]\s]*)?(?:\[ARGS\])?\s*")
 _RUN_COMMAND = re.compile(
     r"[ \t]*>>>[ \t]*RUN[ \t]+COMMAND(?!\w)[ \t]*:?[ \t]*(.*?)[ \t]*\r?", re.I
 )
@@ -176,6 +179,7 @@ class _Construct:
         "fchar",
         "flen",
         "hold",
+        "impl",
         "in_re",
         "in_str",
         "kind",
@@ -183,6 +187,7 @@ class _Construct:
         "mode",
         "name",
         "open_len",
+        "opening",
         "out_re",
         "params",
         "quote",
@@ -215,6 +220,9 @@ class _Construct:
         self.params: list[tuple[str, int, int]] = []
         self.child: str | None = None
         self.wrapped = False
+        # delimited syntaxes
+        self.impl: Syntax | None = None
+        self.opening = ""
         # fences
         self.fchar = "`"
         self.flen = 3
@@ -239,6 +247,8 @@ class StreamingCallParser:
         "_buf",
         "_cap",
         "_content",
+        "_delimited",
+        "_delimited_re",
         "_eof",
         "_finished",
         "_items",
@@ -254,6 +264,7 @@ class StreamingCallParser:
         "_prose_start",
         "_quiet",
         "_state",
+        "_syntaxes",
         "_tools",
         "_trigger",
         "_wait",
@@ -265,7 +276,17 @@ class StreamingCallParser:
         *,
         allow_deprecated_syntax: bool = True,
         max_call_chars: int = MAX_CALL_CHARS,
+        syntaxes: Sequence[Syntax] | None = None,
     ) -> None:
+        """Read calls to `tools` (name → argument schema) in every syntax.
+
+        `syntaxes` are the delimited syntaxes read besides the core ones; by default the
+        built-in families and those installed under the `toolgate.syntaxes` entry points.
+        """
+        self._syntaxes = {s.name: s for s in (registered() if syntaxes is None else syntaxes)}
+        self._delimited = {lit: s for s in self._syntaxes.values() for lit in s.opens}
+        openings = sorted(self._delimited, key=len, reverse=True)
+        self._delimited_re = re.compile("|".join(re.escape(lit) for lit in openings) or "(?!)")
         self._tools = {str(k): (v if isinstance(v, Mapping) else {}) for k, v in tools.items()}
         self._allow_deprecated = allow_deprecated_syntax
         self._cap = max(4096, max_call_chars)
@@ -293,11 +314,11 @@ class StreamingCallParser:
         self._trigger = re.compile(
             r"`[^`\n]{1,900}`(?!`)|`|<(?:tool[\s:>_]|function=|\|python_tag\|>"
             + (f"|(?:{element})>" if element else "")
+            + "".join("|" + re.escape(lit[1:]) for lit in openings)
             + r")|\[TOOL_CALLS\]|\n(?=[ \t]*(?:>>>|[{\[~`]))"
         )
-        self._lt_literals = ["<tool_", "<tool:", "<tool>", "<function=", _PYTHON_TAG] + [
-            f"<{name}>" for name in names if _XML_NAME.fullmatch(name)
-        ]
+        self._lt_literals = ["<tool_", "<tool:", "<tool>", "<function=", _PYTHON_TAG, *openings]
+        self._lt_literals += [f"<{name}>" for name in names if _XML_NAME.fullmatch(name)]
         self._lt_span = max(len(lit) for lit in self._lt_literals)
         # What opens a call in prose, or may still grow into an opening at the end of a chunk.
         self._opens = re.compile(
@@ -675,6 +696,13 @@ class StreamingCallParser:
 
     def _at_lt(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
+        d = self._delimited_re.match(buf, pos)
+        if d is not None:
+            k = self._start("delimited", self._st_delimited)
+            self._enter(k, self._delimited[d.group()], d.group(), taken=False)
+            return self._take(d.end()) or True
+        if not self._eof and buf[pos:] in self._lt_prefixes:
+            return False  # an opening cut by the end of the text so far
         if buf.startswith("<|", pos) or (pos + 1 == n and not self._eof):
             if buf.startswith(_PYTHON_TAG, pos):
                 k = self._start("pytag", self._st_pytag)
@@ -866,6 +894,12 @@ class StreamingCallParser:
         if not self._eof and (ws >= n or "<function=".startswith(buf[ws : ws + 10])):
             return False
         k = self._k
+        glm = self._syntaxes.get("glm")
+        if ws < n and (buf[ws].isalpha() or buf[ws] == "_") and glm is not None:
+            # `<tool_call>NAME<arg_key>…`: GLM's form, read by its syntax
+            self._enter(k, glm, "<tool_call>", taken=True)
+            self._state = self._st_delimited
+            return True
         k.out_re, k.in_re = _SCAN_HERMES
         k.close, k.hold, k.depth_mode = "</tool_call>", 11, False
         k.open_len = self._acc_n
@@ -1445,6 +1479,12 @@ class StreamingCallParser:
                 return not self._take(ws)
             if self._eof and ws >= n:
                 return self._fail_qwen("the output ended before </function>")
+            functionary = self._syntaxes.get("functionary")
+            if buf.startswith("{", ws) and not k.params and not k.wrapped and functionary:
+                # `<function=NAME>{JSON}</function>`: Functionary's form, read by its syntax
+                self._enter(k, functionary, f"<function={k.name}>", taken=True)
+                self._state = self._st_delimited
+                return True
             self._fail(
                 f"unexpected text inside <function={k.name}>; expected "
                 "<parameter=NAME>value</parameter> or </function>"
@@ -1501,6 +1541,139 @@ class StreamingCallParser:
         self._acc, self._acc_n = [], 0
         self._state = self._st_prose
         return True
+
+    # -- delimited syntaxes (syntaxes/) ---------------------------------------------------------
+
+    def _enter(self, k: _Construct, syntax: Syntax, opening: str, *, taken: bool) -> None:
+        """Read the construct `k` with `syntax` from here on (`taken`: its opening is read)."""
+        k.kind, k.syntax, k.impl, k.opening = "delimited", syntax.name, syntax, opening
+        if syntax.closes:
+            ends = sorted(syntax.closes, key=len, reverse=True)
+            k.cand_re = re.compile("|".join(re.escape(c) for c in ends))
+            k.hold = max(len(c) for c in ends) - 1
+        else:
+            k.cand_re = None
+            self._state = self._st_delimited_value
+        k.open_len = self._acc_n + (0 if taken else len(opening))
+
+    def _st_delimited(self) -> bool:
+        """Hold the construct until one of its closing literals arrives."""
+        k = self._k
+        if k.cand_re is None:
+            self._state = self._st_delimited_value
+            return True
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        m = k.cand_re.search(buf, pos)
+        if m is None:
+            if not self._eof:
+                # the end may hold the start of a closing literal: keep it in the buffer
+                return not self._take(max(pos, n - k.hold))
+            if not self._take(n):
+                return True
+            text = self._done()
+            assert k.impl is not None
+            if k.impl.ends_at_output_end:
+                self._resolve_delimited(k, text[k.open_len :], text)
+            else:
+                self._error(
+                    f"unclosed {k.opening}: the output ended before {k.impl.closes[0]}; "
+                    f"nothing was run; expected {k.impl.example}",
+                    text,
+                )
+            return True
+        if not self._take(m.end()):
+            return True
+        text = self._done()
+        self._resolve_delimited(k, text[k.open_len : len(text) - len(m.group())], text)
+        return True
+
+    def _st_delimited_value(self) -> bool:
+        """Hold the construct until the JSON value after its opening ends."""
+        k = self._k
+        assert k.impl is not None
+        buf, n = self._buf, len(self._buf)
+        if not k.decided:
+            ws = _WS.match(buf, self._pos).end()
+            if ws >= n and not self._eof:
+                return not self._take(ws)
+            if ws >= n or buf[ws] not in "[{":
+                self._take(ws)
+                self._error(
+                    f"{k.impl.name}: expected a JSON list or object after {k.opening}; "
+                    f"nothing was run; expected {k.impl.example}",
+                    self._done(),
+                )
+                return True
+            k.decided = True
+        i = self._pos
+        while True:
+            if k.in_str:
+                m = _IN_STRING.search(buf, i)
+                if m is None:
+                    break
+                if m.group() == "\\":
+                    if m.end() >= n and not self._eof:
+                        return not self._take(m.start())  # an escape cut in two
+                    i = m.end() + 1
+                    continue
+                k.in_str = False
+                i = m.end()
+                continue
+            m = _OUT_STRING.search(buf, i)
+            if m is None:
+                break
+            c, i = m.group(), m.end()
+            if c == '"':
+                k.in_str = True
+            elif c in "[{":
+                k.depth += 1
+            else:
+                k.depth -= 1
+                if k.depth <= 0:
+                    if not self._take(i):
+                        return True
+                    text = self._construct_text()
+                    if k.impl.trailer:
+                        k.after = k.impl.trailer
+                        self._state = self._st_opt_close
+                    else:
+                        self._done()
+                    self._resolve_delimited(k, text[k.open_len :], text)
+                    return True
+        if not self._take(n):
+            return True
+        if self._eof:
+            self._error(
+                f"unclosed {k.opening}: the output ended inside its JSON; nothing was run",
+                self._done(),
+            )
+            return True
+        return False
+
+    def _resolve_delimited(self, k: _Construct, body: str, text: str) -> None:
+        """Hand the construct's body to its syntax; emit its calls, errors or prose."""
+        syntax = k.impl
+        assert syntax is not None
+        try:
+            reading = syntax.read(k.opening, body, self._tools)
+        except Exception as exc:  # a syntax from outside must never crash the parser
+            self._error(f"{syntax.name}: could not read the call ({exc!r})", text)
+            return
+        if isinstance(reading, Prose):
+            self._as_prose(reading.text)
+            return
+        for item in reading:
+            if isinstance(item, Failed):
+                self._error(item.message, text)
+                continue
+            args = item.arguments
+            if isinstance(args, str) and args.strip():
+                try:
+                    args = load_json(args, item.name, syntax.example)
+                except BadCall as exc:
+                    self._error(f"{syntax.name}: {exc}", text)
+                    continue
+            self._call(item.name, args, syntax.name, text)
 
     # -- fences, inline code and arrow blocks ---------------------------------------------------
 
@@ -1673,6 +1846,13 @@ class StreamingCallParser:
 
     def _resolve_call_fence(self, k: _Construct, body: str, text: str) -> None:
         strict = k.lang in _STRICT_FENCE_LANGS
+        if k.lang == "tool" and is_continue_block(body):
+            found = read_continue_block(body, self._tools)
+            if isinstance(found, Failed):
+                self._error(found.message, text)
+            else:
+                self._call(found.name, found.arguments, "continue_tool", text)
+            return
         if _OTHER_CALL_SYNTAX.search(body):  # a fence showing another syntax is an example
             self._as_prose(text)
             return
@@ -1802,6 +1982,8 @@ _PY_IN = {
     "'''": re.compile(r"\\|'''"),
     '"""': re.compile(r'\\|"""'),
 }
+_IN_STRING = re.compile(r'["\\]')
+_OUT_STRING = re.compile(r'[\[\]{}"]')
 _NESTED_TAG = re.compile(r"</tool>|<tool[\s:>]")
 _NESTED_HERMES = re.compile(r"</?tool_call>")
 _QWEN_VALUE_END = re.compile(r"</parameter>|<parameter=|</function>")
