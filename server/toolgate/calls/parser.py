@@ -714,6 +714,7 @@ class StreamingCallParser:
                 self._prose_to(pos + 2)
                 return True
         m = _WORD.match(buf, pos + 1)
+        assert m is not None  # it matches the empty text
         end = m.end()
         if end >= n and not self._eof:
             if end - pos > _WINDOW:
@@ -779,7 +780,7 @@ class StreamingCallParser:
                 self._prose_to(pos + 1)
                 return True
             # A tag without a name counts only when a {"name": …} object follows.
-            ws = _WS.match(buf, gt + 1).end()
+            ws = _skip(_WS, buf, gt + 1)
             if ws >= n and not self._eof:
                 return False
             if ws >= n or buf[ws] != "{":
@@ -886,7 +887,7 @@ class StreamingCallParser:
 
     def _st_hermes_open(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        ws = _WS.match(buf, pos).end()
+        ws = _skip(_WS, buf, pos)
         if buf.startswith("<function=", ws):
             if not self._take(ws):
                 return True
@@ -958,7 +959,7 @@ class StreamingCallParser:
         buf, n, k = self._buf, len(self._buf), self._k
         end = self._pos
         while True:  # what was seen is kept in `k.after`, so no text is read twice
-            end = _WS.match(buf, end).end()
+            end = _skip(_WS, buf, end)
             if end < n and buf[end] == '"' and not k.after:
                 k.after = '"'
             elif end < n and buf[end] == ">" and ">" not in k.after:
@@ -1048,7 +1049,7 @@ class StreamingCallParser:
 
     def _st_short_open(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        ws = _WS.match(buf, pos).end()
+        ws = _skip(_WS, buf, pos)
         k = self._k
         if ws < n and buf[ws] == "{":
             if not self._take(ws):
@@ -1106,7 +1107,7 @@ class StreamingCallParser:
 
     def _st_short_after(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        ws = _WS.match(buf, pos).end()
+        ws = _skip(_WS, buf, pos)
         if buf.startswith("</tool>", ws):
             if not self._take(ws + 7):
                 return True
@@ -1132,7 +1133,7 @@ class StreamingCallParser:
 
     def _st_mistral_open(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        ws = _WS.match(buf, pos).end()
+        ws = _skip(_WS, buf, pos)
         if ws >= n and not self._eof:
             return False
         if ws < n and buf[ws] in "[{":
@@ -1164,7 +1165,7 @@ class StreamingCallParser:
 
     def _st_pytag(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        ws = _WS.match(buf, pos).end()
+        ws = _skip(_WS, buf, pos)
         if ws >= n and not self._eof:
             return False
         if ws < n and buf[ws] == "{":
@@ -1371,7 +1372,7 @@ class StreamingCallParser:
                 if not self._take(i + len(close)):
                     return True
                 continue
-            ws = _WS.match(buf, pos).end()
+            ws = _skip(_WS, buf, pos)
             if not self._take(ws):
                 return True
             close = f"</{k.name}>"
@@ -1438,7 +1439,7 @@ class StreamingCallParser:
                 if m.group() == "</parameter>" and not self._take(m.end()):
                     return True
                 continue
-            ws = _WS.match(buf, pos).end()
+            ws = _skip(_WS, buf, pos)
             if not self._take(ws):
                 return True
             if buf.startswith("</function>", ws):
@@ -1533,7 +1534,7 @@ class StreamingCallParser:
         """Consume an optional closing marker (and the blanks before it) after a call."""
         k = self._k
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        ws = _WS.match(buf, pos).end()
+        ws = _skip(_WS, buf, pos)
         if buf.startswith(k.after, ws):
             self._pos = ws + len(k.after)
         elif not self._eof and (ws >= n or k.after.startswith(buf[ws:])):
@@ -1593,7 +1594,7 @@ class StreamingCallParser:
         assert k.impl is not None
         buf, n = self._buf, len(self._buf)
         if not k.decided:
-            ws = _WS.match(buf, self._pos).end()
+            ws = _skip(_WS, buf, self._pos)
             if ws >= n and not self._eof:
                 return not self._take(ws)
             if ws >= n or buf[ws] not in "[{":
@@ -1680,6 +1681,7 @@ class StreamingCallParser:
     def _at_backtick(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
         m = _BACKTICKS.match(buf, pos)
+        assert m is not None  # called at a backtick
         run = m.end() - pos
         if m.end() >= n and not self._eof:
             return False
@@ -1884,7 +1886,7 @@ class StreamingCallParser:
         if nl < 0:
             if not self._eof and n - pos < _WINDOW:
                 # Decide early when the line can no longer become RUN COMMAND or WRITE FILE.
-                if _ARROW_VIABLE.match(buf, pos).end() < n:
+                if _skip(_ARROW_VIABLE, buf, pos) < n:
                     if not _ARROW_KEYWORD.match(buf, pos):
                         return None
                 return False
@@ -1923,7 +1925,7 @@ class StreamingCallParser:
         """After an arrow line: skip blank lines, then a fence or (for RUN COMMAND) a line."""
         k = self._k
         buf, n = self._buf, len(self._buf)
-        blank = _BLANK_LINES.match(buf, self._pos).end()
+        blank = _skip(_BLANK_LINES, buf, self._pos)
         if not self._take(blank):
             return True
         pos = self._pos
@@ -1990,6 +1992,13 @@ _QWEN_VALUE_END = re.compile(r"</parameter>|<parameter=|</function>")
 _FENCE_CANDIDATE = {c: re.compile(r"\n(?=[ \t]*" + re.escape(c * 3) + ")") for c in "`~"}
 _FENCE_CLOSE = {c: re.compile(r"[ \t]*(" + re.escape(c) + r"{3,})[ \t]*\r?") for c in "`~"}
 _FENCE_CLOSE_VIABLE = {c: re.compile(r"[ \t]*" + re.escape(c) + r"*[ \t]*\r?") for c in "`~"}
+
+
+def _skip(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """Where a match of a pattern that matches the empty text ends."""
+    m = pattern.match(text, pos)
+    assert m is not None
+    return m.end()
 
 
 def _inline_code(run: str, info: str) -> bool:
