@@ -34,6 +34,7 @@ from toolgate.calls.prompt import (
     format_tool_result,
     text_mode_instructions,
 )
+from toolgate.calls.reading import parser_for
 from toolgate.config import ToolCalling
 from toolgate.model.client import ChatModel, ModelError, NativeCall, ToolsRejected
 from toolgate.model.modes import AUTO, NATIVE, TEXT, ModeMemory
@@ -524,10 +525,7 @@ class AgentRun:
         return None
 
     def _parser(self) -> StreamingCallParser:
-        return StreamingCallParser(
-            self.registry.argument_schemas(),
-            allow_deprecated_syntax=self.calling.allow_deprecated_syntax,
-        )
+        return parser_for(self.registry.argument_schemas(), self.calling)
 
     def _text_items(
         self,

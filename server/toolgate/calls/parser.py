@@ -55,6 +55,11 @@ def parse_text(
 ) -> ParseResult:
     """Parse a whole answer at once."""
     parser = StreamingCallParser(tools, allow_deprecated_syntax=allow_deprecated_syntax)
+    return read_whole(parser, text)
+
+
+def read_whole(parser: StreamingCallParser, text: str) -> ParseResult:
+    """Feed a whole answer to `parser` and finish it."""
     items = parser.feed(text) + parser.finish()
     return ParseResult(
         calls=[i for i in items if isinstance(i, ParsedCall)],
