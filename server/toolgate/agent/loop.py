@@ -295,7 +295,9 @@ class AgentRun:
         if self.mode == TEXT and self.calling.compact_prompt:
             return self.base_prompt + "\n" + compact_instructions(self._tool_list(text=True))
         if self.mode == TEXT:
-            return self.base_prompt + "\n" + text_mode_instructions(self._tool_list(text=True))
+            tools = self._tool_list(text=True)
+            syntax = self.calling.text_syntax
+            return self.base_prompt + "\n" + text_mode_instructions(tools, syntax)
         return self.base_prompt
 
     def _tool_list(self, *, text: bool = False) -> list[dict[str, Any]]:
