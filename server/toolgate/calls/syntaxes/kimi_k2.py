@@ -8,6 +8,7 @@ Written by Kimi K2 and K2-Instruct (Moonshot AI).
 
 from __future__ import annotations
 
+import json
 import re
 
 from toolgate.calls.syntaxes.base import Failed, Found, Reading, Syntax, Tools, strip_namespace
@@ -33,7 +34,24 @@ class KimiK2(Syntax):
 
     def read(self, opening: str, body: str, tools: Tools) -> Reading:
         """Each `<|tool_call_begin|>` … `<|tool_call_end|>` is one call."""
-        calls: list[Found | Failed] = [
-            Found(strip_namespace(m.group(1)), m.group(2).strip()) for m in _CALL.finditer(body)
-        ]
+        calls: list[Found | Failed] = []
+        for m in _CALL.finditer(body):
+            name, args = strip_namespace(m.group(1)), m.group(2).strip()
+            if name.isdigit():  # a bare counter: the tool is the one these arguments fit
+                name = _fitting_tool(args, tools) or name
+            calls.append(Found(name, args))
         return calls or [self.failure("no <|tool_call_begin|> … <|tool_call_end|> inside")]
+
+
+def _fitting_tool(args: str, tools: Tools) -> str | None:
+    """The only tool whose properties hold every argument, if there is exactly one."""
+    try:
+        keys = set(json.loads(args))
+    except (ValueError, TypeError):
+        return None
+    fitting = [
+        name
+        for name, schema in tools.items()
+        if keys <= set(schema.get("properties") or {}) or (len(tools) == 1 and not keys)
+    ]
+    return fitting[0] if len(fitting) == 1 else None
