@@ -18,6 +18,8 @@ from toolgate.calls import parse_text
 
 CORPUS = Path(__file__).parent / "corpus"
 CLAIMED = 0.95
+# Families below the mark: read, reported, and not claimed in docs/TEXT_PROTOCOL.md.
+UNCLAIMED = {"lfm2"}
 _TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}
 
 
@@ -63,7 +65,10 @@ def test_each_claimed_family_reads_its_corpus(family: str) -> None:
     total, good, misses = score(family)
     report = f"{family}: {good}/{total} read as expected\n" + "\n".join(misses)
     print(report)
-    assert good >= CLAIMED * total, report
+    if family in UNCLAIMED:
+        assert good < CLAIMED * total, f"{report}\nnow above the mark: claim it in the docs"
+    else:
+        assert good >= CLAIMED * total, report
 
 
 if __name__ == "__main__":

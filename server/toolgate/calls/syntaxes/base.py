@@ -94,7 +94,7 @@ def json_calls(syntax: Syntax, text: str, where: str) -> list[Found | Failed]:
 
 def pythonic_calls(syntax: Syntax, text: str) -> list[Found | Failed]:
     """Calls written as Python: `[f(a=1), g()]`, or `f(a=1)` lines; read, never evaluated."""
-    text = text.strip()
+    text = _escape_in_strings(text.strip())
     try:
         tree = ast.parse(text if text.startswith("[") else f"[{text}]", mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -119,12 +119,42 @@ def pythonic_calls(syntax: Syntax, text: str) -> list[Found | Failed]:
             for kw in node.keywords:
                 if kw.arg is None:
                     raise BadCall(f"the call to '{name}' uses **; write name=value")
-                args[kw.arg] = python_literal(kw.value, name, kw.arg)
+                value = kw.value
+                if isinstance(value, ast.Set):  # JSON has no sets: keep the written order
+                    value = ast.List(elts=value.elts, ctx=ast.Load())
+                args[kw.arg] = python_literal(value, name, kw.arg)
         except BadCall as exc:
             out.append(syntax.failure(str(exc)))
             continue
         out.append(Found(name, args))
     return out
+
+
+def _escape_in_strings(text: str) -> str:
+    """Escape raw newlines and NUL characters inside quoted strings, as models write them."""
+    if "\x00" not in text and "\n" not in text:
+        return text
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                out.append(text[i : i + 2])
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+            elif c == "\n":
+                c = "\\n"
+            elif c == "\x00":
+                c = "\\x00"
+        elif c in "'\"":
+            quote = c
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def strip_namespace(name: str) -> str:
