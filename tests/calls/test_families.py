@@ -38,6 +38,7 @@ CASES = [
     ),
     ("functionary", '<function=read_file>{"path": "a.py"}</function>'),
     ("lfm2", '<|tool_call_start|>[read_file(path="a.py")]<|tool_call_end|>'),
+    ("llama4", '<|python_start|>[read_file(path="a.py")]<|python_end|>'),
     (
         "lfm2",
         '<|tool_call_start|>[{"name": "read_file", "arguments": {"path": "a.py"}}]'

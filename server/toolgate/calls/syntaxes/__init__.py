@@ -25,6 +25,7 @@ from toolgate.calls.syntaxes.internlm import InternLM
 from toolgate.calls.syntaxes.jamba import Jamba
 from toolgate.calls.syntaxes.kimi_k2 import KimiK2
 from toolgate.calls.syntaxes.lfm2 import Lfm2
+from toolgate.calls.syntaxes.llama4 import Llama4
 from toolgate.calls.syntaxes.olmo3 import Olmo3
 
 ENTRY_POINT_GROUP = "toolgate.syntaxes"
@@ -36,6 +37,7 @@ BUILTIN: tuple[type[Syntax], ...] = (
     Glm,
     Functionary,
     Lfm2,
+    Llama4,
     Granite,
     Jamba,
     InternLM,
