@@ -706,7 +706,7 @@ class StreamingCallParser:
             k = self._start("delimited", self._st_delimited)
             self._enter(k, self._delimited[d.group()], d.group(), taken=False)
             return self._take(d.end()) or True
-        if not self._eof and buf[pos:] in self._lt_prefixes:
+        if not self._eof and n - pos <= self._lt_span and buf[pos:] in self._lt_prefixes:
             return False  # an opening cut by the end of the text so far
         if buf.startswith("<|", pos) or (pos + 1 == n and not self._eof):
             if buf.startswith(_PYTHON_TAG, pos):
