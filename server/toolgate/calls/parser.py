@@ -1034,7 +1034,18 @@ class StreamingCallParser:
                 text = text[1:-1]
         try:
             if k.kind == "hermes" or k.name is None:
-                name, args = name_and_arguments(load_json(text, k.name or "tool_call"), _what(k))
+                value = load_json(text, k.name or "tool_call")
+                if k.kind == "hermes" and isinstance(value, list) and value:
+                    # several calls in one tag, as xLAM and some Qwen fine-tunes write them
+                    for item in value:
+                        try:
+                            name, args = name_and_arguments(item, _what(k))
+                        except BadCall as exc:
+                            self._error(str(exc), raw)
+                            continue
+                        self._call(name, args, k.syntax, raw)
+                    return
+                name, args = name_and_arguments(value, _what(k))
             else:
                 name = k.name
                 args = load_json(text, name) if text else {}
