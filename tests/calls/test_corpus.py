@@ -19,10 +19,11 @@ from toolgate.calls import parse_text
 CORPUS = Path(__file__).parent / "corpus"
 CLAIMED = 0.95
 # Families below the mark: read, reported, and not claimed in docs/TEXT_PROTOCOL.md.
-# pythonic: a list inside a line of prose is prose here (an ambiguous syntax must stand alone);
+# pythonic, llama_json: a list or object inside a line of prose, or several on one line joined
+# by `;`, is prose here (an ambiguous syntax must stand alone on its line);
 # hermes: a call whose </tool_call> never came is not run (nothing cut off is ever run);
 # xlam: a JSON list right after `</think>` on its line is prose, as other text before it would be.
-UNCLAIMED = {"hermes", "lfm2", "pythonic", "xlam"}
+UNCLAIMED = {"hermes", "llama_json", "lfm2", "pythonic", "xlam"}
 _TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}
 
 
