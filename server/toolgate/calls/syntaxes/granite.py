@@ -1,9 +1,9 @@
-"""IBM Granite 3 and Phi-4-mini: a JSON call list after `<|tool_call|>`.
+"""IBM Granite 3: a JSON call list after `<|tool_call|>`.
 
     <|tool_call|>[{"name": "read_file", "arguments": {"path": "a.py"}}]
 
-The list ends the call; Phi-4-mini closes it with `<|/tool_call|>`, which is then taken too.
-Written by Granite 3.0 / 3.1 and Phi-4-mini-instruct.
+The list ends the call; a `<|/tool_call|>` right after it, which some chat templates add, is
+taken too. Written by Granite 3.0 and 3.1.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ class Granite(Syntax):
     opens = ("<|tool_call|>",)
     trailer = "<|/tool_call|>"
     example = '<|tool_call|>[{"name": "NAME", "arguments": {"argument": "value"}}]'
-    models = "Granite 3, Phi-4-mini"
+    models = "Granite 3"
 
     def read(self, opening: str, body: str, tools: Tools) -> Reading:
         """The JSON value after the opening."""
