@@ -2,7 +2,7 @@
 
     <start_function_call>call:read_file{path:<escape>a.py<escape>}<end_function_call>
 
-Strings are wrapped in `<escape>`; numbers, booleans and JSON values are bare. Written by
+Values are wrapped in `<escape>` (typed by the tool's schema), or bare JSON. Written by
 FunctionGemma and Gemma 3 fine-tunes on its format.
 """
 
@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from toolgate.calls.arguments import typed_value
 from toolgate.calls.syntaxes.base import Found, Reading, Syntax, Tools
 
 _ESCAPE = "<escape>"
@@ -33,6 +34,10 @@ class FunctionGemma(Syntax):
         if not text.startswith("call:") or "{" not in text or not text.endswith("}"):
             return [self.failure("expected call:NAME{…}")]
         name, _, rest = text[len("call:") :].partition("{")
+        name = name.strip()
+        schema = tools.get(name, {})
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        props = props if isinstance(props, dict) else {}
         args: dict[str, Any] = {}
         inner, i = rest[:-1], 0
         while i < len(inner):
@@ -44,7 +49,7 @@ class FunctionGemma(Syntax):
                 end = inner.find(_ESCAPE, i + len(_ESCAPE))
                 if end < 0:
                     return [self.failure(f"the value of '{key}' has no closing <escape>")]
-                args[key] = inner[i + len(_ESCAPE) : end]
+                args[key] = typed_value(inner[i + len(_ESCAPE) : end], props.get(key))
                 i = end + len(_ESCAPE)
             else:
                 comma = inner.find(",", i)
@@ -54,5 +59,6 @@ class FunctionGemma(Syntax):
                 except ValueError:
                     args[key] = raw
                 i = comma if comma >= 0 else len(inner)
-            i = len(inner) if inner.find(",", i) < 0 else inner.find(",", i) + 1
+            while i < len(inner) and inner[i] in ", \t\r\n":  # pairs may lack the comma
+                i += 1
         return [Found(name.strip(), args)]
