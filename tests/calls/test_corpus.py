@@ -23,7 +23,9 @@ CLAIMED = 0.95
 # by `;`, is prose here (an ambiguous syntax must stand alone on its line);
 # hermes: a call whose </tool_call> never came is not run (nothing cut off is ever run);
 # xlam: a JSON list right after `</think>` on its line is prose, as other text before it would be.
-UNCLAIMED = {"hermes", "llama_json", "lfm2", "pythonic", "xlam"}
+# harmony: vLLM passes a non-JSON message ("foo") on as the arguments; here arguments must be
+# a JSON object, so that call is an error for the model.
+UNCLAIMED = {"harmony", "hermes", "llama_json", "lfm2", "pythonic", "xlam"}
 _TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}
 
 
@@ -32,8 +34,9 @@ def tools_for(calls: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     tools: dict[str, dict[str, Any]] = {}
     for call in calls:
         props = tools.setdefault(call["name"], {"type": "object", "properties": {}})["properties"]
-        for key, value in call["arguments"].items():
-            props[key] = {"type": _TYPES.get(type(value), "object")}
+        if isinstance(call["arguments"], dict):  # some sources expect non-object arguments
+            for key, value in call["arguments"].items():
+                props[key] = {"type": _TYPES.get(type(value), "object")}
     return tools
 
 
