@@ -25,7 +25,9 @@ CLAIMED = 0.95
 # xlam: a JSON list right after `</think>` on its line is prose, as other text before it would be.
 # harmony: vLLM passes a non-JSON message ("foo") on as the arguments; here arguments must be
 # a JSON object, so that call is an error for the model.
-UNCLAIMED = {"harmony", "hermes", "llama_json", "lfm2", "pythonic", "xlam"}
+# mistral: text before the list after [TOOL_CALLS] (`[TOOL_CALLS] junk [...]`) is an error here,
+# where vLLM searches past it.
+UNCLAIMED = {"harmony", "hermes", "llama_json", "lfm2", "mistral", "pythonic", "xlam"}
 _TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}
 
 
