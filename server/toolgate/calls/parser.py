@@ -9,6 +9,7 @@ decided, and every decision depends on the text alone, never on where a chunk en
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -1034,7 +1035,9 @@ class StreamingCallParser:
                 text = text[1:-1]
         try:
             if k.kind == "hermes" or k.name is None:
-                value = load_json(text, k.name or "tool_call")
+                value = _hermes_value(text) if k.kind == "hermes" else None
+                if value is None:
+                    value = load_json(text, k.name or "tool_call")
                 if k.kind == "hermes" and isinstance(value, list) and value:
                     # several calls in one tag, as xLAM and some Qwen fine-tunes write them
                     for item in value:
@@ -2008,6 +2011,17 @@ _QWEN_VALUE_END = re.compile(r"</parameter>|<parameter=|</function>")
 _FENCE_CANDIDATE = {c: re.compile(r"\n(?=[ \t]*" + re.escape(c * 3) + ")") for c in "`~"}
 _FENCE_CLOSE = {c: re.compile(r"[ \t]*(" + re.escape(c) + r"{3,})[ \t]*\r?") for c in "`~"}
 _FENCE_CLOSE_VIABLE = {c: re.compile(r"[ \t]*" + re.escape(c) + r"*[ \t]*\r?") for c in "`~"}
+
+
+def _hermes_value(text: str) -> Any:
+    """Objects separated by commas in one `<tool_call>`, as a list; None for anything else."""
+    if not text.startswith("{") or is_json(text):
+        return None
+    try:
+        value = json.loads(f"[{text}]", strict=False)
+    except (ValueError, RecursionError):
+        return None
+    return value if all(isinstance(v, dict) for v in value) else None
 
 
 def _skip(pattern: re.Pattern[str], text: str, pos: int) -> int:
