@@ -134,12 +134,24 @@ def typed_value(value: str, schema: Any) -> Any:
                 try:
                     got = json.loads(s)
                 except ValueError:
-                    got = ast.literal_eval(s)
+                    got = _escaped_json(s)
+                    if got is None:
+                        got = ast.literal_eval(s)
                 if isinstance(got, list if t == "array" else dict):
                     return got
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
     return value
+
+
+def _escaped_json(text: str) -> Any:
+    r"""JSON written escaped once more, as inside a string (`[{\"id\": 1}]`); else None."""
+    if '\\"' not in text:
+        return None
+    try:
+        return json.loads(json.loads(f'"{text}"'))
+    except (ValueError, TypeError, RecursionError):
+        return None
 
 
 _PY_NAMES = {"true": True, "false": False, "null": None, "none": None}
