@@ -433,21 +433,21 @@ class StreamingCallParser:
             self._prev = self._buf[self._pos - 1]
             self._buf = self._buf[self._pos :]
             self._pos = 0
-        st = self._state
-        self._quiet = None
+        st = self._state.__name__
+        quiet = None
         if not self._buf and not self._eof:
-            if st == self._st_prose:
-                self._quiet = _PROSE_LINE
-            elif st == self._st_fence and self._k.mode == "plain":
-                self._quiet = _FENCE_LINE
-        self._at_ls = self._k.body_ls if st == self._st_fence else self._prev == "\n"
-        self._wait = self._closers() if self._quiet is None and not self._eof else None
+            if st == "_st_prose":
+                quiet = _PROSE_LINE
+            elif st == "_st_fence" and self._k.mode == "plain":
+                quiet = _FENCE_LINE
+        self._quiet = quiet
+        self._at_ls = self._k.body_ls if st == "_st_fence" else self._prev == "\n"
+        self._wait = self._closers(st) if quiet is None and not self._eof else None
 
-    def _closers(self) -> re.Pattern[str] | None:
-        """The characters on which what is held may complete an item, if there are such."""
+    def _closers(self, st: str) -> re.Pattern[str] | None:
+        """The characters on which what is held (in state `st`) may complete an item, if any."""
         if self._acc_n + 2 * _HOLD_LIMIT > self._cap:
             return None
-        st = self._state.__name__
         if st == "_st_prose":
             return _CLOSE_LINE_OR_TAG  # held prose (inline code, a line start) ends at a line end
         if st == "_st_fence" and self._k.mode == "plain":
