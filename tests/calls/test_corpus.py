@@ -21,13 +21,13 @@ CLAIMED = 0.95
 # Families below the mark: read, reported, and not claimed in docs/TEXT_PROTOCOL.md.
 # pythonic, llama_json: a list or object inside a line of prose, or several on one line joined
 # by `;`, is prose here (an ambiguous syntax must stand alone on its line);
-# hermes: a call whose </tool_call> never came is not run (nothing cut off is ever run);
+# hermes, granite: a call whose </tool_call> never came is not run (nothing cut off is ever run);
 # xlam: a JSON list right after `</think>` on its line is prose, as other text before it would be.
 # harmony: vLLM passes a non-JSON message ("foo") on as the arguments; here arguments must be
 # a JSON object, so that call is an error for the model.
 # mistral: text before the list after [TOOL_CALLS] (`[TOOL_CALLS] junk [...]`) is an error here,
 # where vLLM searches past it.
-UNCLAIMED = {"harmony", "hermes", "llama_json", "lfm2", "mistral", "pythonic", "xlam"}
+UNCLAIMED = {"granite", "harmony", "hermes", "llama_json", "lfm2", "mistral", "pythonic", "xlam"}
 _TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array"}
 
 
