@@ -2,7 +2,8 @@
 
     <|python_start|>[read_file(path="a.py")]<|python_end|>
 
-Written by Llama 4 Scout and Maverick (and read by SGLang's pythonic detector).
+`<|python_end|>` may be missing (servers strip it as a stop token): the output's end then ends
+the list, which must be whole. Written by Llama 4 Scout and Maverick.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ class Llama4(Syntax):
     name = "llama4"
     opens = ("<|python_start|>",)
     closes = ("<|python_end|>",)
+    ends_at_output_end = True  # `<|python_end|>` is a stop token that servers may strip
     example = '<|python_start|>[NAME(argument="value")]<|python_end|>'
     models = "Llama 4"
 
