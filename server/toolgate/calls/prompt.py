@@ -7,7 +7,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolgate.calls.parser import EXPECTED, CallParseError
+from toolgate.calls.arguments import EXPECTED
+from toolgate.calls.records import CallParseError
 from toolgate.calls.writing import WRITERS
 
 

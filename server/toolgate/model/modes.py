@@ -51,7 +51,7 @@ class ModeMemory:
         """Record that requests with tools go to this endpoint without streaming, and why."""
         self._put("tools_no_streaming", base_url, model, {"reason": reason})
 
-    def _put(self, table: str, base_url: str, model: str, entry: dict) -> None:
+    def _put(self, table: str, base_url: str, model: str, entry: dict[str, str]) -> None:
         toolgate_dir(self.path.parent.parent)
         data = self._load()
         entries = data.setdefault(table, {})
