@@ -75,6 +75,8 @@ class TestRun:
     output_size_bytes: int
     timed_out: bool
     report_missing: bool
+    sandboxed: bool = False
+    sandbox_note: str | None = None
 
     def to_data(self) -> dict[str, Any]:
         """The JSON-able shape a tool result carries."""
@@ -85,6 +87,7 @@ class TestRun:
             "output": self.output,
             "timed_out": self.timed_out,
             "report_missing": self.report_missing,
+            "sandboxed": self.sandboxed,
         }
 
 

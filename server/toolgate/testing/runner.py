@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from toolgate.runner.process import resolve_executable, run_process
+from toolgate.runner.sandbox import SandboxSettings
 from toolgate.testing.results import (
     TestRun,
     TestSummary,
@@ -22,6 +23,8 @@ PLUGIN_MODULE = "toolgate_pytest_report"
 REPORT_ENV_VAR = "TOOLGATE_PYTEST_REPORT"
 
 _PYTEST_NAMES = ("pytest", "py.test")
+
+_DEFAULT_SANDBOX = SandboxSettings()
 
 
 def pytest_head_length(argv: list[str]) -> int:
@@ -59,6 +62,7 @@ async def run_pytest(
     cwd: Path | None = None,
     timeout_seconds: float = 300,
     max_output_bytes: int = 64_000,
+    sandbox: SandboxSettings | None = _DEFAULT_SANDBOX,
 ) -> TestRun:
     """Run a pytest command in the workspace `root` and return its structured results.
 
@@ -66,7 +70,9 @@ async def run_pytest(
     'python'/'pytest' resolve to the workspace's own environment first. The report plugin is
     added with `-p`; failure paths come back relative to `root`. When no report was written
     (pytest crashed, timed out, or the command is not pytest) `report_missing` is true and the
-    run holds what the process gave.
+    run holds what the process gave. The tests run inside the OS sandbox `sandbox` describes
+    (by default: when bubblewrap works here, without network), `root` writable; `None` runs
+    them without one.
     """
     root = Path(root)
     work_dir = Path(cwd) if cwd is not None else root
@@ -86,6 +92,9 @@ async def run_pytest(
             timeout_seconds=timeout_seconds,
             max_output_bytes=max_output_bytes,
             env=env,
+            sandbox=sandbox,
+            root=root,
+            writable=[report_dir],
         )
         data = None if outcome.timed_out or not head else _read_report(report_path)
     finally:
@@ -111,4 +120,6 @@ async def run_pytest(
         output_size_bytes=outcome.output_size_bytes,
         timed_out=outcome.timed_out,
         report_missing=data is None,
+        sandboxed=outcome.sandboxed,
+        sandbox_note=outcome.sandbox_note,
     )
