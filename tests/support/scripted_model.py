@@ -15,7 +15,8 @@ message has content null), `chunk` (characters per streamed text delta).
 
 Faults, per entry: `"headers"` adds headers to an HTTP error (`Retry-After`), `"sleep"` waits
 that many seconds before answering, `"cut_after"` closes a stream after that many tool-call
-argument pieces, `"piece"` sets the characters per argument delta (10); a call's `"arguments"` given as a string are sent as they are (not JSON).
+argument pieces, `"piece"` sets the characters per argument delta (10); a call's
+`"arguments"` given as a string are sent as they are (not JSON).
 """
 
 from __future__ import annotations
