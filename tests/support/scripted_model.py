@@ -182,9 +182,7 @@ class ScriptedModel:
         ]
         content = entry.get("content", "")
         if body.get("stream"):
-            self._stream(
-                handler, content, calls, entry.get("cut_after"), entry.get("piece", 10)
-            )
+            self._stream(handler, content, calls, entry.get("cut_after"), entry.get("piece", 10))
         else:
             message: dict[str, Any] = {"role": "assistant", "content": content or None}
             if calls:
