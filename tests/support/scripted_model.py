@@ -218,7 +218,7 @@ class ScriptedModel:
         content: str,
         calls: list[dict[str, Any]],
         cut_after: int | None = None,
-        piece: int = 10,
+        piece_size: int = 10,
     ) -> None:
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
@@ -242,7 +242,8 @@ class ScriptedModel:
             send({"content": content[i : i + self.chunk]})
         for index, call in enumerate(calls):
             args = call["arguments"]
-            pieces = [args[i : i + piece] for i in range(0, len(args), piece)] or [""]
+            step = max(1, piece_size)
+            pieces = [args[i : i + step] for i in range(0, len(args), step)] or [""]
             for n, piece in enumerate(pieces):
                 fn: dict[str, Any] = {"arguments": piece}
                 if n == 0 or self.repeat_name:
