@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -105,8 +106,10 @@ async def run_pytest(
         failures = []
     else:
         summary = summary_from_report(data)
+        # A run's failures share a few files: resolve each path once.
+        realpath = functools.lru_cache(maxsize=4096)(os.path.realpath)
         failures = [
-            failure_from_report(entry, root)
+            failure_from_report(entry, root, realpath)
             for entry in data.get("failures") or []
             if isinstance(entry, dict)
         ]
