@@ -43,7 +43,8 @@ def _internal_dirs() -> tuple[str, ...]:
             module = __import__(module_name)
         except ImportError:
             continue
-        folders.append(os.path.dirname(os.path.realpath(module.__file__)) + os.sep)
+        if module.__file__ is not None:
+            folders.append(os.path.dirname(os.path.realpath(module.__file__)) + os.sep)
     return tuple(folders)
 
 
