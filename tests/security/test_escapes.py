@@ -398,3 +398,35 @@ async def test_required_sandbox_without_bwrap_refuses(
         assert "notes" not in second["data"]
     finally:
         forget_probe()
+
+
+@pytest.mark.parametrize("where", ["workspace_ini", "parent_ini"])
+async def test_pytest_configuration_writing_outside_is_refused_without_the_sandbox(
+    tmp_path: Path, scripted: ScriptedModel, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """What only pytest knows (ini files' addopts and cache_dir, an ini above the workspace)
+    is checked by the report plugin inside pytest, before pytest writes anything."""
+    fast_pytest(monkeypatch)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if where == "workspace_ini":
+        root = tmp_path / "ws"
+        root.mkdir()
+        (root / "pytest.ini").write_text(
+            f"[pytest]\ncache_dir = {outside}/cache\naddopts = --basetemp={outside}/bt\n"
+        )
+    else:
+        # The parent holds the ini file: pytest's rootdir, and its cache, land above the root.
+        root = outside / "ws"
+        root.mkdir()
+        (outside / "pytest.ini").write_text("[pytest]\n")
+    (root / "test_tmp.py").write_text("def test_tmp(tmp_path):\n    assert tmp_path.is_dir()\n")
+    before = snapshot(outside, skip=("ws",))
+    scripted.script = [calls(("run_tests", {"command": "pytest -q"})), answer()]
+    await drive(root, scripted, overrides=_escaping_run_overrides("off"))
+    (result,) = results_read(scripted)
+    _count(result["success"] is False)
+    assert result["success"] is False
+    assert "Toolgate refused this test run" in result["data"]["output"], result
+    assert snapshot(outside, skip=("ws",)) == before
+    assert not (outside / ".pytest_cache").exists() and not (outside / "cache").exists()

@@ -22,6 +22,7 @@ from toolgate.testing.results import (
 PLUGIN_DIR = Path(__file__).resolve().parent / "pytest_plugin"
 PLUGIN_MODULE = "toolgate_pytest_report"
 REPORT_ENV_VAR = "TOOLGATE_PYTEST_REPORT"
+WORKSPACE_ENV_VAR = "TOOLGATE_PYTEST_WORKSPACE"
 
 _PYTEST_NAMES = ("pytest", "py.test")
 
@@ -85,7 +86,11 @@ async def run_pytest(
     env: dict[str, str] = {}
     if head:
         resolved = [*resolved[:head], "-p", PLUGIN_MODULE, *resolved[head:]]
-        env = {"PYTHONPATH": _python_path(), REPORT_ENV_VAR: str(report_path)}
+        env = {
+            "PYTHONPATH": _python_path(),
+            REPORT_ENV_VAR: str(report_path),
+            WORKSPACE_ENV_VAR: str(root),
+        }
     try:
         outcome = await run_process(
             resolved,
