@@ -335,6 +335,7 @@ async def test_writes_sockets_and_processes_are_stopped_by_the_sandbox(
     assert "test_inside_is_fine" not in failed
     assert (repo / "made_inside.txt").read_text() == "ok"
     assert not hook.exists() and not probe.exists()
+    assert ssh_key.read_text().startswith("-----BEGIN")  # hidden from the tests, not touched
     await asyncio.sleep(5)  # the daemon would have written its marker by now
     _count(not marker.exists())
     assert not marker.exists(), "a process started by the tests outlived the sandboxed run"
