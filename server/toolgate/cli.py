@@ -228,9 +228,10 @@ def _tools(args: argparse.Namespace) -> int:
         registry.export(target)
         print(f"wrote {len(registry.names())} tool schemas to {target}", file=sys.stderr)
         return EXIT_OK
+    from toolgate.agent.policy import policy_for
     from toolgate.config import Config
 
-    policy = Config().policy()
+    policy = policy_for(Config())
     for tool in registry:
         decision = policy.decide(tool, command_allowed=True if tool.kind == "command" else None)
         mark = "*" if tool.kind == "command" else " "

@@ -19,6 +19,7 @@ from typing import Any
 from toolgate import __version__
 from toolgate.agent.events import Event, EventBus
 from toolgate.agent.gate import Gate
+from toolgate.agent.policy import policy_for
 from toolgate.agent.redact import Redactor
 from toolgate.agent.runlog import RunLog
 from toolgate.config import Config, ConfigError, apply_trust, load_config
@@ -63,7 +64,7 @@ class GatedTools:
         redactor = Redactor(config.api_key)
         self.gate = Gate(
             registry=self.registry,
-            policy=config.policy(),
+            policy=policy_for(config),
             reviewer=reviewer,
             ctx=ctx,
             bus=self.bus,

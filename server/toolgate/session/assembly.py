@@ -1,4 +1,4 @@
-"""Assemble a run from configuration: the one entry point every front end uses."""
+"""Assemble a run from configuration: config + workspace + reviewer → AgentRun."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from toolgate.agent.events import NOTICE, TESTS_FINISHED, EventBus
-from toolgate.agent.loop import AgentRun, RunLimits
+from toolgate.agent.loop import AgentRun
+from toolgate.agent.policy import policy_for
 from toolgate.agent.prompt import Profile, load_instructions, load_profile, system_prompt
 from toolgate.agent.redact import Redactor
 from toolgate.config import Config, ConfigError, apply_trust
@@ -262,22 +263,16 @@ async def _assemble(
         calling = replace(calling, mode=endpoint.preferred_mode)
     if endpoint.small_model:
         calling = replace(calling, compact_prompt=True)
-    limits = RunLimits(
-        max_steps=config.limits.max_steps,
-        max_llm_calls=config.limits.max_llm_calls,
-        max_run_seconds=config.limits.max_run_seconds,
-        max_tool_retries=config.limits.max_tool_retries,
-    )
     run = AgentRun(
         task=task,
         model=model,
         registry=registry,
-        policy=config.policy(),
+        policy=policy_for(config),
         reviewer=setup.reviewer,
         ctx=ctx,
         system_prompt=prompt,
         tool_calling=calling,
-        limits=limits,
+        limits=config.limits,
         bus=setup.bus,
         run_id=run_id,
         redactor=redactor,

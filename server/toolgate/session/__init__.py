@@ -1,0 +1,35 @@
+"""The session service: the one place every front end starts, continues and ends work.
+
+`assembly` builds a run from configuration; `service` holds what lives longer than a run
+(configuration, trust, the endpoint, the conversations and who is running them).
+"""
+
+from toolgate.session.assembly import (
+    NO_ENDPOINT,
+    SMALL_MODEL_ROLE,
+    Endpoint,
+    RunSetup,
+    SetupError,
+    activity_settings,
+    build_registry,
+    check_trust,
+    create_run,
+    notify,
+    pick_model,
+    resolve_endpoint,
+)
+
+__all__ = [
+    "NO_ENDPOINT",
+    "SMALL_MODEL_ROLE",
+    "Endpoint",
+    "RunSetup",
+    "SetupError",
+    "activity_settings",
+    "build_registry",
+    "check_trust",
+    "create_run",
+    "notify",
+    "pick_model",
+    "resolve_endpoint",
+]
