@@ -50,6 +50,8 @@ class Conversation:
             kind = record.get("t")
             if kind == "turn":
                 pending = []
+                if not conversation.title:
+                    conversation.title = _title(str(record.get("text") or ""))
                 conversation.turns = max(conversation.turns, int(record.get("turn", 0)))
                 conversation.last_activity = str(record.get("time") or conversation.last_activity)
             elif kind == "msg":

@@ -18,8 +18,13 @@ from toolgate.session.assembly import (
     pick_model,
     resolve_endpoint,
 )
+from toolgate.session.service import Claim, SessionService, TrustPrompt, Turn
 
 __all__ = [
+    "Claim",
+    "SessionService",
+    "TrustPrompt",
+    "Turn",
     "NO_ENDPOINT",
     "SMALL_MODEL_ROLE",
     "Endpoint",

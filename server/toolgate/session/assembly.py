@@ -14,6 +14,9 @@ from toolgate.agent.policy import policy_for
 from toolgate.agent.prompt import Profile, load_instructions, load_profile, system_prompt
 from toolgate.agent.redact import Redactor
 from toolgate.config import Config, ConfigError, apply_trust
+from toolgate.conversation.budget import DEFAULT_CONTEXT_TOKENS, Budget
+from toolgate.conversation.history import Conversation
+from toolgate.conversation.window import endpoint_context_tokens
 from toolgate.mcp.client import McpConnection, add_mcp_tools, close_all, servers_to_start
 from toolgate.model.client import ModelSettings, OpenAIChatModel
 from toolgate.review.reviewer import Reviewer
@@ -58,6 +61,8 @@ class Endpoint:
     # "auto"): the embedded model calls tools far more reliably through the text protocol.
     preferred_mode: str | None = None
     small_model: bool = False  # short prompts: a compact tool list and a short role
+    context_tokens: int | None = None  # the window the endpoint serves, once known
+    probed: bool = False  # whether the endpoint was asked for its window
 
 
 @dataclass
@@ -72,6 +77,7 @@ class RunSetup:
     buffers: Any = None  # Workspace.buffers provider
     trusted: bool = True
     on_test_run: Callable[[Any], None] | None = None
+    conversation: Conversation | None = None  # the session the run continues; None: a fresh one
 
 
 def check_trust(root: Path, config: Config, store: TrustStore | None = None) -> list[str]:
@@ -118,6 +124,8 @@ async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> End
         server.stop,
         preferred_mode="text",
         small_model=True,
+        context_tokens=server.n_ctx,
+        probed=True,
     )
 
 
@@ -238,6 +246,7 @@ async def _assemble(
     model = OpenAIChatModel(settings, redact=redactor.text)
     if not endpoint.model:
         model.model = settings.model = await pick_model(model)
+    budget = await context_budget(config, endpoint, settings)
     workspace = Workspace(setup.root, max_file_bytes=config.limits.max_file_bytes)
     if setup.buffers is not None:
         workspace.buffers = setup.buffers
@@ -278,8 +287,24 @@ async def _assemble(
         redactor=redactor,
         profile=profile.name,
         cleanups=[c.aclose for c in connections],
+        conversation=setup.conversation,
+        budget=budget,
     )
     return run
+
+
+async def context_budget(config: Config, endpoint: Endpoint, settings: ModelSettings) -> Budget:
+    """The window a run's requests must fit: the config's, else the endpoint's, else 16k."""
+    window = config.context_tokens
+    if window is None and not endpoint.probed:
+        endpoint.context_tokens = await endpoint_context_tokens(
+            endpoint.base_url, settings.model, config.api_key
+        )
+        endpoint.probed = True
+    window = window or endpoint.context_tokens or DEFAULT_CONTEXT_TOKENS
+    # The answer's room is what the request lets the model write, when that is set.
+    reserve = min(settings.max_tokens, window // 2) if settings.max_tokens else None
+    return Budget(window=window, reserve=reserve)
 
 
 def notify(bus: EventBus, run_id: str, message: str) -> None:
