@@ -465,9 +465,8 @@ class AgentRun:
     def _fixed_tokens(self, system: dict[str, Any]) -> int:
         assert self.budget is not None
         tools = self._tool_list() if self.mode in (AUTO, NATIVE) else []
-        size = len(str(system["content"]).encode("utf-8", "backslashreplace"))
-        size += len(json.dumps(tools)) if tools else 0
-        return self.budget.tokens(size) + 8
+        tools_tokens = self.budget.tokens(len(json.dumps(tools))) if tools else 0
+        return tools_tokens + self.budget.message_tokens(message_bytes(system))
 
     def _record_fit(self, tokens: int, elided: list[str], summarised: int | None) -> None:
         if not elided and summarised is None:

@@ -70,8 +70,11 @@ def _stub_text(entry: Entry) -> str:
     except ValueError:
         doc = None
     if isinstance(doc, dict):
-        text = "\n".join(_strings(doc.get("data")))
-        summary = doc.get("data", {}).get("summary") if isinstance(doc.get("data"), dict) else None
+        data = doc.get("data")
+        main = data.get("output", data.get("content")) if isinstance(data, dict) else None
+        # the output a person would count lines of, else every string the result holds
+        text = main if isinstance(main, str) else "\n".join(_strings(data))
+        summary = data.get("summary") if isinstance(data, dict) else None
         if isinstance(summary, dict) and summary.get("failed") is not None:
             detail = f", {summary['failed']} failed"
         if doc.get("error"):
