@@ -79,6 +79,9 @@ class SessionService:
         self._claims: dict[str, Claim] = {}
         self._endpoint: Endpoint | None = None  # the embedded model, kept between runs
         self._windows: dict[tuple[str, str | None], int | None] = {}
+        # The conversation each session's file held when this service last wrote or read it:
+        # a turn then costs the same at turn 200 as at turn 10 (no re-reading of the file).
+        self._cache: dict[str, tuple[Conversation, tuple[int, int]]] = {}
 
     # -- configuration, trust and endpoint --------------------------------------------------
 
@@ -136,10 +139,17 @@ class SessionService:
     def open(self, session_id: str) -> Conversation:
         """A session's conversation, read from its file (SessionError names what is wrong)."""
         file = self.store.open(session_id)
+        cached = self._cache.get(session_id)
+        if cached is not None and cached[1] == _stamp(file.path):
+            return cached[0]
         conversation = Conversation.from_loaded(file.load(self.root), file)
         for message in conversation.notices:
             self._notice(message)
         return conversation
+
+    def _keep(self, session_id: str, conversation: Conversation) -> None:
+        if conversation.file is not None:
+            self._cache[session_id] = (conversation, _stamp(conversation.file.path))
 
     def load(self, session_id: str) -> dict[str, Any]:
         """A session and its transcript, as a client draws it; it becomes the current one."""
@@ -185,6 +195,7 @@ class SessionService:
         lock.acquire()  # refuses while another process continues it
         try:
             self.store.delete(session_id)
+            self._cache.pop(session_id, None)
         finally:
             lock.release()
         if self.current == session_id:
@@ -225,6 +236,7 @@ class SessionService:
         """Let others continue the session."""
         if self._claims.get(claim.session_id) is claim:
             del self._claims[claim.session_id]
+            self._keep(claim.session_id, claim.conversation)
         claim.lock.release()
 
     async def start(
@@ -267,6 +279,15 @@ class SessionService:
             return outcome
         finally:
             self.release(turn.claim)
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    """What tells that a file changed since it was read: its size and modification time."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return (-1, -1)
+    return (stat.st_size, stat.st_mtime_ns)
 
 
 def _scan(path: Path, session_id: str) -> SessionInfo | None:
