@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from toolgate.agent.events import NOTICE, TESTS_FINISHED, EventBus
+from toolgate.agent.gate import Gate
 from toolgate.agent.loop import AgentRun
 from toolgate.agent.policy import policy_for
 from toolgate.agent.prompt import Profile, load_instructions, load_profile, system_prompt
 from toolgate.agent.redact import Redactor
+from toolgate.agent.runlog import RunLog
 from toolgate.config import Config, ConfigError, apply_trust
 from toolgate.conversation.budget import DEFAULT_CONTEXT_TOKENS, Budget
 from toolgate.conversation.history import Conversation
@@ -80,15 +82,20 @@ class RunSetup:
     conversation: Conversation | None = None  # the session the run continues; None: a fresh one
 
 
-def check_trust(root: Path, config: Config, store: TrustStore | None = None) -> list[str]:
+def check_trust(
+    root: Path, config: Config, store: TrustStore | None = None, *, asks_model: bool = True
+) -> list[str]:
     """Apply remembered confirmations; returns notices about what is still held back.
 
-    Raises SetupError when a workspace file's base URL would receive the API key unconfirmed.
+    Raises SetupError when a workspace file's base URL would receive the API key unconfirmed
+    (unless nothing will ask the model: `asks_model=False`, as when serving tools over MCP).
     """
     store = store or TrustStore()
     pending = apply_trust(config, store.confirmed(root))
     notices = []
     for item in pending:
+        if item.kind == "base_url" and not asks_model:
+            continue
         if item.kind == "base_url":
             if config.api_key:
                 raise SetupError(
@@ -305,6 +312,54 @@ async def context_budget(config: Config, endpoint: Endpoint, settings: ModelSett
     # The answer's room is what the request lets the model write, when that is set.
     reserve = min(settings.max_tokens, window // 2) if settings.max_tokens else None
     return Budget(window=window, reserve=reserve)
+
+
+@dataclass
+class GatedCalls:
+    """The tools behind one gate, for a front end that makes the calls itself (MCP)."""
+
+    registry: ToolRegistry
+    gate: Gate
+    runlog: RunLog
+    ctx: ActivityContext
+
+
+def gated_calls(
+    root: Path,
+    config: Config,
+    reviewer: Reviewer,
+    bus: EventBus,
+    run_id: str,
+    task: str,
+    *,
+    trusted: bool = True,
+) -> GatedCalls:
+    """The built-in tools (narrowed by the policy's allow list) behind the engine's own gate."""
+    registry = builtin_registry()
+    names = registry.names()
+    if config.allow_tools is not None:
+        names = [n for n in names if n in config.allow_tools]
+    registry = registry.subset(names)
+    workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
+    ctx = ActivityContext(
+        workspace=workspace,
+        settings=activity_settings(config, trusted=trusted),
+        run_id=run_id,
+        before_tests=reviewer.before_tests,
+    )
+    redactor = Redactor(config.api_key)
+    gate = Gate(
+        registry=registry,
+        policy=policy_for(config),
+        reviewer=reviewer,
+        ctx=ctx,
+        bus=bus,
+        redactor=redactor,
+        max_depth=config.tool_calling.max_depth,
+    )
+    runlog = RunLog(workspace.root, run_id, task, "", "", "mcp", redactor, profile="mcp")
+    bus.subscribe(runlog.on_event)
+    return GatedCalls(registry, gate, runlog, ctx)
 
 
 def notify(bus: EventBus, run_id: str, message: str) -> None:
