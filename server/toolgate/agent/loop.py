@@ -440,7 +440,8 @@ class AgentRun:
         system = {"role": "system", "content": self._system()}
         earlier, current = self.conversation.earlier(), self.conversation.current()
         if self.budget is None:
-            return [system, *(e.message for e in earlier), *(e.message for e in current)]
+            messages = [e.message for e in [*earlier, *current]]
+            return [system, *self._for_mode(messages)]
         fixed = self._fixed_tokens(system)
         fitted = fit(self.budget, fixed, earlier, current)
         summarised = None
@@ -460,7 +461,13 @@ class AgentRun:
         self._sent_bytes = int(fixed * self.budget.bytes_per_token) + sum(
             message_bytes(m) for m in fitted.messages
         )
-        return [system, *fitted.messages]
+        return [system, *self._for_mode(fitted.messages)]
+
+    def _for_mode(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Earlier turns made with native calls, written as text for a text-mode request."""
+        if self.mode != TEXT or not any(m.get("role") == "tool" for m in messages):
+            return messages
+        return as_text(messages)
 
     def _fixed_tokens(self, system: dict[str, Any]) -> int:
         assert self.budget is not None
@@ -719,6 +726,47 @@ class AgentRun:
         if outcome.result.success:
             self._seen.add(key)  # a failed or refused call may fairly be tried again
         return outcome
+
+
+def as_text(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Native tool calls and results as the text protocol writes them (`<tool>`, `<tool_result>`).
+
+    An endpoint that takes no `tools` refuses `role: "tool"` messages too; a session that
+    began with native calls goes on in text mode with its history in the same words.
+    """
+    out: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    results: list[str] = []
+    for message in messages:
+        if message.get("role") == "tool":
+            name = names.get(str(message.get("tool_call_id")), "tool")
+            content = str(message.get("content") or "")
+            try:
+                block = format_tool_result(name, json.loads(content))
+            except (ValueError, AttributeError):
+                block = content  # an elided output's stub says what it was
+            results.append(block)
+            continue
+        if results:
+            out.append({"role": "user", "content": "\n\n".join(results)})
+            results = []
+        calls = message.get("tool_calls") or []
+        if message.get("role") == "assistant" and calls:
+            blocks = []
+            for call in calls:
+                function = call.get("function", {})
+                names[str(call.get("id"))] = str(function.get("name", ""))
+                blocks.append(
+                    f'<tool name="{function.get("name", "")}" args>'
+                    f"{function.get('arguments') or '{}'}</tool>"
+                )
+            text = str(message.get("content") or "")
+            out.append({"role": "assistant", "content": "\n".join([text, *blocks]).strip()})
+            continue
+        out.append(message)
+    if results:
+        out.append({"role": "user", "content": "\n\n".join(results)})
+    return out
 
 
 def _call_record(entry: dict[str, Any], view: ToolResult) -> dict[str, Any]:
