@@ -301,31 +301,31 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _trust(args: argparse.Namespace) -> int:
-    from toolgate.config import ConfigError, load_config
-    from toolgate.trust import TrustStore
+    from toolgate.config import ConfigError, TrustItem, load_config
+    from toolgate.session import SessionService
 
     root = Path(args.workspace).resolve()
+
+    def load() -> Any:
+        # OPENAI_BASE_URL would hide the workspace's own base URL, which is what is confirmed.
+        env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL",)}
+        return load_config(root, env=env)
+
+    async def ask(item: TrustItem) -> bool:
+        if args.yes:
+            return True
+        answer = await asyncio.to_thread(input, f"{item.describe()}. Allow? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
+
+    service = SessionService(root, load, trust_prompt=ask)
     try:
-        config = load_config(
-            root, env={k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL",)}
-        )
+        config = service.config()
     except ConfigError as exc:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    store = TrustStore()
-    already = store.confirmed(root)
-    pending = [item for item in config.pending_trust if item.fingerprint not in already]
-    if not pending:
+    chosen, asked = asyncio.run(service.confirm_trust(config, every=True))
+    if not asked:
         print("nothing to confirm: the workspace's files widen nothing", file=sys.stderr)
         return EXIT_OK
-    chosen = []
-    for item in pending:
-        if args.yes:
-            chosen.append(item.fingerprint)
-            continue
-        answer = input(f"{item.describe()}. Allow? [y/N] ").strip().lower()
-        if answer in ("y", "yes"):
-            chosen.append(item.fingerprint)
-    store.confirm(root, chosen)
-    print(f"confirmed {len(chosen)} of {len(pending)}", file=sys.stderr)
+    print(f"confirmed {chosen} of {asked}", file=sys.stderr)
     return EXIT_OK

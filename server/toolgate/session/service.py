@@ -10,6 +10,7 @@ interleave their turns in one file.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,8 +27,15 @@ from toolgate.conversation.store import (
     SessionLock,
     SessionStore,
 )
+from toolgate.records import ToolCall, ToolResult
 from toolgate.review.reviewer import Reviewer
-from toolgate.session.assembly import Endpoint, RunSetup, create_run, resolve_endpoint
+from toolgate.session.assembly import (
+    Endpoint,
+    RunSetup,
+    create_run,
+    gated_calls,
+    resolve_endpoint,
+)
 from toolgate.trust import TrustStore
 
 # Asks the person whether a setting a workspace widens may take effect; True: remember it.
@@ -89,22 +97,29 @@ class SessionService:
         """The merged configuration now (raises ConfigError with the file and key)."""
         return self._load_config()
 
-    async def confirm_trust(self, config: Config) -> None:
+    async def confirm_trust(self, config: Config, *, every: bool = False) -> tuple[int, int]:
         """Ask the person about each setting the workspace widens and they have not confirmed.
 
-        Without a prompt nothing is asked: `create_run` then holds such settings back (or
-        refuses a base URL that would receive the API key), with a notice saying how to confirm.
+        Returns (confirmed now, asked). A base URL is asked about only when the API key would
+        go to it, unless `every`. Without a prompt nothing is asked: `create_run` then holds
+        such settings back (or refuses a base URL that would receive the API key), with a
+        notice saying how to confirm.
         """
         if self._trust_prompt is None:
-            return
+            return (0, 0)
         confirmed = self._trust.confirmed(self.root)
+        chosen: list[str] = []
+        asked = 0
         for item in config.pending_trust:
             if item.fingerprint in confirmed:
                 continue
-            if item.kind == "base_url" and not config.api_key:
+            if item.kind == "base_url" and not config.api_key and not every:
                 continue  # no key would be sent: nothing to confirm
+            asked += 1
             if await self._trust_prompt(item):
+                chosen.append(item.fingerprint)
                 self._trust.confirm(self.root, [item.fingerprint])
+        return (len(chosen), asked)
 
     async def endpoint(self, config: Config) -> Endpoint:
         """The configured endpoint, or the embedded model started once and kept."""
@@ -127,6 +142,59 @@ class SessionService:
         endpoint, self._endpoint = self._endpoint, None
         if endpoint is not None and endpoint.close is not None:
             await endpoint.close()
+
+    async def run_tests(
+        self,
+        command: str | None,
+        *,
+        reviewer: Reviewer,
+        bus: EventBus,
+        trusted: bool = True,
+        buffers: Any = None,
+        on_test_run: Callable[[Any], None] | None = None,
+    ) -> ToolResult:
+        """The person's own test run: the `run_tests` tool through the same gate as a model's.
+
+        Raises ValueError with a one-line reason for a command that is not a test command on
+        the allow-list, or a workspace that is not trusted (the person gets an error, where a
+        model would get a refused call).
+        """
+        from toolgate.runner.allowlist import (
+            CommandRefused,
+            is_allowed,
+            parse_allowed,
+            split_command,
+        )
+
+        config = self.config()
+        if not trusted:
+            raise ValueError("this workspace is not trusted: tests may not run here")
+        try:
+            argv = split_command(command or "pytest -q --tb=short")
+        except CommandRefused as exc:
+            raise ValueError(str(exc)) from None
+        if not is_allowed(argv, parse_allowed(config.allowed_commands)):
+            raise ValueError(
+                f"{' '.join(argv)} is not on the allow-list ({', '.join(config.allowed_commands)})"
+            )
+        run_id = f"tests-{uuid.uuid4().hex[:10]}"
+        calls = gated_calls(
+            self.root,
+            config,
+            reviewer,
+            bus,
+            run_id,
+            f"run_tests {' '.join(argv)}",
+            trusted=trusted,
+        )
+        if buffers is not None:
+            calls.ctx.workspace.buffers = buffers
+        calls.ctx.on_test_run = on_test_run
+        arguments = {"command": command} if command else {}
+        outcome = await calls.gate.handle(
+            ToolCall(id=run_id, name="run_tests", arguments=arguments)
+        )
+        return outcome.result
 
     # -- sessions ---------------------------------------------------------------------------
 
