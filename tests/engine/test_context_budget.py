@@ -254,3 +254,37 @@ async def test_a_failed_summary_leaves_the_session_as_it_was(
         e.message for e in before.entries
     ]
     assert service.claim(session_id)  # and the session is free again
+
+
+async def test_a_turn_too_big_for_a_known_window_ends_with_a_reason(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.fallback = {"content": "ok"}
+    service = SessionService(repo, lambda: load_config(repo))
+    huge = "please read all of this: " + "word " * 4_000  # 20 KB of the person's own words
+    _, outcome = await _ask(service, scripted, repo, huge, None, 4096)
+    assert outcome.status == "failed"
+    assert "this turn alone needs about" in (outcome.reason or "")
+    assert "model.context_tokens" in (outcome.reason or "")
+    assert scripted.requests == []  # nothing the endpoint would refuse was sent
+
+
+async def test_over_a_guessed_window_the_request_goes_out_with_a_notice(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.fallback = {"content": "ok"}
+    service = SessionService(repo, lambda: load_config(repo))
+    claim = service.claim(new=True)
+    turn = await service.start(
+        claim,
+        "read this: " + "word " * 12_000,
+        config=load_config(repo),
+        reviewer=AutoReviewer(Workspace(repo)),
+        bus=EventBus(),
+        endpoint=Endpoint(scripted.base_url, scripted.model),  # says nothing of its window
+    )
+    outcome = await service.finish(turn)
+    assert outcome.status == "completed" and len(scripted.requests) == 1
+    log = json.loads(Path(outcome.log_path or "").read_text())
+    notices = [e["message"] for e in log["events"] if e["type"] == "notice"]
+    assert any("sent anyway (set model.context_tokens)" in n for n in notices)

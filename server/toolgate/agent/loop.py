@@ -17,6 +17,7 @@ from toolgate.agent.events import (
     CONTEXT_FITTED,
     LLM_CALL,
     MODE_CHANGED,
+    NOTICE,
     RUN_FINISHED,
     RUN_STARTED,
     TOOL_CALL_PARSE_ERROR,
@@ -451,7 +452,15 @@ class AgentRun:
             fixed = self._fixed_tokens(system)
             fitted = fit(self.budget, fixed, [], self.conversation.current())
         self._record_fit(fitted.tokens, fitted.elided, summarised)
-        if not fitted.fits:
+        if not fitted.fits and not self.budget.known:
+            self.bus.emit(
+                NOTICE,
+                self.run_id,
+                message=f"this request needs about {fitted.tokens} tokens, more than the "
+                f"{self.budget.limit} a {self.budget.window}-token window leaves; the endpoint "
+                "did not say its window, so it is sent anyway (set model.context_tokens)",
+            )
+        elif not fitted.fits:
             raise _Stop(
                 FAILED,
                 f"this turn alone needs about {fitted.tokens} tokens, more than the "

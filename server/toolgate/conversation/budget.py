@@ -103,6 +103,9 @@ class Budget:
     window: int = DEFAULT_CONTEXT_TOKENS
     reserve: int | None = None  # tokens kept for the answer; default a quarter, at most 4096
     bytes_per_token: float = BYTES_PER_TOKEN
+    # Whether the window is known (configured or reported) or the 16k guess: a request over a
+    # guess is still sent, since the model may well take it.
+    known: bool = True
 
     @property
     def answer_tokens(self) -> int:

@@ -308,10 +308,11 @@ async def context_budget(config: Config, endpoint: Endpoint, settings: ModelSett
             endpoint.base_url, settings.model, config.api_key
         )
         endpoint.probed = True
+    known = bool(window or endpoint.context_tokens)
     window = window or endpoint.context_tokens or DEFAULT_CONTEXT_TOKENS
     # The answer's room is what the request lets the model write, when that is set.
     reserve = min(settings.max_tokens, window // 2) if settings.max_tokens else None
-    return Budget(window=window, reserve=reserve)
+    return Budget(window=window, reserve=reserve, known=known)
 
 
 @dataclass
