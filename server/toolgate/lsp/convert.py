@@ -23,8 +23,11 @@ def uri_to_path(uri: str) -> Path | None:
     """The absolute path of a file URI (None for other schemes)."""
     if not uri.startswith("file:"):
         return None
-    path = to_fs_path(uri)
-    return Path(path) if path else None
+    try:
+        path = to_fs_path(uri)
+    except Exception:  # a URI the parser cannot read names no file
+        return None
+    return Path(path) if path and "\0" not in path else None
 
 
 def line_range(start: int, end: int) -> types.Range:

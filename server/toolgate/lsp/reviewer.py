@@ -404,9 +404,7 @@ class LspReviewer:
         if not found:
             return None
         lines = [
-            f"line {d.get('range', {}).get('start', {}).get('line', 0) + 1}: "
-            f"{d.get('message', '')} ({d.get('source', '?')})"
-            for d in found[:10]
+            f"line {d.range.start.line + 1}: {d.message} ({d.source or '?'})" for d in found[:10]
         ]
         return "the editor reports problems in this file after the change: " + "; ".join(lines)
 

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import re
 import sys
+import threading
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,8 @@ from toolgate.lsp.codecache import attrs_code_cache
 with attrs_code_cache():
     # Most of the start-up is lsprotocol creating its attrs classes: reuse their compiled code.
     from lsprotocol import types
-    from pygls.exceptions import JsonRpcInvalidParams
+    from pygls.exceptions import FeatureRequestError, JsonRpcInvalidParams
+    from pygls.io_ import StdoutWriter
     from pygls.lsp.server import LanguageServer
 
 from toolgate import __version__
@@ -38,7 +40,20 @@ from toolgate.agent.events import (
     EventBus,
 )
 from toolgate.agent.redact import Redactor
+from toolgate.lsp.actions import failure_actions, proposal_actions
+from toolgate.lsp.arguments import (
+    AcceptArguments,
+    AskArguments,
+    CancelArguments,
+    FixFailureArguments,
+    RejectArguments,
+    ReportDiagnosticsArguments,
+    ReportedDiagnostic,
+    RunTestsArguments,
+)
 from toolgate.lsp.convert import failure_diagnostic, path_to_uri, uri_to_path
+from toolgate.lsp.framing import FrameReader, max_message_bytes, serve_frames, stdin_reader
+from toolgate.lsp.protocol import ToolgateProtocol
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
 
 if TYPE_CHECKING:
@@ -69,7 +84,8 @@ class ToolgateServer(LanguageServer):
     """Holds the server's state: settings, the active run, proposals and diagnostics."""
 
     def __init__(self) -> None:
-        super().__init__("toolgate", __version__)
+        super().__init__("toolgate", __version__, protocol_cls=ToolgateProtocol)
+        self.max_message_bytes = max_message_bytes()
         self.editor = EditorSettings()
         self.root: Path | None = None
         self._reviewer: LspReviewer | None = None
@@ -78,7 +94,7 @@ class ToolgateServer(LanguageServer):
         self.active_run_id: str | None = None
         self.endpoint: Endpoint | None = None
         self.test_diagnostics: dict[str, list[types.Diagnostic]] = {}
-        self.other_diagnostics: dict[str, list[dict[str, Any]]] = {}
+        self.other_diagnostics: dict[str, list[ReportedDiagnostic]] = {}
         self._diag_waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._change_waiters: dict[str, list[asyncio.Future[None]]] = {}
         self.redactor = Redactor()
@@ -98,6 +114,58 @@ class ToolgateServer(LanguageServer):
     def pending_entries(self) -> list[Any]:
         """Proposals waiting for the person (none before the reviewer exists)."""
         return list(self._reviewer.pending.values()) if self._reviewer is not None else []
+
+    # -- transport ----------------------------------------------------------------------------
+
+    def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve stdio through `FrameReader`, which bounds what one message may cost."""
+        self._stop_event = stop = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        assert isinstance(self.protocol, ToolgateProtocol)
+        protocol = self.protocol
+
+        async def main() -> None:
+            read_some = stdin_reader(stdin or sys.stdin.buffer, asyncio.get_running_loop())
+            await serve_frames(
+                FrameReader(read_some, self.max_message_bytes), protocol.receive, stop
+            )
+
+        try:
+            asyncio.run(main())
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one TCP client at a time through `FrameReader`."""
+        self._stop_event = stop = threading.Event()
+        assert isinstance(self.protocol, ToolgateProtocol)
+        protocol = self.protocol
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            protocol.set_writer(writer)  # type: ignore[arg-type]
+            frames = FrameReader(reader.read, self.max_message_bytes)
+            await serve_frames(frames, protocol.receive, stop)
+            self.shutdown()
+
+        async def main() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        try:
+            asyncio.run(main())
+        except asyncio.CancelledError:
+            log.debug("the server was cancelled")
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A notification that could not be applied is logged, not shown as a pop-up."""
+        if source is FeatureRequestError:
+            return  # the request's answer carries the error
+        self.log(f"could not handle a message: {error}", types.MessageType.Warning)
 
     # -- client facts -------------------------------------------------------------------------
 
@@ -186,7 +254,7 @@ class ToolgateServer(LanguageServer):
         if self._reviewer is not None and path is not None and text is not None:
             self._reviewer.document_changed(path.resolve(), text)
 
-    async def reported_diagnostics(self, uri: str, timeout: float) -> list[dict[str, Any]]:
+    async def reported_diagnostics(self, uri: str, timeout: float) -> list[ReportedDiagnostic]:
         """Diagnostics the client reports for a file after an edit (waits briefly for them)."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._diag_waiters.setdefault(uri, []).append(future)
@@ -194,7 +262,7 @@ class ToolgateServer(LanguageServer):
             await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
             pass
-        return [d for d in self.other_diagnostics.get(uri, []) if d.get("source") != "toolgate"]
+        return [d for d in self.other_diagnostics.get(uri, []) if d.source != "toolgate"]
 
     # -- messages -----------------------------------------------------------------------------
 
@@ -534,27 +602,15 @@ class ToolgateServer(LanguageServer):
 server = ToolgateServer()
 
 
-def _arg(args: Any, index: int, default: Any = None) -> Any:
-    if isinstance(args, (list, tuple)) and len(args) > index:
-        return args[index]
-    return default
-
-
-def _object_arg(args: Any, name: str) -> dict[str, Any]:
-    first = _arg(args, 0)
-    if first is None or first == []:
-        # Lua has one empty table for `{}` and `[]`, and Neovim sends it as `[]`.
-        return {}
-    if not isinstance(first, dict):
-        raise JsonRpcInvalidParams(f"{name} takes one object argument")
-    return first
-
-
-def _string_arg(args: Any, index: int, what: str) -> str:
-    value = _arg(args, index)
-    if not isinstance(value, str) or not value:
-        raise JsonRpcInvalidParams(f"{what} must be a non-empty string")
-    return value
+def _relative(ls: ToolgateServer, uri: str) -> str | None:
+    """The workspace-relative path of a file URI; None for another scheme or a bad path."""
+    path = uri_to_path(uri)
+    if path is None:
+        return None
+    try:
+        return Path(path).resolve().relative_to(ls.workspace_root()).as_posix()
+    except (ValueError, OSError):
+        raise JsonRpcInvalidParams("uri is outside the workspace") from None
 
 
 @server.feature(types.INITIALIZED)
@@ -571,10 +627,13 @@ def initialize(ls: ToolgateServer, params: types.InitializeParams) -> None:
         folder = uri_to_path(params.workspace_folders[0].uri)
     elif params.root_uri:
         folder = uri_to_path(params.root_uri)
-    elif params.root_path:
+    elif params.root_path and "\0" not in params.root_path:
         folder = Path(params.root_path)
     if folder is not None:
-        ls.root = Path(folder).resolve()
+        try:
+            ls.root = Path(folder).resolve()
+        except (OSError, RuntimeError, ValueError) as exc:
+            ls.log(f"cannot serve the workspace folder {folder}: {exc}", types.MessageType.Error)
     try:
         ls.editor = parse_settings(params.initialization_options)
     except SettingsError as exc:
@@ -625,119 +684,41 @@ def did_open(ls: ToolgateServer, params: types.DidOpenTextDocumentParams) -> Non
     ),
 )
 def code_action(ls: ToolgateServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    """Accept / Reject for pending proposals on this file; "Ask agent to fix" on failures."""
-    actions: list[types.CodeAction] = []
+    """Review actions for pending proposals; "Ask agent to fix" on failures."""
     uri = params.text_document.uri
-    path = uri_to_path(uri)
-    if path is not None:
-        real = path.resolve()
-        for entry in ls.pending_entries():
-            proposal = entry.proposal
-            if ls.workspace_root() / proposal.path != real:
-                continue
-            label = f"{proposal.tool} proposal: {proposal.path}"
-            actions.append(
-                types.CodeAction(
-                    title=f"Accept {label}",
-                    kind=types.CodeActionKind.Refactor,
-                    command=types.Command(
-                        title="Accept", command="toolgate.acceptProposal", arguments=[proposal.id]
-                    ),
-                )
-            )
-            actions.append(
-                types.CodeAction(
-                    title=f"Reject {label}",
-                    kind=types.CodeActionKind.Refactor,
-                    command=types.Command(
-                        title="Reject", command="toolgate.rejectProposal", arguments=[proposal.id]
-                    ),
-                )
-            )
-            if len(proposal.hunks) > 1:
-                for hunk in proposal.hunks:
-                    if hunk.start <= params.range.end.line and params.range.start.line <= hunk.end:
-                        actions.append(
-                            types.CodeAction(
-                                title=f"Accept hunk {hunk.index + 1} of {label}",
-                                kind=types.CodeActionKind.Refactor,
-                                command=types.Command(
-                                    title="Accept hunk",
-                                    command="toolgate.acceptProposal",
-                                    arguments=[proposal.id, [hunk.index]],
-                                ),
-                            )
-                        )
-    for diagnostic in params.context.diagnostics:
-        if diagnostic.source != "toolgate":
-            continue
-        test_id = str(diagnostic.code or "the failing test")
-        actions.append(
-            types.CodeAction(
-                title=f"Ask agent to fix {test_id}",
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=[diagnostic],
-                command=types.Command(
-                    title="Ask agent to fix",
-                    command="toolgate.fixFailure",
-                    arguments=[
-                        {
-                            "uri": uri,
-                            "line": diagnostic.range.start.line,
-                            "message": diagnostic.message,
-                            "testId": test_id,
-                        }
-                    ],
-                ),
-            )
-        )
-    return actions
+    actions: list[types.CodeAction] = []
+    proposals = [entry.proposal for entry in ls.pending_entries()]
+    if proposals and ls.root is not None:
+        actions += proposal_actions(proposals, ls.root, uri, params.range)
+    return actions + failure_actions(uri, params.context.diagnostics)
 
 
 @server.command("toolgate.ask")
-async def ask(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+async def ask(ls: ToolgateServer, args: AskArguments) -> dict[str, Any]:
     """Start a run: `[{"task": "…", "context"?: {...}}]` → `{"runId"}`."""
-    params = _object_arg(args, "toolgate.ask")
-    task = params.get("task")
-    if not isinstance(task, str) or not task.strip():
-        raise JsonRpcInvalidParams('toolgate.ask needs [{"task": "…"}]')
-    context = params.get("context")
-    if isinstance(context, dict):
-        path = uri_to_path(str(context.get("uri", "")))
-        where = ""
-        if path is not None:
-            try:
-                where = Path(path).resolve().relative_to(ls.workspace_root()).as_posix()
-            except ValueError:
-                raise JsonRpcInvalidParams("context uri is outside the workspace") from None
-        selection = context.get("text")
-        if where or selection:
+    task = args.task
+    context = args.context
+    if context is not None:
+        try:
+            where = _relative(ls, context.uri) if context.uri else None
+        except JsonRpcInvalidParams:
+            raise JsonRpcInvalidParams("context uri is outside the workspace") from None
+        if where or context.text:
             task += f"\n\nContext: the person is looking at {where or 'a file'}"
-            rng = context.get("range")
-            if isinstance(rng, dict):
-                start = rng.get("start", {}).get("line", 0) + 1
-                end = rng.get("end", {}).get("line", 0) + 1
-                task += f", lines {start}-{end}"
-            if isinstance(selection, str) and selection:
-                task += f"; selected text:\n```\n{selection[:8000]}\n```"
+            if context.range is not None:
+                task += f", lines {context.range.start.line + 1}-{context.range.end.line + 1}"
+            if context.text:
+                task += f"; selected text:\n```\n{context.text[:8000]}\n```"
     return {"runId": await ls.start_run(task)}
 
 
 @server.command("toolgate.fixFailure")
-async def fix_failure(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+async def fix_failure(ls: ToolgateServer, args: FixFailureArguments) -> dict[str, Any]:
     """Start a run that fixes one failing test."""
-    params = _object_arg(args, "toolgate.fixFailure")
-    path = uri_to_path(str(params.get("uri", "")))
-    rel = "?"
-    if path is not None:
-        try:
-            rel = Path(path).resolve().relative_to(ls.workspace_root()).as_posix()
-        except ValueError:
-            raise JsonRpcInvalidParams("uri is outside the workspace") from None
-    line = params.get("line")
+    rel = (_relative(ls, args.uri) if args.uri else None) or "?"
+    line = args.line + 1 if args.line is not None else "?"
     task = (
-        f"The test {params.get('testId', '')} fails at {rel}:"
-        f"{(line + 1) if isinstance(line, int) else '?'} with: {params.get('message', '')}\n"
+        f"The test {args.test_id} fails at {rel}:{line} with: {args.message}\n"
         "Find the cause, fix it (in the code under test unless the test itself is wrong), "
         "and run the tests again to show it passes."
     )
@@ -751,20 +732,16 @@ def _reviewer(ls: ToolgateServer) -> LspReviewer:
 
 
 @server.command("toolgate.acceptProposal")
-async def accept_proposal(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+async def accept_proposal(ls: ToolgateServer, args: AcceptArguments) -> dict[str, Any]:
     """Accept a proposal: `[id]` or `[id, [hunk indexes]]`."""
     from toolgate.lsp.reviewer import ReviewError
 
-    proposal_id = _string_arg(args, 0, "proposal id")
-    hunks = _arg(args, 1)
-    if hunks is not None and not isinstance(hunks, list):
-        raise JsonRpcInvalidParams("hunk indexes must be a list of integers")
     try:
-        resolution = await _reviewer(ls).accept(proposal_id, hunks)
+        resolution = await _reviewer(ls).accept(args.proposal_id, args.hunks)
     except ReviewError as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
     return {
-        "id": proposal_id,
+        "id": args.proposal_id,
         "status": resolution.status.value,
         "hunksApplied": resolution.hunks_applied,
         "reason": resolution.reason,
@@ -772,23 +749,19 @@ async def accept_proposal(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
 
 
 @server.command("toolgate.rejectProposal")
-def reject_proposal(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+def reject_proposal(ls: ToolgateServer, args: RejectArguments) -> dict[str, Any]:
     """Reject a proposal: `[id, reason?]`."""
     from toolgate.lsp.reviewer import ReviewError
 
-    proposal_id = _string_arg(args, 0, "proposal id")
-    reason = _arg(args, 1)
-    if reason is not None and not isinstance(reason, str):
-        raise JsonRpcInvalidParams("the reason must be a string")
     try:
-        resolution = _reviewer(ls).reject(proposal_id, reason or None)
+        resolution = _reviewer(ls).reject(args.proposal_id, args.reason or None)
     except ReviewError as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
-    return {"id": proposal_id, "status": resolution.status.value}
+    return {"id": args.proposal_id, "status": resolution.status.value}
 
 
 @server.command("toolgate.acceptAll")
-async def accept_all(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+async def accept_all(ls: ToolgateServer) -> dict[str, Any]:
     """Accept every pending proposal."""
     from toolgate.lsp.reviewer import ReviewError
 
@@ -804,48 +777,38 @@ async def accept_all(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
 
 
 @server.command("toolgate.listProposals")
-def list_proposals(ls: ToolgateServer, *args: Any) -> list[dict[str, Any]]:
+def list_proposals(ls: ToolgateServer) -> list[dict[str, Any]]:
     """Pending proposals, as `toolgate/proposal` sends them."""
     from toolgate.lsp.convert import proposal_payload
 
     reviewer = _reviewer(ls)
     out = []
-    for entry in reviewer.pending.values():
+    for entry in list(reviewer.pending.values()):
         uri = path_to_uri(ls.workspace_root() / entry.proposal.path)
         out.append(proposal_payload(entry.proposal, uri, ls.open_version(uri)))
     return out
 
 
 @server.command("toolgate.cancel")
-def cancel(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+def cancel(ls: ToolgateServer, args: CancelArguments) -> dict[str, Any]:
     """Cancel the active run (`[runId?]`)."""
-    run_id = _arg(args, 0)
-    if run_id is not None and run_id != ls.active_run_id:
-        raise JsonRpcInvalidParams(f"no active run with id {run_id!r}")
+    if args.run_id is not None and args.run_id != ls.active_run_id:
+        raise JsonRpcInvalidParams(f"no active run with id {args.run_id!r}")
     return {"cancelled": ls.cancel_run()}
 
 
 @server.command("toolgate.runTests")
-async def run_tests(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+async def run_tests(ls: ToolgateServer, args: RunTestsArguments) -> dict[str, Any]:
     """Run the tests and publish failures as diagnostics: `[{"command"?: "…"}]`."""
-    params = _object_arg(args, "toolgate.runTests")
-    command = params.get("command")
-    if command is not None and not isinstance(command, str):
-        raise JsonRpcInvalidParams("command must be a string")
-    return await ls.run_tests_command(command)
+    return await ls.run_tests_command(args.command)
 
 
 @server.command("toolgate.reportDiagnostics")
-def report_diagnostics(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+def report_diagnostics(ls: ToolgateServer, args: ReportDiagnosticsArguments) -> dict[str, Any]:
     """The client reports other language servers' diagnostics for edited files."""
-    params = _object_arg(args, "toolgate.reportDiagnostics")
-    uri = params.get("uri")
-    diagnostics = params.get("diagnostics")
-    if not isinstance(uri, str) or not isinstance(diagnostics, list):
-        raise JsonRpcInvalidParams('toolgate.reportDiagnostics needs [{"uri", "diagnostics": []}]')
     ls.editor.reports_diagnostics = True
-    ls.other_diagnostics[uri] = [d for d in diagnostics if isinstance(d, dict)]
-    for future in ls._diag_waiters.pop(uri, []):
+    ls.other_diagnostics[args.uri] = list(args.diagnostics)
+    for future in ls._diag_waiters.pop(args.uri, []):
         if not future.done():
             future.set_result(None)
     return {"ok": True}
