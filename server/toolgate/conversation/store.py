@@ -83,6 +83,9 @@ class SessionFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._tail_checked = False
+        # Size and modification time of the file as this object last wrote or read it: a
+        # different stamp on disk means someone else changed it since.
+        self.stamp: tuple[int, int] | None = None
 
     def create(self, header: dict[str, Any]) -> None:
         """Write the header of a new session; refuses to replace an existing file."""
@@ -93,6 +96,7 @@ class SessionFile:
             handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())
+            self.stamp = _fstamp(handle.fileno())
         self._tail_checked = True
 
     def append(self, record: dict[str, Any]) -> None:
@@ -112,6 +116,7 @@ class SessionFile:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+            self.stamp = _fstamp(handle.fileno())
 
     @staticmethod
     def _cut_torn_tail(handle: Any) -> None:
@@ -130,7 +135,9 @@ class SessionFile:
     def load(self, root: Path | None = None) -> Loaded:
         """Read the file; raises SessionError naming the file when it cannot be used."""
         try:
-            data = self.path.read_bytes()
+            with open(self.path, "rb") as handle:
+                stamp = _fstamp(handle.fileno())
+                data = handle.read()
         except FileNotFoundError:
             raise SessionError(f"session file {self.path} does not exist") from None
         except OSError as exc:
@@ -162,7 +169,22 @@ class SessionFile:
             records.append(record)
         header = records.pop(0)
         _check_header(self.path, header, root)
+        self.stamp = stamp
         return Loaded(header, records, notices, valid)
+
+
+def file_stamp(path: Path) -> tuple[int, int] | None:
+    """A file's size and modification time (None when it cannot be read)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_size, stat.st_mtime_ns)
+
+
+def _fstamp(fd: int) -> tuple[int, int]:
+    stat = os.fstat(fd)
+    return (stat.st_size, stat.st_mtime_ns)
 
 
 def _line(record: dict[str, Any]) -> bytes:
@@ -242,7 +264,7 @@ class SessionStore:
 
     def lock_path(self, session_id: str) -> Path:
         """The file that says a process is continuing this session."""
-        return self.folder / f"{session_id}.lock"
+        return self.path(session_id).with_suffix(".lock")
 
 
 class SessionLock:

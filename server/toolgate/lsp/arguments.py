@@ -102,6 +102,51 @@ class AskArguments:
         default="", validator=_non_blank(ASK_NEEDS_TASK), metadata=_message(ASK_NEEDS_TASK)
     )
     context: AskContext | None = None
+    session_id: str | None = attrs.field(
+        default=None, metadata=_message("sessionId must be a string")
+    )
+    new_session: bool = attrs.field(
+        default=False, metadata=_message("newSession must be a boolean")
+    )
+
+
+SESSION_ID = 'needs [{"sessionId": "…"}] with a non-empty session id'
+
+
+@attrs.frozen
+class NewSessionArguments:
+    """`toolgate.newSession`: `[{"title"?: "…"}]`."""
+
+    title: str | None = attrs.field(default=None, metadata=_message("title must be a string"))
+
+
+@attrs.frozen
+class ListSessionsArguments:
+    """`toolgate.listSessions`: `[]` or `[{}]`."""
+
+
+@attrs.frozen
+class SessionArguments:
+    """`toolgate.loadSession`, `toolgate.deleteSession`: `[{"sessionId": "…"}]`."""
+
+    session_id: str = attrs.field(
+        default="", validator=_non_blank(SESSION_ID), metadata=_message(SESSION_ID)
+    )
+
+
+RENAME_NEEDS = 'toolgate.renameSession needs [{"sessionId": "…", "title": "…"}]'
+
+
+@attrs.frozen
+class RenameSessionArguments:
+    """`toolgate.renameSession`: `[{"sessionId": "…", "title": "…"}]`."""
+
+    session_id: str = attrs.field(
+        default="", validator=_non_blank(RENAME_NEEDS), metadata=_message(RENAME_NEEDS)
+    )
+    title: str = attrs.field(
+        default="", validator=_non_blank(RENAME_NEEDS), metadata=_message(RENAME_NEEDS)
+    )
 
 
 @attrs.frozen

@@ -12,6 +12,10 @@ from typing import Any, Protocol
 
 from lsprotocol import types
 
+from toolgate.lsp.arguments import ReportedDiagnostic
+
+SAVE_DOCUMENTS = "toolgate/saveDocuments"
+
 
 class EditorClient(Protocol):
     """The editor, as the reviewer sees it."""
@@ -77,6 +81,6 @@ class EditorClient(Protocol):
         """The document's text once its version moves past `version` (None on timeout)."""
         ...
 
-    async def reported_diagnostics(self, uri: str, timeout: float) -> list[dict[str, Any]]:
+    async def reported_diagnostics(self, uri: str, timeout: float) -> list[ReportedDiagnostic]:
         """The diagnostics the client reports for `uri` next (empty on timeout)."""
         ...

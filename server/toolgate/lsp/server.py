@@ -25,20 +25,7 @@ with attrs_code_cache():
     from pygls.lsp.server import LanguageServer
 
 from toolgate import __version__
-from toolgate.agent.events import (
-    ASSISTANT_TEXT,
-    MODE_CHANGED,
-    NOTICE,
-    RUN_FINISHED,
-    RUN_STARTED,
-    TESTS_FINISHED,
-    TOOL_CALL_DECIDED,
-    TOOL_CALL_EXECUTED,
-    TOOL_CALL_PARSE_ERROR,
-    TOOL_CALL_PROPOSED,
-    Event,
-    EventBus,
-)
+from toolgate.agent.events import NOTICE, RUN_FINISHED, TOOL_CALL_EXECUTED, Event, EventBus
 from toolgate.agent.redact import Redactor
 from toolgate.lsp.actions import failure_actions, proposal_actions
 from toolgate.lsp.arguments import (
@@ -46,12 +33,17 @@ from toolgate.lsp.arguments import (
     AskArguments,
     CancelArguments,
     FixFailureArguments,
+    ListSessionsArguments,
+    NewSessionArguments,
     RejectArguments,
+    RenameSessionArguments,
     ReportDiagnosticsArguments,
     ReportedDiagnostic,
     RunTestsArguments,
+    SessionArguments,
 )
-from toolgate.lsp.convert import failure_diagnostic, path_to_uri, uri_to_path
+from toolgate.lsp.client import SAVE_DOCUMENTS
+from toolgate.lsp.convert import event_payload, failure_diagnostic, path_to_uri, uri_to_path
 from toolgate.lsp.framing import FrameReader, max_message_bytes, serve_frames, stdin_reader
 from toolgate.lsp.protocol import ToolgateProtocol
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
@@ -60,9 +52,10 @@ if TYPE_CHECKING:
     # The engine is imported when a run (or a review) first needs it, so that the server
     # answers `initialize` after loading little more than pygls.
     from toolgate.agent.loop import AgentRun
-    from toolgate.config import Config
+    from toolgate.config import Config, TrustItem
     from toolgate.lsp.reviewer import LspReviewer
-    from toolgate.session import Endpoint
+    from toolgate.session import Claim, SessionService
+    from toolgate.session.deltas import TextDeltas
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +70,11 @@ COMMANDS = [
     "toolgate.runTests",
     "toolgate.fixFailure",
     "toolgate.reportDiagnostics",
+    "toolgate.newSession",
+    "toolgate.listSessions",
+    "toolgate.loadSession",
+    "toolgate.renameSession",
+    "toolgate.deleteSession",
 ]
 
 
@@ -92,7 +90,9 @@ class ToolgateServer(LanguageServer):
         self.run: AgentRun | None = None
         self.run_task: asyncio.Task[Any] | None = None
         self.active_run_id: str | None = None
-        self.endpoint: Endpoint | None = None
+        self._service: SessionService | None = None
+        self._run_sessions: dict[str, str] = {}  # run id → the session it continues
+        self._deltas: TextDeltas | None = None
         self.test_diagnostics: dict[str, list[types.Diagnostic]] = {}
         self.other_diagnostics: dict[str, list[ReportedDiagnostic]] = {}
         self._diag_waiters: dict[str, list[asyncio.Future[None]]] = {}
@@ -110,6 +110,17 @@ class ToolgateServer(LanguageServer):
 
             self._reviewer = LspReviewer(self, Workspace(self.root))
         return self._reviewer
+
+    @property
+    def service(self) -> SessionService:
+        """The session service of this workspace, made on first use."""
+        if self._service is None:
+            from toolgate.session import SessionService
+
+            self._service = SessionService(
+                self.workspace_root(), self.config, trust_prompt=self._ask_trust, notice=self.log
+            )
+        return self._service
 
     def pending_entries(self) -> list[Any]:
         """Proposals waiting for the person (none before the reviewer exists)."""
@@ -325,58 +336,26 @@ class ToolgateServer(LanguageServer):
 
     def forward(self, event: Event) -> None:
         """Engine events → `toolgate/event` notifications (and progress)."""
-        f = event.fields
-        payload: dict[str, Any] | None = None
-        if event.type == RUN_STARTED:
-            payload = {"type": "run_started", "task": f.get("task")}
-        elif event.type == ASSISTANT_TEXT:
-            payload = {"type": "assistant_text", "text": f["text"]}
-        elif event.type == TOOL_CALL_PROPOSED:
-            self._call_args[f["call_id"]] = f.get("raw_args")
-        elif event.type == TOOL_CALL_DECIDED:
-            payload = {
-                "type": "tool_call",
-                "callId": f["call_id"],
-                "tool": f["tool_name"],
-                "arguments": self._call_args.get(f["call_id"]),
-                "decision": f["decision"],
-                "why": f.get("why"),
-            }
-        elif event.type == TOOL_CALL_EXECUTED:
-            self._call_args.pop(f["call_id"], None)
-            payload = {
-                "type": "tool_result",
-                "callId": f["call_id"],
-                "tool": f["tool_name"],
-                "success": f["success"],
-                "error": f.get("error"),
-                "decision": f["decision"],
-            }
+        payload = event_payload(event, self._call_args)
+        if event.type == TOOL_CALL_EXECUTED:
+            f = event.fields
             self._progress_report(f"{f['tool_name']}: {'ok' if f['success'] else 'failed'}")
-        elif event.type == TOOL_CALL_PARSE_ERROR:
-            payload = {
-                "type": "parse_error",
-                "error": f["error"],
-                "rawExcerpt": f.get("raw_excerpt", ""),
-            }
-        elif event.type == MODE_CHANGED:
-            payload = {"type": "mode_changed", "mode": f["mode"], "reason": f.get("reason")}
-        elif event.type == TESTS_FINISHED:
-            payload = {"type": "tests_finished", "summary": f.get("summary")}
         elif event.type == NOTICE:
-            payload = {"type": "notice", "message": f["message"]}
-            self.log(f["message"])
+            self.log(event.fields["message"])
         elif event.type == RUN_FINISHED:
             self._finished_runs.add(event.run_id)
-            payload = {
-                "type": "run_finished",
-                "status": f["status"],
-                "reason": f.get("reason"),
-                "answer": f.get("answer"),
-            }
         if payload is not None:
-            payload["runId"] = event.run_id
-            self.notify(EVENT, payload)
+            self.notify_run(payload)
+
+    def notify_run(self, payload: dict[str, Any]) -> None:
+        """Send one `toolgate/event` of a run, naming the session the run continues."""
+        session_id = self._run_sessions.get(str(payload.get("runId")))
+        if session_id is not None:
+            payload["sessionId"] = session_id
+        self.notify(EVENT, payload)
+
+    def _text_delta(self, run_id: str, text: str) -> None:
+        self.notify_run({"type": "text_delta", "runId": run_id, "text": text})
 
     def _progress_report(self, message: str) -> None:
         token = self._progress_token
@@ -385,38 +364,47 @@ class ToolgateServer(LanguageServer):
 
     _progress_token: str | None = None
 
-    async def start_run(self, task: str) -> str:
-        """Start a run in the background and return its id at once."""
+    async def start_run(
+        self, task: str, session_id: str | None = None, new_session: bool = False
+    ) -> dict[str, str]:
+        """Start a run continuing a session in the background; `{runId, sessionId}` at once."""
         if self.run_task is not None and not self.run_task.done():
             raise JsonRpcInvalidParams(
                 f"a run is already active ({self.active_run_id}); cancel it or wait for it"
             )
         from toolgate.config import ConfigError
+        from toolgate.conversation.store import SessionError
 
-        root = self.workspace_root()
         try:
             config = self.config()
         except ConfigError as exc:
             raise JsonRpcInvalidParams(f"configuration error: {exc}") from None
+        try:
+            # Claimed now, so that an unknown or busy session is this request's error.
+            claim = self.service.claim(session_id, new=new_session)
+        except SessionError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
         run_id = f"r-{uuid.uuid4().hex[:10]}"
         self.active_run_id = run_id
+        self._run_sessions[run_id] = claim.session_id
         self.run = None  # until this run is assembled, a cancel stops its setup
-        self.run_task = asyncio.ensure_future(self._run(run_id, task, root, config))
-        return run_id
+        self.run_task = asyncio.ensure_future(self._run(run_id, task, claim, config))
+        return {"runId": run_id, "sessionId": claim.session_id}
 
-    async def _run(self, run_id: str, task: str, root: Path, config: Config) -> None:
+    async def _run(self, run_id: str, task: str, claim: Claim, config: Config) -> None:
         from toolgate.config import ConfigError
-        from toolgate.session import (
-            RunSetup,
-            SetupError,
-            create_run,
-            resolve_endpoint,
-        )
+        from toolgate.session import SetupError
+        from toolgate.session.deltas import TextDeltas
 
+        if self._deltas is None:
+            self._deltas = TextDeltas(self._text_delta)
         bus = EventBus()
+        bus.subscribe(self._deltas)  # first: text gathered so far is sent before each event
         bus.subscribe(self.forward)
         assert self.reviewer is not None
         token: str | None = None
+        service = self.service
+        started = False
         try:
             if self.supports_progress():
                 token = f"toolgate-{run_id}"
@@ -440,36 +428,29 @@ class ToolgateServer(LanguageServer):
                         )
                 except Exception:
                     token = None
-            await self._confirm_trust(root, config)
             try:
-                if self.endpoint is None or config.base_url:
-                    endpoint = await resolve_endpoint(config, self.log)
-                    if not config.base_url:
-                        self.endpoint = endpoint  # keep the embedded model for later runs
-                else:
-                    endpoint = self.endpoint
-                setup = RunSetup(
-                    root=root,
+                turn = await service.start(
+                    claim,
+                    task,
                     config=config,
                     reviewer=self.reviewer,
                     bus=bus,
+                    run_id=run_id,
                     buffers=self.buffers,
                     trusted=self.editor.trusted,
                     on_test_run=self.publish_test_failures,
                 )
-                self.run = await create_run(setup, task, endpoint, run_id=run_id)
             except (SetupError, ConfigError) as exc:
                 message = self.redactor.text(str(exc))
                 status = "blocked_by_policy" if getattr(exc, "blocked", False) else "failed"
-                self.notify(
-                    EVENT,
+                self.notify_run(
                     {
                         "type": "run_finished",
                         "runId": run_id,
                         "status": status,
                         "reason": message,
                         "answer": None,
-                    },
+                    }
                 )
                 self.window_show_message(
                     types.ShowMessageParams(
@@ -477,8 +458,9 @@ class ToolgateServer(LanguageServer):
                     )
                 )
                 return
-            outcome = await self.run.run()
-            await self.run.model.close()
+            self.run = turn.run
+            started = True
+            outcome = await service.finish(turn)
             if outcome.status not in ("completed", "cancelled"):
                 self.log(
                     f"run {run_id} {outcome.status}: {outcome.reason}", types.MessageType.Warning
@@ -488,63 +470,86 @@ class ToolgateServer(LanguageServer):
             # engine never started, so the end is announced here.
             if run_id not in self._finished_runs:
                 self._finished_runs.add(run_id)
-                self.notify(
-                    EVENT,
+                self.notify_run(
                     {
                         "type": "run_finished",
                         "runId": run_id,
                         "status": "cancelled",
                         "reason": "cancelled while the run was being set up",
                         "answer": None,
-                    },
+                    }
                 )
             raise
         except Exception as exc:  # never let a run take the server down
             log.exception("run %s crashed", run_id)
             # The engine may have announced the end already and failed after it (its run log).
             if run_id not in self._finished_runs:
-                self.notify(
-                    EVENT,
+                self.notify_run(
                     {
                         "type": "run_finished",
                         "runId": run_id,
                         "status": "failed",
                         "reason": self.redactor.text(f"internal error: {exc}"),
                         "answer": None,
-                    },
+                    }
                 )
         finally:
+            if not started:
+                service.release(claim)  # `finish` releases it once the run has started
             if self._reviewer is not None:
                 self._reviewer.cancel_all("the run ended")
             if token is not None:
                 self._progress_token = None
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
 
-    async def _confirm_trust(self, root: Path, config: Config) -> None:
-        from toolgate.trust import TrustStore
+    async def _ask_trust(self, item: TrustItem) -> bool:
+        """The session service's trust prompt: a message request with Allow / Not now."""
+        try:
+            choice = await self.ask(
+                f"Toolgate: {item.describe()}. Allow it for this workspace?",
+                ["Allow", "Not now"],
+                warning=True,
+            )
+        except Exception:
+            return False
+        return choice == "Allow"
 
-        store = TrustStore()
-        confirmed = store.confirmed(root)
-        for item in config.pending_trust:
-            if item.fingerprint in confirmed:
-                continue
-            if item.kind == "base_url" and not config.api_key:
-                continue
-            try:
-                choice = await self.window_show_message_request_async(
-                    types.ShowMessageRequestParams(
-                        type=types.MessageType.Warning,
-                        message=f"Toolgate: {item.describe()}. Allow it for this workspace?",
-                        actions=[
-                            types.MessageActionItem(title="Allow"),
-                            types.MessageActionItem(title="Not now"),
-                        ],
-                    )
-                )
-            except Exception:
-                continue
-            if choice is not None and choice.title == "Allow":
-                store.confirm(root, [item.fingerprint])
+    async def ask(self, message: str, actions: list[str], *, warning: bool = False) -> str | None:
+        """Ask the person with `window/showMessageRequest`; the chosen title, or None."""
+        choice = await self.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Warning if warning else types.MessageType.Info,
+                message=message,
+                actions=[types.MessageActionItem(title=title) for title in actions],
+            )
+        )
+        return choice.title if choice is not None else None
+
+    async def save(self, uris: list[str], timeout: float) -> list[str]:
+        """Ask the client to save documents (`toolgate/saveDocuments`); the ones it saved."""
+        reply = await asyncio.wait_for(
+            self.protocol.send_request_async(SAVE_DOCUMENTS, {"uris": uris}), timeout=timeout
+        )
+        saved = reply.get("saved") if isinstance(reply, dict) else getattr(reply, "saved", None)
+        return [str(uri) for uri in saved or []]
+
+    async def apply_edit(
+        self, edit: types.WorkspaceEdit, label: str
+    ) -> types.ApplyWorkspaceEditResult:
+        """Send `workspace/applyEdit` and wait for the client's answer."""
+        return await self.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label=label)
+        )
+
+    @property
+    def confirm_in_editor(self) -> bool:
+        """Whether proposals are confirmed in the editor's own preview."""
+        return self.editor.confirm_in_editor
+
+    @property
+    def reports_diagnostics(self) -> bool:
+        """Whether the client reports its diagnostics after an edit."""
+        return self.editor.reports_diagnostics
 
     def cancel_run(self, reason: str = "cancelled by the person") -> bool:
         """Cancel the active run, if any."""
@@ -559,43 +564,29 @@ class ToolgateServer(LanguageServer):
         return False
 
     async def run_tests_command(self, command: str | None) -> dict[str, Any]:
-        """The person's own test run: same runner and allow-list as the tool."""
-        from toolgate.runner.allowlist import (
-            CommandRefused,
-            is_allowed,
-            parse_allowed,
-            split_command,
-        )
-        from toolgate.runner.process import resolve_executable
-        from toolgate.testing.runner import run_pytest
-
-        root = self.workspace_root()
-        if not self.editor.trusted:
-            raise JsonRpcInvalidParams("this workspace is not trusted: tests may not run here")
-        config = self.config()
+        """The person's own test run: the `run_tests` tool through the session's gate."""
+        assert self.reviewer is not None
+        bus = EventBus()
         try:
-            argv = split_command(command or "pytest -q --tb=short")
-        except CommandRefused as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
-        if not is_allowed(argv, parse_allowed(config.allowed_commands)):
-            raise JsonRpcInvalidParams(
-                f"{' '.join(argv)} is not on the allow-list ({', '.join(config.allowed_commands)})"
+            result = await self.service.run_tests(
+                command,
+                reviewer=self.reviewer,
+                bus=bus,
+                trusted=self.editor.trusted,
+                buffers=self.buffers,
+                on_test_run=self.publish_test_failures,
             )
-        if self.reviewer is not None:
-            for note in await self.reviewer.before_tests():
-                self.log(note, types.MessageType.Warning)
-        test_run = await run_pytest(
-            root,
-            resolve_executable(argv, root, root=root),
-            cwd=root,
-            timeout_seconds=config.limits.command_timeout_seconds,
-        )
-        self.publish_test_failures(test_run)
-        data = test_run.to_data()
+        except ValueError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        data = result.data if isinstance(result.data, dict) else {}
+        for note in data.get("notes") or []:
+            self.log(str(note), types.MessageType.Warning)
+        if "summary" not in data:
+            raise JsonRpcInvalidParams(result.error or "the tests could not run")
         return {
             "summary": data["summary"],
             "failures": data["failures"],
-            "exitCode": test_run.exit_code,
+            "exitCode": data["exit_code"],
         }
 
 
@@ -709,7 +700,7 @@ async def ask(ls: ToolgateServer, args: AskArguments) -> dict[str, Any]:
                 task += f", lines {context.range.start.line + 1}-{context.range.end.line + 1}"
             if context.text:
                 task += f"; selected text:\n```\n{context.text[:8000]}\n```"
-    return {"runId": await ls.start_run(task)}
+    return await ls.start_run(task, args.session_id, args.new_session)
 
 
 @server.command("toolgate.fixFailure")
@@ -722,7 +713,7 @@ async def fix_failure(ls: ToolgateServer, args: FixFailureArguments) -> dict[str
         "Find the cause, fix it (in the code under test unless the test itself is wrong), "
         "and run the tests again to show it passes."
     )
-    return {"runId": await ls.start_run(task)}
+    return await ls.start_run(task)
 
 
 def _reviewer(ls: ToolgateServer) -> LspReviewer:
@@ -814,13 +805,69 @@ def report_diagnostics(ls: ToolgateServer, args: ReportDiagnosticsArguments) -> 
     return {"ok": True}
 
 
+def _sessions(ls: ToolgateServer) -> SessionService:
+    ls.workspace_root()  # a clear error without a workspace folder
+    return ls.service
+
+
+@server.command("toolgate.newSession")
+def new_session(ls: ToolgateServer, args: NewSessionArguments) -> dict[str, Any]:
+    """Start an empty session; it becomes the current one: `[{"title"?}]` → `{sessionId}`."""
+    from toolgate.conversation.store import SessionError
+
+    try:
+        return {"sessionId": _sessions(ls).new_session(" ".join((args.title or "").split()))}
+    except SessionError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+
+
+@server.command("toolgate.listSessions")
+def list_sessions(ls: ToolgateServer, args: ListSessionsArguments) -> dict[str, Any]:
+    """The workspace's sessions, most recent activity first."""
+    return {"sessions": [info.to_dict() for info in _sessions(ls).sessions()]}
+
+
+@server.command("toolgate.loadSession")
+def load_session(ls: ToolgateServer, args: SessionArguments) -> dict[str, Any]:
+    """A session's transcript; it becomes the current one."""
+    from toolgate.conversation.store import SessionError
+
+    try:
+        return _sessions(ls).load(args.session_id)
+    except SessionError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+
+
+@server.command("toolgate.renameSession")
+def rename_session(ls: ToolgateServer, args: RenameSessionArguments) -> dict[str, Any]:
+    """Give a session a new title."""
+    from toolgate.conversation.store import SessionError
+
+    try:
+        _sessions(ls).rename(args.session_id, args.title)
+    except SessionError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+    return {"sessionId": args.session_id, "title": " ".join(args.title.split())}
+
+
+@server.command("toolgate.deleteSession")
+def delete_session(ls: ToolgateServer, args: SessionArguments) -> dict[str, Any]:
+    """Delete a session no run is continuing."""
+    from toolgate.conversation.store import SessionError
+
+    try:
+        _sessions(ls).delete(args.session_id)
+    except SessionError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+    return {"deleted": True}
+
+
 @server.feature(types.SHUTDOWN)
 async def shutdown(ls: ToolgateServer, *args: Any) -> None:
     """Cancel the run and stop the embedded model."""
     ls.cancel_run("the editor is shutting down")
-    if ls.endpoint is not None and ls.endpoint.close is not None:
-        await ls.endpoint.close()
-        ls.endpoint = None
+    if ls._service is not None:
+        await ls._service.close()
 
 
 _LOG_LEVELS = {

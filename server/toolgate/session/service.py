@@ -26,6 +26,7 @@ from toolgate.conversation.store import (
     SessionInfo,
     SessionLock,
     SessionStore,
+    file_stamp,
 )
 from toolgate.records import ToolCall, ToolResult
 from toolgate.review.reviewer import Reviewer
@@ -89,7 +90,7 @@ class SessionService:
         self._windows: dict[tuple[str, str | None], int | None] = {}
         # The conversation each session's file held when this service last wrote or read it:
         # a turn then costs the same at turn 200 as at turn 10 (no re-reading of the file).
-        self._cache: dict[str, tuple[Conversation, tuple[int, int]]] = {}
+        self._cache: dict[str, Conversation] = {}
 
     # -- configuration, trust and endpoint --------------------------------------------------
 
@@ -208,8 +209,9 @@ class SessionService:
         """A session's conversation, read from its file (SessionError names what is wrong)."""
         file = self.store.open(session_id)
         cached = self._cache.get(session_id)
-        if cached is not None and cached[1] == _stamp(file.path):
-            return cached[0]
+        if cached is not None and cached.file is not None:
+            if cached.file.stamp is not None and cached.file.stamp == file_stamp(file.path):
+                return cached
         conversation = Conversation.from_loaded(file.load(self.root), file)
         for message in conversation.notices:
             self._notice(message)
@@ -217,7 +219,7 @@ class SessionService:
 
     def _keep(self, session_id: str, conversation: Conversation) -> None:
         if conversation.file is not None:
-            self._cache[session_id] = (conversation, _stamp(conversation.file.path))
+            self._cache[session_id] = conversation
 
     def load(self, session_id: str) -> dict[str, Any]:
         """A session and its transcript, as a client draws it; it becomes the current one."""
@@ -257,6 +259,7 @@ class SessionService:
 
     def delete(self, session_id: str) -> None:
         """Delete a session, unless a run is continuing it."""
+        self.store.open(session_id)  # an unknown id is refused before anything is touched
         if session_id in self._claims:
             raise SessionBusy(f"session {session_id} is busy: a run is continuing it")
         lock = SessionLock(self.store.lock_path(session_id), session_id)
@@ -347,15 +350,6 @@ class SessionService:
             return outcome
         finally:
             self.release(turn.claim)
-
-
-def _stamp(path: Path) -> tuple[int, int]:
-    """What tells that a file changed since it was read: its size and modification time."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return (-1, -1)
-    return (stat.st_size, stat.st_mtime_ns)
 
 
 def _scan(path: Path, session_id: str) -> SessionInfo | None:
