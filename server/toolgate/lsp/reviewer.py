@@ -33,6 +33,7 @@ class Pending:
     proposal: Proposal
     future: asyncio.Future[Resolution]
     busy: bool = False  # an accept is being applied
+    settling: bool = False  # applied; waiting for the editor's diagnostics of the result
 
 
 @dataclass
@@ -68,6 +69,8 @@ class LspReviewer:
         self._announce(proposal, status="accepted")
         resolution = await self._apply(proposal, None, confirm=False)
         self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal.id, resolution))
+        if resolution.landed:
+            resolution.message = await self._other_diagnostics(self._uri(proposal))
         return resolution
 
     async def confirm(self, request: ApprovalRequest) -> Approval:
@@ -205,11 +208,24 @@ class LspReviewer:
 
     def _resolve(self, proposal_id: str, resolution: Resolution) -> None:
         entry = self.pending.get(proposal_id)
-        if entry is None or entry.future.done():
+        if entry is None or entry.future.done() or entry.settling:
             return
         entry.proposal.status = resolution.status
-        entry.future.set_result(resolution)
+        # The editor hears first: a client reports its diagnostics of the edited file once it
+        # knows the proposal landed, and the model's result waits for that report.
         self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal_id, resolution))
+        if resolution.landed and self.client.reports_diagnostics:
+            entry.busy = entry.settling = True
+            asyncio.ensure_future(self._settle(entry, resolution))
+        else:
+            entry.future.set_result(resolution)
+
+    async def _settle(self, entry: Pending, resolution: Resolution) -> None:
+        try:
+            resolution.message = await self._other_diagnostics(self._uri(entry.proposal))
+        finally:
+            if not entry.future.done():
+                entry.future.set_result(resolution)
 
     @staticmethod
     def _resolved_payload(proposal_id: str, resolution: Resolution) -> dict[str, Any]:
@@ -311,10 +327,7 @@ class LspReviewer:
         # others the server writes the file itself only when tests or git need the disk, so an
         # editor does not find its buffer's file changed under it.
         await self.ask_to_save([uri])
-        message = await self._other_diagnostics(uri)
-        resolution = _landed(chosen, all_hunks)
-        resolution.message = message
-        return resolution
+        return _landed(chosen, all_hunks)
 
     def _workspace_edit(
         self,
