@@ -48,6 +48,10 @@ ABOVE = {
     "toolgate.session": FRONT_ENDS,
     # configuration is read by the agent, never the other way round
     "toolgate.config": (*FRONT_ENDS, "toolgate.session", "toolgate.agent"),
+    # the server uses the reviewer; the reviewer knows only the editor-client protocol
+    "toolgate.lsp.reviewer": ("toolgate.lsp.server",),
+    "toolgate.lsp.client": ("toolgate.lsp.server", "toolgate.lsp.reviewer"),
+    "toolgate.lsp.convert": ("toolgate.lsp.server", "toolgate.lsp.reviewer"),
 }
 ENGINE = (
     "toolgate.agent",
@@ -93,8 +97,8 @@ def upward_imports(base: Path) -> list[str]:
             banned = ABOVE["engine"]
         elif _within(module, ("toolgate.session",)):
             banned = ABOVE["toolgate.session"]
-        elif module == "toolgate.config":
-            banned = ABOVE["toolgate.config"]
+        elif module in ABOVE:
+            banned = ABOVE[module]
         else:
             continue
         wrong += [f"{module} -> {name}" for name in _imports(path) if _within(name, banned)]
@@ -115,8 +119,13 @@ def test_the_direction_rule_can_fail(tmp_path: Path) -> None:
     (tmp_path / "toolgate" / "session.py").write_text("import toolgate.lsp.server\n")
     (tmp_path / "toolgate" / "lsp").mkdir()
     (tmp_path / "toolgate" / "lsp" / "server.py").write_text("from toolgate.session import x\n")
+    (tmp_path / "toolgate" / "lsp" / "reviewer.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from toolgate.lsp.server import ToolgateServer\n"
+    )
     assert upward_imports(tmp_path) == [
         "toolgate.agent.loop -> toolgate.session.service",
         "toolgate.config -> toolgate.agent.policy",
+        "toolgate.lsp.reviewer -> toolgate.lsp.server",
         "toolgate.session -> toolgate.lsp.server",
     ]
