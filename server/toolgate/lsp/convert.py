@@ -177,7 +177,13 @@ def event_payload(event: Event, call_args: dict[str, Any]) -> dict[str, Any] | N
     elif kind == events.NOTICE:
         payload = {"type": "notice", "message": f["message"]}
     elif kind == events.CONTEXT_FITTED:
-        payload = {"type": "context_fitted", **f}
+        payload = {
+            "type": "context_fitted",
+            "estimatedTokens": f.get("estimated_tokens"),
+            "elided": f.get("elided", []),
+        }
+        if "summarised_through_turn" in f:
+            payload["summarisedThroughTurn"] = f["summarised_through_turn"]
     elif kind == events.RUN_FINISHED:
         payload = {
             "type": "run_finished",
