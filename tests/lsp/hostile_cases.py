@@ -161,6 +161,11 @@ def command_bases(file_uri: str) -> dict[str, list[Any]]:
                 "diagnostics": [{"range": _range(), "message": "m", "severity": 1, "source": "s"}],
             }
         ],
+        "toolgate.newSession": [{"title": "t"}],
+        "toolgate.listSessions": [{}],
+        "toolgate.loadSession": [{"sessionId": "s-nope"}],
+        "toolgate.renameSession": [{"sessionId": "s-nope", "title": "t"}],
+        "toolgate.deleteSession": [{"sessionId": "s-nope"}],
     }
 
 
