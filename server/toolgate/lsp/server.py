@@ -718,7 +718,7 @@ async def fix_failure(ls: ToolgateServer, args: FixFailureArguments) -> dict[str
     rel = (_relative(ls, args.uri) if args.uri else None) or "?"
     line = args.line + 1 if args.line is not None else "?"
     task = (
-        f"The test {args.test_id} fails at {rel}:{line} with: {args.message}\n"
+        f"The test {args.test_id[:500]} fails at {rel}:{line} with: {args.message[:8000]}\n"
         "Find the cause, fix it (in the code under test unless the test itself is wrong), "
         "and run the tests again to show it passes."
     )
@@ -793,7 +793,9 @@ def list_proposals(ls: ToolgateServer) -> list[dict[str, Any]]:
 def cancel(ls: ToolgateServer, args: CancelArguments) -> dict[str, Any]:
     """Cancel the active run (`[runId?]`)."""
     if args.run_id is not None and args.run_id != ls.active_run_id:
-        raise JsonRpcInvalidParams(f"no active run with id {args.run_id!r}")
+        from toolgate.lsp.reviewer import shown
+
+        raise JsonRpcInvalidParams(f"no active run with id {shown(args.run_id)}")
     return {"cancelled": ls.cancel_run()}
 
 
