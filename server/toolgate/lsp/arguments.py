@@ -253,15 +253,15 @@ def _make_converter() -> cattrs.Converter:
                 raise WrongType(f"must be an array, not {_json_type(value)}")
             if inner is None:
                 return list(value)
-            out, errors = [], []
+            out = []
             for index, item in enumerate(value):
                 try:
                     out.append(inner(item, item_type))
                 except Exception as exc:
+                    # The first bad item is reported: an array of millions of bad items must
+                    # not become millions of exceptions.
                     exc.__notes__ = [IterableValidationNote(f"@ index {index}", index, item_type)]
-                    errors.append(exc)
-            if errors:
-                raise IterableValidationError("invalid items", errors, cls)
+                    raise IterableValidationError("invalid item", [exc], cls) from None
             return out
 
         return structure

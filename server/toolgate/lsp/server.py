@@ -53,7 +53,7 @@ from toolgate.lsp.arguments import (
 )
 from toolgate.lsp.convert import failure_diagnostic, path_to_uri, uri_to_path
 from toolgate.lsp.framing import FrameReader, max_message_bytes, serve_frames, stdin_reader
-from toolgate.lsp.protocol import ToolgateProtocol
+from toolgate.lsp.protocol import ToolgateProtocol, toolgate_converter
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
 
 if TYPE_CHECKING:
@@ -84,7 +84,12 @@ class ToolgateServer(LanguageServer):
     """Holds the server's state: settings, the active run, proposals and diagnostics."""
 
     def __init__(self) -> None:
-        super().__init__("toolgate", __version__, protocol_cls=ToolgateProtocol)
+        super().__init__(
+            "toolgate",
+            __version__,
+            protocol_cls=ToolgateProtocol,
+            converter_factory=toolgate_converter,
+        )
         self.max_message_bytes = max_message_bytes()
         self.editor = EditorSettings()
         self.root: Path | None = None
