@@ -32,10 +32,11 @@ class Raw(str):
 
 
 HUGE = "x" * HUGE_BYTES
+# Just under the server's 8 MiB limit: read, parsed and refused (or used) like any string.
+LARGE = "y" * (7 * 1000 * 1000)
 DEEP = Raw(nested(DEEP_LEVELS))
 # Wrong types and odd values, for every place of every message.
 VALUES: list[Any] = [None, True, 0, -1, 1.5, "", "x", [], {}, [None], {"a": None}]
-BIG_VALUES: list[Any] = [HUGE, DEEP]
 EXTRA_VALUES: list[Any] = [None, "x", {"a": [1]}]
 
 
@@ -123,6 +124,7 @@ def mutations(base: Any, *, big_depth: int = 1) -> Iterator[tuple[str, Any]]:
             yield f"{where}={json.dumps(value)}", _replace(base, path, value)
         if len(path) <= big_depth:
             yield f"{where}=10MB", _replace(base, path, HUGE)
+            yield f"{where}=7MB", _replace(base, path, LARGE)
             yield f"{where}=deep", _replace(base, path, DEEP)
         if path:
             yield f"{where} missing", _delete(base, path)

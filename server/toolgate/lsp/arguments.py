@@ -56,6 +56,18 @@ def _non_blank(message: str) -> Callable[[Any, attrs.Attribute[Any], str], None]
     return check
 
 
+def _at_most(limit: int) -> Callable[[Any, attrs.Attribute[Any], str | None], None]:
+    # A task or command line that long is no request a person typed; refusing it keeps
+    # megabytes out of prompts, run logs and the command-line parser.
+    def check(_instance: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
+        if value is not None and len(value) > limit:
+            raise ArgumentError(
+                f"{_camel(attribute.name)} is {len(value)} characters long; at most {limit}"
+            )
+
+    return check
+
+
 def _not_negative(_instance: Any, attribute: attrs.Attribute[Any], value: int) -> None:
     if value < 0:
         raise ArgumentError(f"{_camel(attribute.name)} must not be negative")
@@ -83,6 +95,8 @@ class Range:
 # -- one class per command --------------------------------------------------------------------
 
 ASK_NEEDS_TASK = 'toolgate.ask needs [{"task": "…"}]'
+MAX_TASK_CHARS = 100_000
+MAX_COMMAND_CHARS = 4_096
 
 
 @attrs.frozen
@@ -99,7 +113,9 @@ class AskArguments:
     """`toolgate.ask`: `[{"task": "…", "context"?: {…}}]`."""
 
     task: str = attrs.field(
-        default="", validator=_non_blank(ASK_NEEDS_TASK), metadata=_message(ASK_NEEDS_TASK)
+        default="",
+        validator=[_non_blank(ASK_NEEDS_TASK), _at_most(MAX_TASK_CHARS)],
+        metadata=_message(ASK_NEEDS_TASK),
     )
     context: AskContext | None = None
     session_id: str | None = attrs.field(
@@ -198,7 +214,11 @@ class CancelArguments:
 class RunTestsArguments:
     """`toolgate.runTests`: `[{"command"?: "…"}]`."""
 
-    command: str | None = attrs.field(default=None, metadata=_message("command must be a string"))
+    command: str | None = attrs.field(
+        default=None,
+        validator=_at_most(MAX_COMMAND_CHARS),
+        metadata=_message("command must be a string"),
+    )
 
 
 @attrs.frozen
@@ -278,15 +298,15 @@ def _make_converter() -> cattrs.Converter:
                 raise WrongType(f"must be an array, not {_json_type(value)}")
             if inner is None:
                 return list(value)
-            out, errors = [], []
+            out = []
             for index, item in enumerate(value):
                 try:
                     out.append(inner(item, item_type))
                 except Exception as exc:
+                    # The first bad item is reported: an array of millions of bad items must
+                    # not become millions of exceptions.
                     exc.__notes__ = [IterableValidationNote(f"@ index {index}", index, item_type)]
-                    errors.append(exc)
-            if errors:
-                raise IterableValidationError("invalid items", errors, cls)
+                    raise IterableValidationError("invalid item", [exc], cls) from None
             return out
 
         return structure

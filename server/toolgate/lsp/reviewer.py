@@ -26,6 +26,11 @@ class ReviewError(Exception):
     """A command about a proposal that cannot be carried out (unknown id, bad hunks)."""
 
 
+def shown(value: str, limit: int = 80) -> str:
+    """A value the client sent, quoted for an error message and cut so as not to echo megabytes."""
+    return repr(value if len(value) <= limit else value[:limit] + "…")
+
+
 @dataclass
 class Pending:
     """A proposal waiting for the person, and the future the run waits on."""
@@ -201,7 +206,7 @@ class LspReviewer:
     def _get(self, proposal_id: str) -> Pending:
         entry = self.pending.get(proposal_id)
         if entry is None or entry.future.done():
-            raise ReviewError(f"no pending proposal with id {proposal_id!r}")
+            raise ReviewError(f"no pending proposal with id {shown(proposal_id)}")
         if entry.busy:
             raise ReviewError(f"proposal {proposal_id!r} is being applied")
         return entry

@@ -45,7 +45,7 @@ from toolgate.lsp.arguments import (
 from toolgate.lsp.client import SAVE_DOCUMENTS
 from toolgate.lsp.convert import event_payload, failure_diagnostic, path_to_uri, uri_to_path
 from toolgate.lsp.framing import FrameReader, max_message_bytes, serve_frames, stdin_reader
-from toolgate.lsp.protocol import ToolgateProtocol
+from toolgate.lsp.protocol import ToolgateProtocol, toolgate_converter
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
 
 if TYPE_CHECKING:
@@ -82,7 +82,12 @@ class ToolgateServer(LanguageServer):
     """Holds the server's state: settings, the active run, proposals and diagnostics."""
 
     def __init__(self) -> None:
-        super().__init__("toolgate", __version__, protocol_cls=ToolgateProtocol)
+        super().__init__(
+            "toolgate",
+            __version__,
+            protocol_cls=ToolgateProtocol,
+            converter_factory=toolgate_converter,
+        )
         self.max_message_bytes = max_message_bytes()
         self.editor = EditorSettings()
         self.root: Path | None = None
@@ -709,7 +714,7 @@ async def fix_failure(ls: ToolgateServer, args: FixFailureArguments) -> dict[str
     rel = (_relative(ls, args.uri) if args.uri else None) or "?"
     line = args.line + 1 if args.line is not None else "?"
     task = (
-        f"The test {args.test_id} fails at {rel}:{line} with: {args.message}\n"
+        f"The test {args.test_id[:500]} fails at {rel}:{line} with: {args.message[:8000]}\n"
         "Find the cause, fix it (in the code under test unless the test itself is wrong), "
         "and run the tests again to show it passes."
     )
@@ -784,7 +789,9 @@ def list_proposals(ls: ToolgateServer) -> list[dict[str, Any]]:
 def cancel(ls: ToolgateServer, args: CancelArguments) -> dict[str, Any]:
     """Cancel the active run (`[runId?]`)."""
     if args.run_id is not None and args.run_id != ls.active_run_id:
-        raise JsonRpcInvalidParams(f"no active run with id {args.run_id!r}")
+        from toolgate.lsp.reviewer import shown
+
+        raise JsonRpcInvalidParams(f"no active run with id {shown(args.run_id)}")
     return {"cancelled": ls.cancel_run()}
 
 
