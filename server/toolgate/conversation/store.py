@@ -219,7 +219,7 @@ class SessionStore:
     def path(self, session_id: str) -> Path:
         """The file of a session id; refuses ids that are not ours (no path tricks)."""
         if not _ID.match(session_id):
-            raise SessionError(f"unknown session {session_id!r}: not a session id")
+            raise SessionError(f"unknown session {session_id[:80]!r}: not a session id")
         return self.folder / f"{session_id}.jsonl"
 
     def create(self, title: str = "", session_id: str | None = None) -> tuple[str, SessionFile]:

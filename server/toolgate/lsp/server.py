@@ -823,7 +823,7 @@ def new_session(ls: ToolgateServer, args: NewSessionArguments) -> dict[str, Any]
     from toolgate.conversation.store import SessionError
 
     try:
-        return {"sessionId": _sessions(ls).new_session(" ".join((args.title or "").split()))}
+        return {"sessionId": _sessions(ls).new_session(args.title or "")}
     except SessionError as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
 
@@ -854,7 +854,7 @@ def rename_session(ls: ToolgateServer, args: RenameSessionArguments) -> dict[str
         _sessions(ls).rename(args.session_id, args.title)
     except SessionError as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
-    return {"sessionId": args.session_id, "title": " ".join(args.title.split())}
+    return {"sessionId": args.session_id, "title": " ".join(args.title.split())[:200]}
 
 
 @server.command("toolgate.deleteSession")

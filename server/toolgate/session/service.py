@@ -201,7 +201,7 @@ class SessionService:
 
     def new_session(self, title: str = "") -> str:
         """Create an empty session; it becomes the current one."""
-        session_id, _ = self.store.create(title)
+        session_id, _ = self.store.create(_clean_title(title))
         self.current = session_id
         return session_id
 
@@ -252,7 +252,7 @@ class SessionService:
 
     def rename(self, session_id: str, title: str) -> None:
         """Give a session a new title."""
-        title = " ".join(title.split())
+        title = _clean_title(title)
         if not title:
             raise SessionError("a session's title cannot be empty")
         self.open(session_id).set_title(title)
@@ -350,6 +350,11 @@ class SessionService:
             return outcome
         finally:
             self.release(turn.claim)
+
+
+def _clean_title(title: str) -> str:
+    """One line of at most 200 characters."""
+    return " ".join(title.split())[:200]
 
 
 def _scan(path: Path, session_id: str) -> SessionInfo | None:
