@@ -46,6 +46,11 @@ class Conversation:
             notices=list(loaded.notices),
         )
         pending: list[Entry] = []  # the turn being read: kept only once it has ended
+        # Messages of turns a summary replaced are never read again: skip building them.
+        replaced = max(
+            (int(r.get("through_turn", 0)) for r in loaded.records if r.get("t") == "summary"),
+            default=0,
+        )
         for record in loaded.records:
             kind = record.get("t")
             if kind == "turn":
@@ -56,7 +61,7 @@ class Conversation:
                 conversation.last_activity = str(record.get("time") or conversation.last_activity)
             elif kind == "msg":
                 message = record.get("m")
-                if isinstance(message, dict):
+                if isinstance(message, dict) and int(record.get("turn", 0)) > replaced:
                     tools = tuple(str(t) for t in record.get("tools") or ())
                     pending.append(Entry.of(int(record.get("turn", 0)), message, tools))
             elif kind == "end":
