@@ -8,7 +8,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -138,7 +138,6 @@ class _Stop(Exception):
 class _Turn:
     text: str = ""
     native: list[NativeCall] = field(default_factory=list)
-    parsed: list[ToolCall] = field(default_factory=list)
     errors: list[CallParseError] = field(default_factory=list)
     outcomes: list[tuple[ToolCall, GateOutcome]] = field(default_factory=list)
     views: list[ToolResult] = field(default_factory=list)  # each result as the model reads it
@@ -231,7 +230,7 @@ class AgentRun:
 
     async def run(self) -> RunOutcome:
         """Run to the end; never raises for the run's own failures."""
-        self._task = asyncio.current_task()  # type: ignore[assignment]
+        self._task = asyncio.current_task()
         started = time.monotonic()
         self.bus.emit(
             RUN_STARTED,
@@ -618,8 +617,3 @@ class AgentRun:
         if outcome.result.success:
             self._seen.add(key)  # a failed or refused call may fairly be tried again
         return outcome
-
-
-async def collect(stream: AsyncIterator[Any]) -> list[Any]:
-    """Drain an async iterator (a small helper for tests and front ends)."""
-    return [item async for item in stream]
