@@ -18,6 +18,10 @@ accept_all
 list_proposals
 run_tests
 report_diagnostics
+# pygls' protocol registers its methods by their `lsp_method` name; cattrs reads this attribute.
+lsp_shutdown
+lsp_workspace__execute_command
+detailed_validation
 
 # pytest calls its hooks by name (the plugin that reports a run to Toolgate, and the tests' own).
 pytest_runtest_logreport
