@@ -22,6 +22,10 @@ report_diagnostics
 lsp_shutdown
 lsp_workspace__execute_command
 detailed_validation
+# pygls' server reads `_stop_event` and calls `report_server_error` and `_start_io_async`.
+_stop_event
+report_server_error
+_start_io_async
 
 # pytest calls its hooks by name (the plugin that reports a run to Toolgate, and the tests' own).
 pytest_runtest_logreport
