@@ -21,6 +21,19 @@ report_diagnostics
 run_plan
 run_workflow
 scaffold_tool
+new_session
+list_sessions
+load_session
+rename_session
+delete_session
+# pygls' protocol registers its methods by their `lsp_method` name; cattrs reads this attribute.
+lsp_shutdown
+lsp_workspace__execute_command
+detailed_validation
+# pygls' server reads `_stop_event` and calls `report_server_error` and `_start_io_async`.
+_stop_event
+report_server_error
+_start_io_async
 
 # pytest calls its hooks by name (the plugin that reports a run to Toolgate, and the tests' own).
 pytest_runtest_logreport

@@ -107,6 +107,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from toolgate.agent.policy import policy_for
     from toolgate.config import Config
     from toolgate.tools.builtins import builtin_registry
     from toolgate.tools.capabilities import capabilities_of
@@ -128,7 +129,7 @@ def _list(args: argparse.Namespace) -> int:
     except ManifestError as exc:
         _err(str(exc))
         return EXIT_FAILED
-    policy = Config().policy()
+    policy = policy_for(Config())
     rows: list[dict[str, Any]] = []
     for tool in (t for t in map(registry.get, registry.names()) if t is not None):
         decision = policy.decide(tool, command_allowed=True if tool.kind == "command" else None)

@@ -26,6 +26,7 @@ MODE_CHANGED = "ToolCallingModeChanged"
 TESTS_FINISHED = "TestsFinished"
 NOTICE = "notice"
 TOOL_PROGRESS = "ToolProgress"
+CONTEXT_FITTED = "context_fitted"  # older outputs elided or turns summarised for the window
 
 
 @dataclass(frozen=True)

@@ -6,27 +6,35 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
-from toolgate.lsp.convert import hunk_edits, path_to_uri, proposal_payload, uri_to_path
+from toolgate.lsp.client import EditorClient
+from toolgate.lsp.convert import (
+    hunk_edits,
+    path_to_uri,
+    proposal_payload,
+    uri_to_path,
+    whole_text_range,
+)
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
 from toolgate.review.reviewer import Approval, ApprovalRequest
 from toolgate.workspace import PathRefused, Workspace, normalise_newlines
-
-if TYPE_CHECKING:
-    from toolgate.lsp.server import ToolgateServer
 
 log = logging.getLogger(__name__)
 
 PROPOSAL = "toolgate/proposal"
 PROPOSAL_RESOLVED = "toolgate/proposalResolved"
-SAVE_DOCUMENTS = "toolgate/saveDocuments"
 
 
 class ReviewError(Exception):
     """A command about a proposal that cannot be carried out (unknown id, bad hunks)."""
+
+
+def shown(value: str, limit: int = 80) -> str:
+    """A value the client sent, quoted for an error message and cut so as not to echo megabytes."""
+    return repr(value if len(value) <= limit else value[:limit] + "…")
 
 
 @dataclass
@@ -36,13 +44,14 @@ class Pending:
     proposal: Proposal
     future: asyncio.Future[Resolution]
     busy: bool = False  # an accept is being applied
+    settling: bool = False  # applied; waiting for the editor's diagnostics of the result
 
 
 @dataclass
 class LspReviewer:
     """Sends proposals to the editor and applies accepted hunks with workspace/applyEdit."""
 
-    server: ToolgateServer
+    client: EditorClient  # the editor, through the small protocol it offers the reviewer
     workspace: Workspace
     pending: dict[str, Pending] = field(default_factory=dict)
     # Accepted text that may still sit unsaved in editor buffers: path → text.
@@ -55,7 +64,7 @@ class LspReviewer:
         future: asyncio.Future[Resolution] = asyncio.get_running_loop().create_future()
         self.pending[proposal.id] = Pending(proposal, future)
         self._announce(proposal)
-        if self.server.editor.confirm_in_editor and self.server.supports_annotations():
+        if self.client.confirm_in_editor and self.client.supports_annotations():
             # The editor's own preview is the review: send the confirmable edit right away.
             asyncio.ensure_future(self._accept_in_editor(proposal.id))
         try:
@@ -70,7 +79,9 @@ class LspReviewer:
         """Apply an auto-approved change, still through the editor so it joins undo."""
         self._announce(proposal, status="accepted")
         resolution = await self._apply(proposal, None, confirm=False)
-        self.server.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal.id, resolution))
+        self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal.id, resolution))
+        if resolution.landed:
+            resolution.message = await self._other_diagnostics(self._uri(proposal))
         return resolution
 
     async def confirm(self, request: ApprovalRequest) -> Approval:
@@ -79,21 +90,12 @@ class LspReviewer:
         why = f" Why: {request.why}" if request.why else ""
         message = f"Toolgate wants to run {request.tool}: {request.summary}.{warn}{why}"
         try:
-            choice = await self.server.window_show_message_request_async(
-                types.ShowMessageRequestParams(
-                    type=types.MessageType.Warning
-                    if request.off_allow_list
-                    else types.MessageType.Info,
-                    message=message,
-                    actions=[
-                        types.MessageActionItem(title="Allow"),
-                        types.MessageActionItem(title="Deny"),
-                    ],
-                )
+            choice = await self.client.ask(
+                message, ["Allow", "Deny"], warning=request.off_allow_list
             )
         except Exception as exc:  # a client that cannot ask means no
             return Approval(False, f"the editor could not ask the person: {exc}")
-        if choice is not None and choice.title == "Allow":
+        if choice == "Allow":
             return Approval(True)
         return Approval(
             False,
@@ -103,14 +105,10 @@ class LspReviewer:
     async def ask_to_save(self, uris: list[str]) -> set[str]:
         """Ask the client to save documents (`toolgate/saveDocuments`); the ones it saved."""
         try:
-            reply = await asyncio.wait_for(
-                self.server.protocol.send_request_async(SAVE_DOCUMENTS, {"uris": uris}),
-                timeout=10,
-            )
+            saved = set(await self.client.save(uris, timeout=10))
         except Exception:
             log.debug("the client cannot save documents")
             return set()
-        saved = set(_field(reply, "saved") or [])
         for uri in saved:
             path = uri_to_path(uri)
             if path is not None:
@@ -128,7 +126,7 @@ class LspReviewer:
             expected = self.accepted_unsaved.pop(path, None)
             if expected is None or uri in saved:
                 continue
-            buffer = self.server.open_text(uri)
+            buffer = self.client.open_text(uri)
             try:
                 disk = path.read_text("utf-8") if path.exists() else None
             except OSError:
@@ -193,7 +191,9 @@ class LspReviewer:
             if entry.busy or self.workspace.root / entry.proposal.path != path:
                 continue
             current = normalise_newlines(text)
-            if current == entry.proposal.original:
+            if current == entry.proposal.original or _blank_buffer_of_new_file(
+                entry.proposal, current
+            ):
                 continue
             rebased = entry.proposal.rebase(current)
             if rebased is None:
@@ -214,18 +214,31 @@ class LspReviewer:
     def _get(self, proposal_id: str) -> Pending:
         entry = self.pending.get(proposal_id)
         if entry is None or entry.future.done():
-            raise ReviewError(f"no pending proposal with id {proposal_id!r}")
+            raise ReviewError(f"no pending proposal with id {shown(proposal_id)}")
         if entry.busy:
             raise ReviewError(f"proposal {proposal_id!r} is being applied")
         return entry
 
     def _resolve(self, proposal_id: str, resolution: Resolution) -> None:
         entry = self.pending.get(proposal_id)
-        if entry is None or entry.future.done():
+        if entry is None or entry.future.done() or entry.settling:
             return
         entry.proposal.status = resolution.status
-        entry.future.set_result(resolution)
-        self.server.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal_id, resolution))
+        # The editor hears first: a client reports its diagnostics of the edited file once it
+        # knows the proposal landed, and the model's result waits for that report.
+        self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal_id, resolution))
+        if resolution.landed and self.client.reports_diagnostics:
+            entry.busy = entry.settling = True
+            asyncio.ensure_future(self._settle(entry, resolution))
+        else:
+            entry.future.set_result(resolution)
+
+    async def _settle(self, entry: Pending, resolution: Resolution) -> None:
+        try:
+            resolution.message = await self._other_diagnostics(self._uri(entry.proposal))
+        finally:
+            if not entry.future.done():
+                entry.future.set_result(resolution)
 
     @staticmethod
     def _resolved_payload(proposal_id: str, resolution: Resolution) -> dict[str, Any]:
@@ -241,10 +254,10 @@ class LspReviewer:
 
     def _announce(self, proposal: Proposal, status: str | None = None) -> None:
         uri = self._uri(proposal)
-        payload = proposal_payload(proposal, uri, self.server.open_version(uri))
+        payload = proposal_payload(proposal, uri, self.client.open_version(uri))
         if status:
             payload["status"] = status
-        self.server.notify(PROPOSAL, payload)
+        self.client.notify(PROPOSAL, payload)
 
     async def _accept_in_editor(self, proposal_id: str) -> None:
         entry = self.pending.get(proposal_id)
@@ -267,7 +280,7 @@ class LspReviewer:
         """Send the edit (or write disk for clients without applyEdit) and see what landed."""
         uri = self._uri(proposal)
         real = self.workspace.root / proposal.path
-        current = self.server.open_text(uri)
+        current = self.client.open_text(uri)
         on_disk: str | None = None
         if current is None:
             try:
@@ -278,7 +291,7 @@ class LspReviewer:
             current = on_disk
         expected = None if proposal.is_new_file else proposal.original
         normalised = normalise_newlines(current) if current is not None else None
-        if normalised != expected:
+        if normalised != expected and not _blank_buffer_of_new_file(proposal, normalised):
             rebased = proposal.rebase(normalised) if normalised is not None else None
             if rebased is None:
                 return Resolution(
@@ -290,7 +303,7 @@ class LspReviewer:
         all_hunks = set(range(len(proposal.hunks)))
         chosen = all_hunks if selected is None else selected
         final_text = proposal.text_with(chosen)
-        if not self.server.supports_apply_edit():
+        if not self.client.supports_apply_edit():
             try:
                 self.workspace.write(proposal.path, final_text)
             except (PathRefused, OSError) as exc:
@@ -298,13 +311,11 @@ class LspReviewer:
                     ProposalStatus.REJECTED, [], None, error=f"could not write: {exc}"
                 )
             return _landed(chosen, all_hunks)
-        version = self.server.open_version(uri)
+        version = self.client.open_version(uri)
         edit = self._workspace_edit(proposal, uri, chosen, current or "", version, confirm)
         try:
-            result = await self.server.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(
-                    edit=edit, label=f"Toolgate: {proposal.tool} {proposal.path}"
-                )
+            result = await self.client.apply_edit(
+                edit, f"Toolgate: {proposal.tool} {proposal.path}"
             )
         except Exception as exc:
             return Resolution(
@@ -319,7 +330,7 @@ class LspReviewer:
             return Resolution(ProposalStatus.REJECTED, [], reason)
         if confirm:
             # The person may have applied only some changes in the preview: read what landed.
-            landed_text = await self.server.wait_for_change(uri, version)
+            landed_text = await self.client.wait_for_change(uri, version)
             chosen = _hunks_that_landed(proposal, landed_text)
             final_text = landed_text if landed_text is not None else final_text
             if not chosen:
@@ -329,10 +340,7 @@ class LspReviewer:
         # others the server writes the file itself only when tests or git need the disk, so an
         # editor does not find its buffer's file changed under it.
         await self.ask_to_save([uri])
-        message = await self._other_diagnostics(uri)
-        resolution = _landed(chosen, all_hunks)
-        resolution.message = message
-        return resolution
+        return _landed(chosen, all_hunks)
 
     def _workspace_edit(
         self,
@@ -345,7 +353,7 @@ class LspReviewer:
     ) -> types.WorkspaceEdit:
         annotation_id = None
         annotations = None
-        if self.server.supports_annotations():
+        if self.client.supports_annotations():
             annotation_id = f"toolgate-{proposal.id}"
             annotations = {
                 annotation_id: types.ChangeAnnotation(
@@ -355,14 +363,9 @@ class LspReviewer:
                 )
             }
         if proposal.is_new_file:
+            # Over whatever blank text the new file's buffer holds (Neovim's holds "\n").
             edits: list[Any] = [
-                types.TextEdit(
-                    range=types.Range(
-                        start=types.Position(line=0, character=0),
-                        end=types.Position(line=0, character=0),
-                    ),
-                    new_text=proposal.proposed,
-                )
+                types.TextEdit(range=whole_text_range(current), new_text=proposal.proposed)
             ]
         else:
             edits = hunk_edits(proposal, chosen, current)
@@ -373,7 +376,7 @@ class LspReviewer:
                 )
                 for e in edits
             ]
-        if not self.server.supports_document_changes():
+        if not self.client.supports_document_changes():
             # Without `documentChanges` the spec allows only the unversioned `changes` map.
             if proposal.is_new_file:
                 self.workspace.write(proposal.path, "")
@@ -383,7 +386,7 @@ class LspReviewer:
             edits=edits,
         )
         changes: list[Any] = []
-        if proposal.is_new_file and self.server.supports_create_file():
+        if proposal.is_new_file and self.client.supports_create_file():
             changes.append(
                 types.CreateFile(
                     uri=uri,
@@ -398,23 +401,24 @@ class LspReviewer:
         return types.WorkspaceEdit(document_changes=changes, change_annotations=annotations)
 
     async def _other_diagnostics(self, uri: str) -> str | None:
-        if not self.server.editor.reports_diagnostics:
+        if not self.client.reports_diagnostics:
             return None
-        found = await self.server.reported_diagnostics(uri, timeout=2.0)
+        found = await self.client.reported_diagnostics(uri, timeout=2.0)
         if not found:
             return None
         lines = [
-            f"line {d.get('range', {}).get('start', {}).get('line', 0) + 1}: "
-            f"{d.get('message', '')} ({d.get('source', '?')})"
-            for d in found[:10]
+            f"line {d.range.start.line + 1}: {d.message} ({d.source or '?'})" for d in found[:10]
         ]
         return "the editor reports problems in this file after the change: " + "; ".join(lines)
 
 
-def _field(reply: Any, name: str) -> Any:
-    if isinstance(reply, dict):
-        return reply.get(name)
-    return getattr(reply, name, None)
+def _blank_buffer_of_new_file(proposal: Proposal, text: str | None) -> bool:
+    """Whether `text` is what an editor shows for a file not yet on disk: nothing, or a newline.
+
+    Neovim's buffer of a file that does not exist holds one empty line, sent as a newline; that is
+    no edit of the person's that would make a new file's proposal stale.
+    """
+    return proposal.is_new_file and text is not None and not text.strip()
 
 
 def _landed(chosen: set[int], all_hunks: set[int]) -> Resolution:

@@ -49,6 +49,7 @@ class StreamDelta:
     done: bool = False
     calls: list[NativeCall] = field(default_factory=list)
     finish_reason: str | None = None
+    prompt_tokens: int | None = None  # the endpoint's own count (`usage`), where it gives one
 
 
 class ChatModel(Protocol):
@@ -145,6 +146,7 @@ class OpenAIChatModel:
         request = self._request(messages, tools)
         calls: dict[int, NativeCall] = {}
         finish: str | None = None
+        prompt_tokens: int | None = None
         try:
             if not self.settings.stream or (tools and not self.stream_tools):
                 text, finish = await self._once(request, calls)
@@ -154,6 +156,7 @@ class OpenAIChatModel:
                 held: str | None = ""  # held back while it may be only a call stub
                 stream = await self._client.chat.completions.create(**request, stream=True)
                 async for chunk in stream:
+                    prompt_tokens = _prompt_tokens(chunk) or prompt_tokens
                     if not chunk.choices:
                         continue
                     choice = chunk.choices[0]
@@ -208,7 +211,9 @@ class OpenAIChatModel:
         ordered = [calls[i] for i in sorted(calls)]
         for n, call in enumerate(ordered):
             call.id = call.id or f"call_{n}"
-        yield StreamDelta(done=True, calls=ordered, finish_reason=finish)
+        yield StreamDelta(
+            done=True, calls=ordered, finish_reason=finish, prompt_tokens=prompt_tokens
+        )
 
     async def _once(
         self, request: dict[str, Any], calls: dict[int, NativeCall]
@@ -253,6 +258,12 @@ class OpenAIChatModel:
             f"the model endpoint answered HTTP {status}: {text}",
             status,
         )
+
+
+def _prompt_tokens(response: Any) -> int | None:
+    usage = getattr(response, "usage", None)
+    count = getattr(usage, "prompt_tokens", None)
+    return count if isinstance(count, int) and count > 0 else None
 
 
 def _error_message(exc: openai.APIStatusError) -> str:

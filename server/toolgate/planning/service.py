@@ -10,6 +10,7 @@ from typing import Any
 
 from toolgate.agent.events import NOTICE, EventBus
 from toolgate.agent.gate import Gate
+from toolgate.agent.policy import policy_for
 from toolgate.config import DEFAULT_MIN_CONFIDENCE, Config
 from toolgate.planning.gaps import ResolvedPlan, resolve_plan
 from toolgate.planning.plan import Plan
@@ -102,7 +103,7 @@ async def assemble_engine(
     bus.redactor.extend(redactor)
     gate = Gate(
         registry=registry,
-        policy=config.policy(),
+        policy=policy_for(config),
         reviewer=reviewer,
         ctx=ctx,
         bus=bus,
