@@ -17,6 +17,7 @@ export const Command = {
   showTranscript: 'toolgate-vscode.showTranscript',
   restartServer: 'toolgate-vscode.restartServer',
   viewDiff: 'toolgate-vscode.viewDiff',
+  openChat: 'toolgate-vscode.openChat',
   acceptHunk: 'toolgate-vscode.acceptHunk',
   rejectHunk: 'toolgate-vscode.rejectHunk',
 } as const;
@@ -33,7 +34,10 @@ export interface CommandDeps {
   /** Push the new API key to the running server. */
   onApiKeyChanged(): Promise<void>;
   restartServer(): Promise<void>;
-  serverRunning(): boolean;
+  /** Wait for a starting server (starting it if needed); false when it does not start. */
+  ensureServer(): Promise<boolean>;
+  /** Reveal the chat view and put the cursor in its input. */
+  openChat?(): void;
 }
 
 /** A proposal as a quick pick row. */
@@ -93,9 +97,9 @@ export async function resolveProposal(
 }
 
 async function guarded(deps: CommandDeps, action: () => Promise<unknown>): Promise<void> {
-  if (!deps.serverRunning()) {
+  if (!(await deps.ensureServer())) {
     const choice = await api.showErrorMessage(
-      'Toolgate: the server is not running.',
+      'Toolgate: the server did not start (see the output channel "Toolgate Server").',
       'Restart Server',
       'Show Transcript',
     );
@@ -240,6 +244,9 @@ export function commandHandlers(deps: CommandDeps): Record<string, (...args: unk
       deps.output.show(false);
     },
     [Command.restartServer]: () => deps.restartServer(),
+    [Command.openChat]: async () => {
+      deps.openChat?.();
+    },
   };
 }
 

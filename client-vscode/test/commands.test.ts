@@ -31,7 +31,7 @@ function setup() {
     output,
     onApiKeyChanged: vi.fn(async () => {}),
     restartServer: vi.fn(async () => {}),
-    serverRunning: () => server.running,
+    ensureServer: async () => server.running,
   };
   return { store, server, deps, secrets, handlers: commandHandlers(deps), output };
 }
@@ -169,7 +169,7 @@ describe('commands', () => {
     server.running = false;
     fake.messageAnswers = ['Restart Server'];
     await handlers[Command.ask]();
-    expect(fake.messages[0]).toMatchObject({ level: 'error', message: 'Toolgate: the server is not running.' });
+    expect(fake.messages[0]).toMatchObject({ level: 'error', message: 'Toolgate: the server did not start (see the output channel "Toolgate Server").' });
     expect(deps.restartServer).toHaveBeenCalled();
     expect(server.calls).toEqual([]);
   });
