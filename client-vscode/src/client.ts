@@ -5,11 +5,10 @@ import {
   LanguageClient,
   RevealOutputChannelOn,
   State,
-  type ClientCapabilities,
   type LanguageClientOptions,
   type ServerOptions,
-  type StaticFeature,
 } from 'vscode-languageclient/node';
+import { noServerProgress } from './progress';
 import * as api from './vscodeapi';
 import type { Controller, ServerApi } from './controller';
 import type { AgentEvent, Proposal, ProposalResolved, SaveDocumentsParams } from './protocol';
@@ -17,20 +16,6 @@ import { Method } from './protocol';
 import { checkToolgate, resolveServerLaunch } from './python';
 import type { InitializationOptions, ToolgateSettings } from './settings';
 import { readSettings, toInitializationOptions } from './settings';
-
-/**
- * Tells the server this client shows no work-done progress: the extension draws one progress
- * of its own per run (or none while the chat view shows the run), so the server's `$/progress`
- * would be a second one.
- */
-export const noServerProgress: StaticFeature = {
-  fillClientCapabilities(capabilities: ClientCapabilities): void {
-    capabilities.window = { ...capabilities.window, workDoneProgress: false };
-  },
-  initialize(): void {},
-  getState: () => ({ kind: 'static' }),
-  clear(): void {},
-};
 
 /** How long a command waits for a starting server before it gives up. */
 export const SERVER_START_TIMEOUT_MS = 120_000;

@@ -164,6 +164,25 @@ describe('commands', () => {
     expect(fake.messages.map((m) => m.message)).not.toContain('sk-new-key-123456');
   });
 
+  it('waits for a server that is still starting, then runs the command', async () => {
+    const { handlers, server, deps } = setup();
+    let started = false;
+    deps.ensureServer = () =>
+      new Promise<boolean>((resolve) =>
+        setTimeout(() => {
+          started = true;
+          resolve(true);
+        }, 30),
+      );
+    const commands = commandHandlers(deps);
+    fake.inputAnswers = ['explain'];
+    await commands[Command.ask]();
+    expect(started).toBe(true);
+    expect(server.calls.map((c) => c.command)).toEqual(['toolgate.ask']);
+    expect(fake.messages).toEqual([]);
+    void handlers;
+  });
+
   it('offers a restart when the server is not running', async () => {
     const { handlers, server, deps } = setup();
     server.running = false;
