@@ -17,9 +17,17 @@ export function chatScript({ accepted, rejected }) {
   return [
     {
       content: '`add` subtracts; I will fix it.',
-      tool_calls: [{ name: 'write_file', arguments: { path: 'calc.py', content: accepted } }],
+      tool_calls: [
+        { name: 'write_file', arguments: { path: 'calc.py', content: accepted, _reasoningForCall: 'add subtracts instead of adding' } },
+      ],
     },
-    { content: 'Now mul.', tool_calls: [{ name: 'write_file', arguments: { path: 'calc.py', content: rejected } }] },
+    {
+      content: 'Now mul.',
+      tool_calls: [
+        { name: 'write_file', arguments: { path: 'calc.py', content: rejected, _reasoningForCall: 'mul adds instead of multiplying' } },
+      ],
+    },
+    { content: 'Running the tests.', tool_calls: [{ name: 'run_tests', arguments: {} }] },
     // Markdown, streamed in pieces: the view shows it rendered.
     { content: `**add** is fixed; I left \`mul\` as it was, as you asked.\n\n- calc.py: \`add\` returns \`a + b\`` },
     // The follow-up's request must hold the first turn: the task and the answer.
@@ -44,7 +52,7 @@ async function viewText(frame) {
 }
 
 /** Run the chat scenario; throws with what went wrong. */
-export async function chatScenario({ page, model, calcPath, expected, shot, log, apiKey }) {
+export async function chatScenario({ page, model, calcPath, testsPath, expected, shot, log, apiKey }) {
   let frame = await openChat(page);
   await waitUntil('the chat view to say the server is ready', async () =>
     /Ready/.test(await frame.locator('#status').innerText()),
@@ -94,14 +102,23 @@ export async function chatScenario({ page, model, calcPath, expected, shot, log,
   await shot('chat-turn1.png');
   log('the streamed answer is in the view');
 
-  // 5. The order of a person who runs the tests after a finished run: the failure shows.
+  // The run's own test run: its card has the counts and a link to Problems.
+  const testsCard = frame.locator('.tests-card').first();
+  await waitUntil('the run_tests card with its summary', async () => /1 passed, 1 failed/.test(await testsCard.innerText()));
+  await testsCard.locator('button[data-action="showProblems"]').click();
+  const problems = page.locator('.markers-panel');
+  await waitUntil('the run\'s failure in Problems', async () => /assert 5 == 6/.test(await problems.innerText()), { timeout: 30_000 });
+
+  // 5. The order of a person who runs the tests after a finished run: Run Tests must put its
+  // own failures in Problems. The test is changed first, so its new message tells this run's
+  // diagnostics from the ones the agent's run left.
+  fs.writeFileSync(testsPath, fs.readFileSync(testsPath, 'utf8').replace('mul(2, 3) == 6', 'mul(2, 4) == 8'));
   await runCommand(page, 'Toolgate: Run Tests');
   await page
     .locator('.notifications-toasts', { hasText: 'Toolgate tests:' })
     .waitFor({ state: 'visible', timeout: 120_000 });
   await runCommand(page, 'View: Focus Problems');
-  const problems = page.locator('.markers-panel');
-  await waitUntil('test_mul in the Problems panel after Run Tests', async () => /test_mul/.test(await problems.innerText()), {
+  await waitUntil('the new failure of test_mul in Problems after Run Tests', async () => /assert 6 == 8/.test(await problems.innerText()), {
     timeout: 60_000,
   });
   await page.waitForTimeout(300);

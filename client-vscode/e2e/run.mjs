@@ -213,6 +213,7 @@ async function main() {
         page,
         model,
         calcPath: path.join(workspace, 'calc.py'),
+        testsPath: path.join(workspace, 'test_calc.py'),
         expected: ACCEPTED_CALC,
         shot,
         log,
@@ -303,6 +304,23 @@ async function main() {
       throw new Error(`the fix run's prompt does not name the failing test: ${fixPrompt.slice(0, 1000)}`);
     }
     log('the quick fix started a run about test_mul');
+
+    // 5. After that run has finished, Toolgate: Run Tests puts its own failures in Problems.
+    // The test changes first, so its new message tells them from what the runs left.
+    await waitUntil('the fix run to finish', async () => (await page.locator('.statusbar').innerText()).includes('Toolgate: idle'), {
+      timeout: 60_000,
+    });
+    const testsPath = path.join(workspace, 'test_calc.py');
+    fs.writeFileSync(testsPath, fs.readFileSync(testsPath, 'utf8').replace('mul(2, 3) == 6', 'mul(2, 4) == 8'));
+    await page.keyboard.press('Escape');
+    await runCommand(page, 'Toolgate: Run Tests');
+    await page.locator('.notifications-toasts', { hasText: 'Toolgate tests:' }).waitFor({ state: 'visible', timeout: 120_000 });
+    await runCommand(page, 'View: Focus Problems');
+    await waitUntil('the new failure in Problems after Run Tests', async () => /assert 6 == 8/.test(await problems.innerText()), {
+      timeout: 60_000,
+    });
+    await shot('problems-run-tests.png');
+    log('Run Tests after the finished run put its failure in Problems');
 
     // Checks on what reached the disk and the model: the accepted text was saved when the
     // server asked (before the tests ran), and the rejected proposal left no trace.

@@ -67,6 +67,8 @@ export class Controller {
   private readonly transcript: TranscriptFormatter;
   private state: RunState = 'starting';
   private runId: string | undefined;
+  /** Runs that already ended: an ask's answer can arrive after its run_finished. */
+  private readonly finishedRuns = new Set<string>();
   private finishProgress: (() => void) | undefined;
   private progressReport: ((message: string) => void) | undefined;
   private readonly listeners: ControllerListener[] = [];
@@ -210,6 +212,9 @@ export class Controller {
       this.state = 'running';
       this.startProgress(event.task ?? '');
     } else if (event.type === 'run_finished') {
+      if (event.runId) {
+        this.finishedRuns.add(event.runId);
+      }
       if (!event.runId || event.runId === this.runId) {
         this.runId = undefined;
         this.state = 'idle';
@@ -272,7 +277,7 @@ export class Controller {
       argument.newSession = true;
     }
     const result = await this.server.execute<AskResult>(ServerCommand.ask, [argument]);
-    if (result?.runId && !this.runId) {
+    if (result?.runId && !this.runId && !this.finishedRuns.has(result.runId)) {
       this.runId = result.runId;
     }
     return result ?? undefined;

@@ -145,6 +145,18 @@ describe('Controller: runs', () => {
     expect(fake.messages).toEqual([]);
   });
 
+  it('does not take a run that already finished for the active one when the ask answers late', async () => {
+    const { controller, server } = setup();
+    server.execute = async <T>(command: string, args: unknown[]): Promise<T> => {
+      server.calls.push({ command, args });
+      controller.handleEvent({ type: 'run_started', runId: 'r-fast', task: 't' });
+      controller.handleEvent({ type: 'run_finished', runId: 'r-fast', status: 'completed' });
+      return { runId: 'r-fast' } as T;
+    };
+    await controller.ask('t');
+    expect(controller.activeRunId).toBeUndefined();
+  });
+
   it('draws no notification of its own while the chat view shows the run', async () => {
     const { controller } = setup();
     let visible = true;

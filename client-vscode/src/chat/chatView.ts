@@ -40,9 +40,9 @@ export function chatHtml(cspSource: string, scriptUri: string, styleUri: string,
 <body>
 <header class="sessions" role="toolbar" aria-label="Conversation">
   <select id="session" aria-label="Conversation"></select>
-  <button id="new-session" class="icon" title="New conversation" aria-label="New conversation">+</button>
-  <button id="rename-session" class="icon" title="Rename conversation" aria-label="Rename conversation">✎</button>
-  <button id="delete-session" class="icon" title="Delete conversation" aria-label="Delete conversation">🗑</button>
+  <button id="new-session" class="icon" title="Start a new conversation">New</button>
+  <button id="rename-session" class="icon" title="Rename this conversation">Rename</button>
+  <button id="delete-session" class="icon" title="Delete this conversation">Delete</button>
 </header>
 <main id="log" role="log" aria-live="polite" aria-label="Conversation with the agent"></main>
 <footer>

@@ -8,6 +8,8 @@ import type { ChatEntry, ChatState, ProposalCard, RunStatus } from '../chat/mess
 import type { TestSummary } from '../protocol';
 
 const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
+// Only links with a scheme: `calc.py` must not become a link to a host named calc.py.
+markdown.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
 
 /** Text made safe to put between tags or in an attribute. */
 export function escapeHtml(text: string): string {
@@ -77,8 +79,7 @@ function button(action: string, label: string, attrs: Record<string, string> = {
 function proposalCard(card: ProposalCard, choices: HunkChoices): string {
   const pending = card.status === 'pending';
   const head =
-    `<div class="card-head"><span class="codicon-file" aria-hidden="true">📄</span> ` +
-    `<span class="path">${escapeHtml(card.path)}</span>` +
+    `<div class="card-head"><span class="path">${escapeHtml(card.path)}</span>` +
     (card.isNewFile ? ' <span class="badge">new file</span>' : '') +
     ` <span class="added">+${card.added}</span> <span class="removed">−${card.removed}</span>` +
     ` <span class="badge status-${escapeHtml(card.status)}">${escapeHtml(statusLabel(card.status))}</span></div>`;
