@@ -170,6 +170,8 @@ export interface TestSummary {
 export interface RunTestsResult {
   summary: TestSummary;
   failures: unknown[];
+  /** pytest's exit status (null when it could not start). */
+  exitCode?: number | null;
 }
 
 /** Result of toolgate.ask. */

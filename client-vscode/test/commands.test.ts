@@ -152,6 +152,18 @@ describe('commands', () => {
     expect(fake.commands.at(-1)?.id).toBe('workbench.actions.view.problems');
   });
 
+  it('Run Tests says so when pytest gave no results instead of leaving Problems empty', async () => {
+    const { handlers, server } = setup();
+    server.answers[ServerCommand.runTests] = {
+      summary: { total: 0, passed: 0, failed: 0, skipped: 0, errors: 0, duration_seconds: 0.1 },
+      failures: [],
+      exitCode: 4,
+    };
+    await handlers[Command.runTests]();
+    expect(fake.messages[0].level).toBe('warning');
+    expect(fake.messages[0].message).toContain('pytest gave no results (exit status 4)');
+  });
+
   it('Set API Key stores the key in SecretStorage and tells the server; empty removes it', async () => {
     const { handlers, secrets, deps } = setup();
     fake.inputAnswers = ['sk-new-key-123456', ''];
