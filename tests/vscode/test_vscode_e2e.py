@@ -5,9 +5,10 @@ a failing test in the Problems panel and its quick fix; Run Tests after that run
 and Restricted Mode, where tests are refused until the folder is trusted) and
 client-vscode/e2e/chat.mjs (the chat view: a typed task, the streamed answer, a proposal
 accepted and one rejected with a reason from their cards, Run Tests after the finished run, a
-follow-up that needs the first turn, the session found again after a reload). These tests build the .vsix from the current sources,
-run each scenario against this interpreter's `toolgate lsp`, and fail when a scenario fails.
-Screenshots and logs go to test-artifacts/vscode/. Needs `bash scripts/install-vscode-test-deps.sh`.
+follow-up that needs the first turn, the session found again after a reload). These tests
+build the .vsix from the current sources, run each scenario against this interpreter's
+`toolgate lsp`, and fail when a scenario fails. Screenshots and logs go to
+test-artifacts/vscode/. Needs `bash scripts/install-vscode-test-deps.sh`.
 """
 
 from __future__ import annotations
