@@ -96,6 +96,14 @@ describe('ChatController: sending', () => {
     expect(last().error).toMatch(/not running/);
   });
 
+  it('Stop cancels the active run', async () => {
+    const { chat, controller, server } = setup();
+    controller.handleEvent({ type: 'run_started', runId: 'r-4', task: 't' });
+    server.answers['toolgate.cancel'] = { cancelled: true };
+    await chat.handle({ type: 'stop' });
+    expect(server.calls).toEqual([{ command: 'toolgate.cancel', args: ['r-4'] }]);
+  });
+
   it('draws the streamed answer and the run\'s status from the events', async () => {
     const { chat, controller, last } = setup();
     chat.conversation.sessionId = 's-1';

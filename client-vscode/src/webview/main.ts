@@ -46,9 +46,15 @@ function draw(state: ChatState): void {
       template.innerHTML = html;
       const fresh = template.content.firstElementChild as Element;
       if (element) {
-        if (element.contains(document.activeElement)) {
-          // Keep the keyboard where it was: a redrawn card gets focus on its first button.
-          queueMicrotask(() => (fresh.querySelector('button, input') as HTMLElement | null)?.focus());
+        const focused = document.activeElement;
+        if (focused instanceof HTMLElement && element.contains(focused)) {
+          // Keep the keyboard where it was: the same button or box in the redrawn card.
+          const same = focused.dataset.action
+            ? `[data-action="${CSS.escape(focused.dataset.action)}"]`
+            : focused.dataset.hunk
+              ? `[data-hunk="${CSS.escape(focused.dataset.hunk)}"]`
+              : 'button, input';
+          queueMicrotask(() => ((fresh.querySelector(same) ?? fresh.querySelector('button, input')) as HTMLElement | null)?.focus());
         }
         element.replaceWith(fresh);
       } else if (previous) {
