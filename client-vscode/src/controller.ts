@@ -74,6 +74,8 @@ export class Controller {
   private readonly listeners: ControllerListener[] = [];
   /** True while the chat view is on screen: it shows the run, so no notification is drawn. */
   chatVisible: () => boolean = () => false;
+  /** The session the chat view shows: the Ask command continues it. */
+  currentSession: () => string | undefined = () => undefined;
 
   constructor(
     readonly store: ProposalStore,
@@ -257,7 +259,7 @@ export class Controller {
 
   /** Start a run (in `sessionId`, else in the client's current session). */
   async ask(task: string, context?: AskContext, sessionId?: string): Promise<string | undefined> {
-    return (await this.askInSession(task, context, sessionId))?.runId;
+    return (await this.askInSession(task, context, sessionId ?? this.currentSession()))?.runId;
   }
 
   /** Start a run and answer its run id and session id. */

@@ -59,6 +59,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   });
   const chatView = new ChatViewProvider(context.extensionUri, chat);
   controller.chatVisible = () => chatView.visible();
+  controller.currentSession = () => chat.conversation.sessionId;
 
   context.subscriptions.push(
     transcript,

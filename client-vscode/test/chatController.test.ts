@@ -96,6 +96,14 @@ describe('ChatController: sending', () => {
     expect(last().error).toMatch(/not running/);
   });
 
+  it('lets the Ask command continue the session the view shows', async () => {
+    const { chat, controller, server } = setup();
+    controller.currentSession = () => chat.conversation.sessionId;
+    chat.conversation.sessionId = 's-5';
+    await controller.ask('from the palette');
+    expect(server.calls[0].args).toEqual([{ task: 'from the palette', sessionId: 's-5' }]);
+  });
+
   it('Stop cancels the active run', async () => {
     const { chat, controller, server } = setup();
     controller.handleEvent({ type: 'run_started', runId: 'r-4', task: 't' });
