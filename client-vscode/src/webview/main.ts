@@ -22,6 +22,7 @@ const session = document.getElementById('session') as HTMLSelectElement;
 const choices: HunkChoices = new Map();
 const drawn = new Map<string, string>();
 let current: ChatState | undefined;
+let drawnOptions = '';
 
 function atBottom(): boolean {
   return log.scrollHeight - log.scrollTop - log.clientHeight < 40;
@@ -78,7 +79,12 @@ function draw(state: ChatState): void {
   status.dataset.state = state.status.state;
   error.hidden = !state.error;
   error.textContent = state.error ?? '';
-  session.innerHTML = renderSessionOptions(state);
+  const options = renderSessionOptions(state);
+  // Redrawn only when it changes: an open drop-down must not close under streamed text.
+  if (options !== drawnOptions) {
+    session.innerHTML = options;
+    drawnOptions = options;
+  }
   if (follow) {
     log.scrollTop = log.scrollHeight;
   }
