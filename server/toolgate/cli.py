@@ -41,6 +41,18 @@ def _parser() -> argparse.ArgumentParser:
         help="how tools are offered to the model",
     )
     run.add_argument("--json", action="store_true", help="print events as JSON lines on stdout")
+    which = run.add_mutually_exclusive_group()
+    which.add_argument("--session", metavar="ID", help="continue this session")
+    which.add_argument(
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="continue the session with the most recent activity",
+    )
+
+    sessions = sub.add_parser("sessions", help="list the workspace's sessions")
+    sessions.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    sessions.add_argument("--json", action="store_true", help="print them as JSON")
 
     lsp = sub.add_parser("lsp", help="serve the language server (stdio by default)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
@@ -120,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         return code
     if args.command == "trust":
         return _trust(args)
+    if args.command == "sessions":
+        return _sessions(args)
     if args.command == "demo":
         return _demo(args)
     if args.command == "mcp":
@@ -149,6 +163,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _run(args: argparse.Namespace) -> int:
     from toolgate.config import ConfigError, load_config
+    from toolgate.conversation.store import SessionError
     from toolgate.session import SetupError
 
     root = Path(args.workspace).resolve()
@@ -161,8 +176,15 @@ def _run(args: argparse.Namespace) -> int:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     approve = args.approve or ("ask" if sys.stdin.isatty() else "deny")
+    session_id = getattr(args, "session", None)
+    latest = getattr(args, "continue_session", False)
     try:
-        return asyncio.run(_run_async(root, config, args.task, approve, args.json))
+        return asyncio.run(
+            _run_async(root, config, args.task, approve, args.json, session_id, latest)
+        )
+    except SessionError as exc:
+        print(f"toolgate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except SetupError as exc:
         print(f"toolgate: {exc}", file=sys.stderr)
         return EXIT_RUN_FAILED if exc.blocked else EXIT_USAGE
@@ -174,10 +196,19 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_RUN_FAILED
 
 
-async def _run_async(root: Path, config: Any, task: str, approve: str, json_lines: bool) -> int:
+async def _run_async(
+    root: Path,
+    config: Any,
+    task: str,
+    approve: str,
+    json_lines: bool,
+    session_id: str | None = None,
+    latest: bool = False,
+) -> int:
     from toolgate.agent.events import EventBus
+    from toolgate.conversation.store import SessionError
     from toolgate.review.reviewer import AutoReviewer, DenyReviewer
-    from toolgate.session import RunSetup, create_run, resolve_endpoint
+    from toolgate.session import SessionService
     from toolgate.terminal import Printer, TerminalReviewer
     from toolgate.workspace import Workspace
 
@@ -188,18 +219,44 @@ async def _run_async(root: Path, config: Any, task: str, approve: str, json_line
     reviewer = {"ask": TerminalReviewer, "auto": AutoReviewer, "deny": DenyReviewer}[approve](
         workspace
     )
-    endpoint = await resolve_endpoint(config, lambda m: print(m, file=sys.stderr))
+    service = SessionService(
+        root, lambda: config, notice=lambda message: print(message, file=sys.stderr)
+    )
+    if latest:
+        session_id = service.latest()
+        if session_id is None:
+            raise SessionError(f"no session to continue in {root}")
+    claim = service.claim(session_id, new=session_id is None)
     try:
-        setup = RunSetup(root=root, config=config, reviewer=reviewer, bus=bus)
-        run = await create_run(setup, task, endpoint)
-        outcome = await run.run()
-        await run.model.close()
+        turn = await service.start(claim, task, config=config, reviewer=reviewer, bus=bus)
+    except BaseException:
+        service.release(claim)
+        await service.close()
+        raise
+    try:
+        outcome = await service.finish(turn)
     finally:
-        if endpoint.close is not None:
-            await endpoint.close()
+        await service.close()
+    print(f"toolgate: session {claim.session_id}", file=sys.stderr)
     if outcome.answer and not json_lines:
         print(outcome.answer)
     return EXIT_OK if outcome.status == "completed" else EXIT_RUN_FAILED
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from toolgate.config import Config
+    from toolgate.session import SessionService
+
+    service = SessionService(Path(args.workspace).resolve(), Config)
+    listed = [info.to_dict() for info in service.sessions()]
+    if args.json:
+        sys.stdout.write(json.dumps(listed, ensure_ascii=False, indent=2) + "\n")
+        return EXIT_OK
+    for info in listed:
+        print(f"{info['id']}  {info['lastActivity']}  {info['turns']:3} turns  {info['title']}")
+    if not listed:
+        print("no sessions in this workspace", file=sys.stderr)
+    return EXIT_OK
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -228,9 +285,10 @@ def _tools(args: argparse.Namespace) -> int:
         registry.export(target)
         print(f"wrote {len(registry.names())} tool schemas to {target}", file=sys.stderr)
         return EXIT_OK
+    from toolgate.agent.policy import policy_for
     from toolgate.config import Config
 
-    policy = Config().policy()
+    policy = policy_for(Config())
     for tool in registry:
         decision = policy.decide(tool, command_allowed=True if tool.kind == "command" else None)
         mark = "*" if tool.kind == "command" else " "
@@ -243,31 +301,31 @@ def _tools(args: argparse.Namespace) -> int:
 
 
 def _trust(args: argparse.Namespace) -> int:
-    from toolgate.config import ConfigError, load_config
-    from toolgate.trust import TrustStore
+    from toolgate.config import ConfigError, TrustItem, load_config
+    from toolgate.session import SessionService
 
     root = Path(args.workspace).resolve()
+
+    def load() -> Any:
+        # OPENAI_BASE_URL would hide the workspace's own base URL, which is what is confirmed.
+        env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL",)}
+        return load_config(root, env=env)
+
+    async def ask(item: TrustItem) -> bool:
+        if args.yes:
+            return True
+        answer = await asyncio.to_thread(input, f"{item.describe()}. Allow? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
+
+    service = SessionService(root, load, trust_prompt=ask)
     try:
-        config = load_config(
-            root, env={k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL",)}
-        )
+        config = service.config()
     except ConfigError as exc:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    store = TrustStore()
-    already = store.confirmed(root)
-    pending = [item for item in config.pending_trust if item.fingerprint not in already]
-    if not pending:
+    chosen, asked = asyncio.run(service.confirm_trust(config, every=True))
+    if not asked:
         print("nothing to confirm: the workspace's files widen nothing", file=sys.stderr)
         return EXIT_OK
-    chosen = []
-    for item in pending:
-        if args.yes:
-            chosen.append(item.fingerprint)
-            continue
-        answer = input(f"{item.describe()}. Allow? [y/N] ").strip().lower()
-        if answer in ("y", "yes"):
-            chosen.append(item.fingerprint)
-    store.confirm(root, chosen)
-    print(f"confirmed {len(chosen)} of {len(pending)}", file=sys.stderr)
+    print(f"confirmed {chosen} of {asked}", file=sys.stderr)
     return EXIT_OK

@@ -15,8 +15,6 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from toolgate.agent.policy import Decision, Policy
-
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -61,6 +59,7 @@ SCHEMA: dict[str, Any] = {
                 "temperature": {"type": "number"},
                 "max_tokens": _POSITIVE,
                 "timeout_seconds": {"type": "number", "exclusiveMinimum": 0},
+                "context_tokens": {"type": "integer", "minimum": 1024},
             },
         },
         "policy": {
@@ -123,7 +122,7 @@ _VALIDATOR = Draft202012Validator(SCHEMA)
 
 @dataclass
 class Limits:
-    """When a run must stop."""
+    """When a run must stop (the agent loop reads the first four, the tools the rest)."""
 
     max_steps: int = 30
     max_llm_calls: int = 40
@@ -183,6 +182,7 @@ class Config:
     temperature: float | None = None
     max_tokens: int | None = None
     request_timeout_seconds: float = 600.0
+    context_tokens: int | None = None  # the model's window; None: ask the endpoint
     profile: str = "developer"
     approvals: dict[str, str] = field(default_factory=dict)
     allow_tools: list[str] | None = None
@@ -193,14 +193,6 @@ class Config:
     base_url_source: str | None = None  # which file or flag set base_url
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → table
     pending_trust: list[TrustItem] = field(default_factory=list)
-
-    def policy(self) -> Policy:
-        """The gate's policy from these settings."""
-        return Policy(
-            approvals={name: Decision(value) for name, value in self.approvals.items()},
-            allow_tools=self.allow_tools,
-            deny_tools=list(self.deny_tools),
-        )
 
 
 def _check(doc: dict[str, Any], source: str) -> None:
@@ -270,6 +262,7 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
         ("temperature", "temperature"),
         ("max_tokens", "max_tokens"),
         ("timeout_seconds", "request_timeout_seconds"),
+        ("context_tokens", "context_tokens"),
     ):
         if key in model:
             setattr(config, attr, model[key])

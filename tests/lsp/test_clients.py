@@ -55,7 +55,13 @@ async def test_generic_client_reviews_with_code_actions_only(
     hunk = actions[2]["command"]
     assert hunk["command"] == "toolgate.acceptProposal"
     assert hunk["arguments"][1] == [1]
-    assert await editor.code_actions(b_uri) == []  # nothing pending on b.py yet
+    # Nothing pending on b.py yet: its menu offers only the review of a.py's proposal.
+    elsewhere = await editor.code_actions(b_uri)
+    assert [a["title"] for a in elsewhere] == [
+        "Review pending proposals (1): accept write_file proposal: a.py",
+        "Review pending proposals (1): reject write_file proposal: a.py",
+    ]
+    assert elsewhere[0]["command"]["arguments"] == actions[0]["command"]["arguments"]
     await editor.command(hunk["command"], *hunk["arguments"])
     assert editor.text(a_uri) == ORIGINAL.replace("line 25\n", "LINE 25\n")
     # The client did not advertise `documentChanges`: the edit is a plain `changes` map.

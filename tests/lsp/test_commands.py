@@ -79,7 +79,9 @@ async def test_bad_arguments_during_a_run(
         editor, "toolgate.acceptProposal", pid, [2]
     )
     assert "no hunk -1" in await _error(editor, "toolgate.acceptProposal", pid, [0, -1])
-    assert "no hunk '0'" in await _error(editor, "toolgate.acceptProposal", pid, ["0"])
+    assert "hunk indexes must be a list of integers" in await _error(
+        editor, "toolgate.acceptProposal", pid, ["0"]
+    )
     assert "hunk indexes must be a list of integers" in await _error(
         editor, "toolgate.acceptProposal", pid, 0
     )

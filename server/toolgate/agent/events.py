@@ -25,6 +25,7 @@ PROPOSAL_RESOLVED = "ProposalResolved"
 MODE_CHANGED = "ToolCallingModeChanged"
 TESTS_FINISHED = "TestsFinished"
 NOTICE = "notice"
+CONTEXT_FITTED = "context_fitted"  # older outputs elided or turns summarised for the window
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,10 @@ from typing import Any
 
 from toolgate.agent.events import (
     ASSISTANT_TEXT,
+    CONTEXT_FITTED,
     LLM_CALL,
     MODE_CHANGED,
+    NOTICE,
     RUN_FINISHED,
     RUN_STARTED,
     TOOL_CALL_PARSE_ERROR,
@@ -34,7 +36,9 @@ from toolgate.calls.prompt import (
     format_tool_result,
     text_mode_instructions,
 )
-from toolgate.config import ToolCalling
+from toolgate.config import Limits, ToolCalling
+from toolgate.conversation.budget import Budget, fit, message_bytes, summary_request
+from toolgate.conversation.history import Conversation
 from toolgate.model.client import ChatModel, ModelError, NativeCall, ToolsRejected
 from toolgate.model.modes import AUTO, NATIVE, TEXT, ModeMemory
 from toolgate.records import ToolCall, ToolResult
@@ -106,14 +110,8 @@ def _frozen(value: Any) -> Any:
     return ("other", repr(value))
 
 
-@dataclass
-class RunLimits:
-    """When the loop stops by itself."""
-
-    max_steps: int = 30
-    max_llm_calls: int = 40
-    max_run_seconds: float = 900.0
-    max_tool_retries: int = 3
+# One record of limits for the configuration and the loop: nothing is copied field by field.
+RunLimits = Limits
 
 
 @dataclass
@@ -165,6 +163,8 @@ class AgentRun:
         profile: str = "developer",
         mode_memory: ModeMemory | None = None,
         cleanups: Sequence[Callable[[], Awaitable[None]]] = (),
+        conversation: Conversation | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.run_id = run_id or f"r-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
         ctx.run_id = self.run_id
@@ -201,9 +201,18 @@ class AgentRun:
             self.redact,
             profile,
         )
+        # The conversation this run continues (a fresh one in memory when none is given), and
+        # the window every request must fit in (None: no limit, for callers that manage it).
+        self.conversation = conversation or Conversation()
+        self.conversation.redact = self.redact.deep
+        self.budget = budget
+        if self.conversation.session_id:
+            self.runlog.set(session_id=self.conversation.session_id)
+        self._step: dict[str, Any] | None = None
         self.bus.subscribe(self.metrics)
         self.bus.subscribe(self.runlog.on_event)
         self._task: asyncio.Task[RunOutcome] | None = None
+        self._began = False
         self._cancel_reason: str | None = None
         self.llm_calls = 0
         self.answer: str | None = None
@@ -212,6 +221,7 @@ class AgentRun:
         self._repeats = 0
         self._turn_calls = 0
         self._content_at = 0.0
+        self._sent_bytes = 0
         # What the run holds open for its tools (MCP sessions): released when it ends.
         self._cleanups = list(cleanups)
 
@@ -240,6 +250,7 @@ class AgentRun:
             model=self.model.model,
             base_url=self.model.base_url,
             tool_calling_mode=self.runlog_mode,
+            session_id=self.conversation.session_id,
         )
         self.runlog.save()
         status, reason = COMPLETED, None
@@ -265,6 +276,8 @@ class AgentRun:
                 self.redact.text(f"internal error: {type(exc).__name__}: {exc}"),
             )
         finally:
+            if self._began:
+                self.conversation.end_turn(self.run_id, status, reason, self.answer)
             self.runlog.set(answer=self.answer, tool_calling_mode=self.runlog_mode)
             self.bus.emit(
                 RUN_FINISHED, self.run_id, status=status, reason=reason, answer=self.answer
@@ -291,11 +304,12 @@ class AgentRun:
         return {AUTO: NATIVE, "off": "off"}.get(self.mode, self.mode)
 
     def _system(self) -> str:
+        base = self.base_prompt + self.conversation.summary_note()
         if self.mode == TEXT and self.calling.compact_prompt:
-            return self.base_prompt + "\n" + compact_instructions(self._tool_list(text=True))
+            return base + "\n" + compact_instructions(self._tool_list(text=True))
         if self.mode == TEXT:
-            return self.base_prompt + "\n" + text_mode_instructions(self._tool_list(text=True))
-        return self.base_prompt
+            return base + "\n" + text_mode_instructions(self._tool_list(text=True))
+        return base
 
     def _tool_list(self, *, text: bool = False) -> list[dict[str, Any]]:
         tools = self.registry.openai_tools()
@@ -303,8 +317,12 @@ class AgentRun:
             tools.append(FINAL_ANSWER.openai())
         return tools
 
+    def _add(self, message: dict[str, Any], tools: tuple[str, ...] = ()) -> None:
+        self.conversation.add(message, tools)
+
     async def _loop(self, started: float) -> None:
-        messages: list[dict[str, Any]] = [{"role": "user", "content": self.task}]
+        self.conversation.begin_turn(self.run_id, self.task)
+        self._began = True
         retries = 0
         denied_streak = 0
         hints = 0
@@ -313,17 +331,27 @@ class AgentRun:
             if step_number > self.limits.max_steps:
                 raise _Stop(LIMIT, f"reached max_steps ({self.limits.max_steps})")
             step = self.runlog.begin_step(step_number)
-            turn = await self._turn(messages)
+            self._step = step
+            turn = await self._turn()
             step["assistant_text"] = self.redact.text(turn.text)
             step["tool_calling_mode"] = self.runlog_mode
-            if self.mode == TEXT:
-                messages.append({"role": "assistant", "content": turn.text})
+            final = next((c for c, _ in turn.outcomes if c.name == FINAL_ANSWER.name), None)
+            if final is not None:
+                # The conversation keeps the answer as plain words: a call to final_answer
+                # with no result after it would be refused by the endpoint next turn.
+                answer = str(final.arguments.get("answer", "")) or turn.text
+                self._add({"role": "assistant", "content": answer})
+            elif self.mode == TEXT:
+                self._add({"role": "assistant", "content": turn.text})
             else:
-                messages.append(self._assistant_message(turn))
+                self._add(self._assistant_message(turn))
             # What the model reads of each result, capped once for the log and the reply.
             turn.views = [self._model_view(o.result) for _, o in turn.outcomes]
             for (call, outcome), view in zip(turn.outcomes, turn.views, strict=True):
-                self.runlog.record_call(step, self._log_entry(call, outcome, view))
+                entry = self._log_entry(call, outcome, view)
+                self.runlog.record_call(step, entry)
+                if call.name != FINAL_ANSWER.name:
+                    self.conversation.record_call(self.run_id, _call_record(entry, view))
             for error in turn.errors:
                 self.runlog.record_call(
                     step,
@@ -336,7 +364,6 @@ class AgentRun:
                     },
                 )
             self.runlog.save()
-            final = next((c for c, _ in turn.outcomes if c.name == FINAL_ANSWER.name), None)
             if final is not None:
                 self.answer = str(final.arguments.get("answer", "")) or turn.text
                 return
@@ -344,7 +371,7 @@ class AgentRun:
                 hint = self._text_hint(turn.text) if self.mode == TEXT else None
                 if hint and hints < self.limits.max_tool_retries:
                     hints += 1
-                    messages.append({"role": "user", "content": hint})
+                    self._add({"role": "user", "content": hint})
                     continue
                 self.answer = turn.text
                 if hint is INVENTED_RESULT_HINT:
@@ -356,7 +383,7 @@ class AgentRun:
                         "nothing it reported was run",
                     )
                 return
-            self._feed_back(messages, turn, corrected)
+            self._feed_back(turn, corrected)
             if turn.errors and self.mode == TEXT:
                 corrected = True
             if turn.outcomes and all(
@@ -379,7 +406,7 @@ class AgentRun:
                     f"(max_tool_retries = {self.limits.max_tool_retries})",
                 )
 
-    def _feed_back(self, messages: list[dict[str, Any]], turn: _Turn, corrected: bool) -> None:
+    def _feed_back(self, turn: _Turn, corrected: bool) -> None:
         if self.mode == TEXT:
             blocks = [
                 format_tool_result(call.name, view.to_dict())
@@ -389,13 +416,105 @@ class AgentRun:
                 blocks.append(corrective_message(turn.errors))
             else:
                 blocks.append(DONE_HINT)
-            messages.append({"role": "user", "content": "\n\n".join(blocks)})
+            names = tuple(call.name for call, _ in turn.outcomes)
+            self._add({"role": "user", "content": "\n\n".join(blocks)}, names)
             return
-        for (call, _), view in zip(turn.outcomes, turn.views, strict=True):
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": result_json(view)})
+        self.conversation.add_many(
+            [
+                (
+                    {"role": "tool", "tool_call_id": call.id, "content": result_json(view)},
+                    (call.name,),
+                )
+                for (call, _), view in zip(turn.outcomes, turn.views, strict=True)
+            ]
+        )
 
     def _model_view(self, result: ToolResult) -> ToolResult:
-        return fit_result(result, self.calling.max_output_bytes)
+        limit = self.calling.max_output_bytes
+        if self.budget is not None:
+            # One result may not take the whole window: the conversation must fit beside it.
+            limit = min(limit, self.budget.output_bytes())
+        return fit_result(result, limit)
+
+    async def _request(self) -> list[dict[str, Any]]:
+        """The messages of the next request, kept inside the budget."""
+        system = {"role": "system", "content": self._system()}
+        earlier, current = self.conversation.earlier(), self.conversation.current()
+        if self.budget is None:
+            messages = [e.message for e in [*earlier, *current]]
+            return [system, *self._for_mode(messages)]
+        fixed = self._fixed_tokens(system)
+        fitted = fit(self.budget, fixed, earlier, current)
+        summarised = None
+        if not fitted.fits and earlier:
+            summarised = await self._summarise(earlier)
+            system = {"role": "system", "content": self._system()}
+            fixed = self._fixed_tokens(system)
+            fitted = fit(self.budget, fixed, [], self.conversation.current())
+        self._record_fit(fitted.tokens, fitted.elided, summarised)
+        if not fitted.fits and not self.budget.known:
+            self.bus.emit(
+                NOTICE,
+                self.run_id,
+                message=f"this request needs about {fitted.tokens} tokens, more than the "
+                f"{self.budget.limit} a {self.budget.window}-token window leaves; the endpoint "
+                "did not say its window, so it is sent anyway (set model.context_tokens)",
+            )
+        elif not fitted.fits:
+            raise _Stop(
+                FAILED,
+                f"this turn alone needs about {fitted.tokens} tokens, more than the "
+                f"{self.budget.limit} the model's window of {self.budget.window} leaves for a "
+                "request; start a new session or raise model.context_tokens",
+            )
+        self._sent_bytes = int(fixed * self.budget.bytes_per_token) + sum(
+            message_bytes(m) for m in fitted.messages
+        )
+        return [system, *self._for_mode(fitted.messages)]
+
+    def _for_mode(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Earlier turns made with native calls, written as text for a text-mode request."""
+        if self.mode != TEXT or not any(m.get("role") == "tool" for m in messages):
+            return messages
+        return as_text(messages)
+
+    def _fixed_tokens(self, system: dict[str, Any]) -> int:
+        assert self.budget is not None
+        tools = self._tool_list() if self.mode in (AUTO, NATIVE) else []
+        tools_tokens = self.budget.tokens(len(json.dumps(tools))) if tools else 0
+        return tools_tokens + self.budget.message_tokens(message_bytes(system))
+
+    def _record_fit(self, tokens: int, elided: list[str], summarised: int | None) -> None:
+        if not elided and summarised is None:
+            return
+        record: dict[str, Any] = {"estimated_tokens": tokens, "elided": elided}
+        if summarised is not None:
+            record["summarised_through_turn"] = summarised
+        if self._step is not None:
+            self._step["context"] = self.redact.deep(record)
+        self.bus.emit(CONTEXT_FITTED, self.run_id, **record)
+
+    async def _summarise(self, earlier: list[Any]) -> int:
+        """Replace the earlier turns by a note written by one model call."""
+        assert self.budget is not None
+        messages = summary_request(
+            self.budget, self.conversation.summary, earlier, self.budget.limit
+        )
+        self.llm_calls += 1
+        self.bus.emit(LLM_CALL, self.run_id, mode="summary", n=self.llm_calls)
+        text = ""
+        try:
+            async for delta in self.model.stream(messages, None):
+                text += delta.text
+        except ModelError as exc:
+            # The session stays as it was: nothing is written until the summary exists.
+            raise _Stop(
+                FAILED, f"summarising the earlier turns failed: {self.redact.text(str(exc))}"
+            ) from None
+        text = text.strip()
+        if not text:
+            raise _Stop(FAILED, "summarising the earlier turns failed: the model answered nothing")
+        return self.conversation.replace_with_summary(text)
 
     def _log_entry(self, call: ToolCall, outcome: GateOutcome, view: ToolResult) -> dict[str, Any]:
         stored = outcome.result if self.calling.store_raw_tool_output else view
@@ -423,13 +542,13 @@ class AgentRun:
             ]
         return message
 
-    async def _turn(self, messages: list[dict[str, Any]]) -> _Turn:
+    async def _turn(self) -> _Turn:
         """One model turn; each call goes through the gate as soon as it is known."""
         if self.llm_calls >= self.limits.max_llm_calls:
             raise _Stop(LIMIT, f"reached max_llm_calls ({self.limits.max_llm_calls})")
         turn = _Turn()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        producer = asyncio.create_task(self._produce(messages, turn, queue))
+        producer = asyncio.create_task(self._produce(turn, queue))
         try:
             while True:
                 kind, item = await queue.get()
@@ -448,21 +567,17 @@ class AgentRun:
                 await asyncio.gather(producer, return_exceptions=True)
         return turn
 
-    async def _produce(
-        self, messages: list[dict[str, Any]], turn: _Turn, queue: asyncio.Queue[tuple[str, Any]]
-    ) -> None:
+    async def _produce(self, turn: _Turn, queue: asyncio.Queue[tuple[str, Any]]) -> None:
         try:
-            await self._produce_inner(messages, turn, queue)
+            await self._produce_inner(turn, queue)
         except Exception as exc:
             queue.put_nowait(("raise", exc))
         else:
             queue.put_nowait(("done", None))
 
-    async def _produce_inner(
-        self, messages: list[dict[str, Any]], turn: _Turn, queue: asyncio.Queue[tuple[str, Any]]
-    ) -> None:
+    async def _produce_inner(self, turn: _Turn, queue: asyncio.Queue[tuple[str, Any]]) -> None:
         tools = self._tool_list() if self.mode in (AUTO, NATIVE) else None
-        full = [{"role": "system", "content": self._system()}, *messages]
+        full = await self._request()
         self.llm_calls += 1
         self.bus.emit(LLM_CALL, self.run_id, mode=self.runlog_mode, n=self.llm_calls)
         parser = self._parser() if self.mode == TEXT else None
@@ -477,12 +592,14 @@ class AgentRun:
                         self._text_items(parser, parser.feed(delta.text), queue)
                 if delta.done:
                     turn.native = delta.calls
+                    if delta.prompt_tokens and self.budget is not None:
+                        self.budget.learn(self._sent_bytes, delta.prompt_tokens)
         except ToolsRejected as exc:
             if self.mode != AUTO:
                 raise
             self._switch(TEXT, f"the endpoint rejected the tools parameter: {exc}")
             turn.text = ""
-            await self._produce_inner(messages, turn, queue)
+            await self._produce_inner(turn, queue)
             return
         if parser is not None:
             self._text_items(parser, parser.finish(), queue, final=True)
@@ -618,6 +735,83 @@ class AgentRun:
         if outcome.result.success:
             self._seen.add(key)  # a failed or refused call may fairly be tried again
         return outcome
+
+
+def as_text(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Native tool calls and results as the text protocol writes them (`<tool>`, `<tool_result>`).
+
+    An endpoint that takes no `tools` refuses `role: "tool"` messages too; a session that
+    began with native calls goes on in text mode with its history in the same words.
+    """
+    out: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    results: list[str] = []
+    for message in messages:
+        if message.get("role") == "tool":
+            name = names.get(str(message.get("tool_call_id")), "tool")
+            content = str(message.get("content") or "")
+            try:
+                block = format_tool_result(name, json.loads(content))
+            except (ValueError, AttributeError):
+                block = content  # an elided output's stub says what it was
+            results.append(block)
+            continue
+        if results:
+            out.append({"role": "user", "content": "\n\n".join(results)})
+            results = []
+        calls = message.get("tool_calls") or []
+        if message.get("role") == "assistant" and calls:
+            blocks = []
+            for call in calls:
+                function = call.get("function", {})
+                names[str(call.get("id"))] = str(function.get("name", ""))
+                blocks.append(
+                    f'<tool name="{function.get("name", "")}" args>'
+                    f"{function.get('arguments') or '{}'}</tool>"
+                )
+            text = str(message.get("content") or "")
+            out.append({"role": "assistant", "content": "\n".join([text, *blocks]).strip()})
+            continue
+        out.append(message)
+    if results:
+        out.append({"role": "user", "content": "\n\n".join(results)})
+    return out
+
+
+def _call_record(entry: dict[str, Any], view: ToolResult) -> dict[str, Any]:
+    """A call as the transcript keeps it: what was asked, what became of it, in one line."""
+    decision = entry.get("decision")
+    if decision in ("denied", "rejected"):
+        status = decision
+    else:
+        status = "ok" if view.success else "failed"
+    record = {
+        "call_id": entry.get("id"),
+        "name": entry.get("name"),
+        "arguments": entry.get("arguments"),
+        "status": status,
+        "summary": _result_summary(view),
+    }
+    if entry.get("proposal_id"):
+        record["proposal_id"] = entry["proposal_id"]
+    return record
+
+
+def _result_summary(result: ToolResult) -> str:
+    if result.error:
+        return str(result.error).splitlines()[0][:200] if result.error else ""
+    data = result.data
+    if isinstance(data, dict):
+        summary = data.get("summary")
+        if isinstance(summary, dict):
+            return ", ".join(f"{v} {k}" for k, v in summary.items() if v)[:200]
+        if isinstance(summary, str):
+            return summary[:200]
+        for key in ("message", "status", "path"):
+            if isinstance(data.get(key), str):
+                return str(data[key])[:200]
+    size = result.output_size_bytes or len(result_json(result))
+    return f"{size} bytes"
 
 
 async def collect(stream: AsyncIterator[Any]) -> list[Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from toolgate.config import Config
 from toolgate.tools.schema import Tool
 
 
@@ -41,3 +42,12 @@ class Policy:
         if tool.kind == "command":
             return Decision.AUTO if command_allowed else Decision.ASK
         return Decision.ASK
+
+
+def policy_for(config: Config) -> Policy:
+    """The gate's policy from the merged settings."""
+    return Policy(
+        approvals={name: Decision(value) for name, value in config.approvals.items()},
+        allow_tools=config.allow_tools,
+        deny_tools=list(config.deny_tools),
+    )

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from toolgate.agent import events
+from toolgate.agent.events import Event
+
 if TYPE_CHECKING:
     from toolgate.review.proposal import Proposal
 
@@ -23,8 +26,11 @@ def uri_to_path(uri: str) -> Path | None:
     """The absolute path of a file URI (None for other schemes)."""
     if not uri.startswith("file:"):
         return None
-    path = to_fs_path(uri)
-    return Path(path) if path else None
+    try:
+        path = to_fs_path(uri)
+    except Exception:  # a URI the parser cannot read names no file
+        return None
+    return Path(path) if path and "\0" not in path else None
 
 
 def line_range(start: int, end: int) -> types.Range:
@@ -122,3 +128,63 @@ def failure_diagnostic(failure: Any, root: Path, severity: int) -> types.Diagnos
         related_information=related or None,
         data={"testId": failure.test_id, "kind": getattr(failure, "kind", "failed")},
     )
+
+
+def event_payload(event: Event, call_args: dict[str, Any]) -> dict[str, Any] | None:
+    """An engine event as the `toolgate/event` notification's params (None: not sent).
+
+    `call_args` keeps each call's shown arguments from its proposal to its decision (the
+    engine says them once; the notification repeats them with the decision).
+    """
+    f = event.fields
+    kind = event.type
+    payload: dict[str, Any] | None = None
+    if kind == events.RUN_STARTED:
+        payload = {"type": "run_started", "task": f.get("task")}
+    elif kind == events.ASSISTANT_TEXT:
+        payload = {"type": "assistant_text", "text": f["text"]}
+    elif kind == events.TOOL_CALL_PROPOSED:
+        call_args[f["call_id"]] = f.get("raw_args")
+    elif kind == events.TOOL_CALL_DECIDED:
+        payload = {
+            "type": "tool_call",
+            "callId": f["call_id"],
+            "tool": f["tool_name"],
+            "arguments": call_args.get(f["call_id"]),
+            "decision": f["decision"],
+            "why": f.get("why"),
+        }
+    elif kind == events.TOOL_CALL_EXECUTED:
+        call_args.pop(f["call_id"], None)
+        payload = {
+            "type": "tool_result",
+            "callId": f["call_id"],
+            "tool": f["tool_name"],
+            "success": f["success"],
+            "error": f.get("error"),
+            "decision": f["decision"],
+        }
+    elif kind == events.TOOL_CALL_PARSE_ERROR:
+        payload = {
+            "type": "parse_error",
+            "error": f["error"],
+            "rawExcerpt": f.get("raw_excerpt", ""),
+        }
+    elif kind == events.MODE_CHANGED:
+        payload = {"type": "mode_changed", "mode": f["mode"], "reason": f.get("reason")}
+    elif kind == events.TESTS_FINISHED:
+        payload = {"type": "tests_finished", "summary": f.get("summary")}
+    elif kind == events.NOTICE:
+        payload = {"type": "notice", "message": f["message"]}
+    elif kind == events.CONTEXT_FITTED:
+        payload = {"type": "context_fitted", **f}
+    elif kind == events.RUN_FINISHED:
+        payload = {
+            "type": "run_finished",
+            "status": f["status"],
+            "reason": f.get("reason"),
+            "answer": f.get("answer"),
+        }
+    if payload is not None:
+        payload["runId"] = event.run_id
+    return payload

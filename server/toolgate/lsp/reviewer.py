@@ -6,23 +6,20 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 
+from toolgate.lsp.client import EditorClient
 from toolgate.lsp.convert import hunk_edits, path_to_uri, proposal_payload, uri_to_path
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
 from toolgate.review.reviewer import Approval, ApprovalRequest
 from toolgate.workspace import PathRefused, Workspace
 
-if TYPE_CHECKING:
-    from toolgate.lsp.server import ToolgateServer
-
 log = logging.getLogger(__name__)
 
 PROPOSAL = "toolgate/proposal"
 PROPOSAL_RESOLVED = "toolgate/proposalResolved"
-SAVE_DOCUMENTS = "toolgate/saveDocuments"
 
 
 class ReviewError(Exception):
@@ -42,7 +39,7 @@ class Pending:
 class LspReviewer:
     """Sends proposals to the editor and applies accepted hunks with workspace/applyEdit."""
 
-    server: ToolgateServer
+    client: EditorClient  # the editor, through the small protocol it offers the reviewer
     workspace: Workspace
     pending: dict[str, Pending] = field(default_factory=dict)
     # Accepted text that may still sit unsaved in editor buffers: path → text.
@@ -55,7 +52,7 @@ class LspReviewer:
         future: asyncio.Future[Resolution] = asyncio.get_running_loop().create_future()
         self.pending[proposal.id] = Pending(proposal, future)
         self._announce(proposal)
-        if self.server.editor.confirm_in_editor and self.server.supports_annotations():
+        if self.client.confirm_in_editor and self.client.supports_annotations():
             # The editor's own preview is the review: send the confirmable edit right away.
             asyncio.ensure_future(self._accept_in_editor(proposal.id))
         try:
@@ -70,7 +67,7 @@ class LspReviewer:
         """Apply an auto-approved change, still through the editor so it joins undo."""
         self._announce(proposal, status="accepted")
         resolution = await self._apply(proposal, None, confirm=False)
-        self.server.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal.id, resolution))
+        self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal.id, resolution))
         return resolution
 
     async def confirm(self, request: ApprovalRequest) -> Approval:
@@ -79,21 +76,12 @@ class LspReviewer:
         why = f" Why: {request.why}" if request.why else ""
         message = f"Toolgate wants to run {request.tool}: {request.summary}.{warn}{why}"
         try:
-            choice = await self.server.window_show_message_request_async(
-                types.ShowMessageRequestParams(
-                    type=types.MessageType.Warning
-                    if request.off_allow_list
-                    else types.MessageType.Info,
-                    message=message,
-                    actions=[
-                        types.MessageActionItem(title="Allow"),
-                        types.MessageActionItem(title="Deny"),
-                    ],
-                )
+            choice = await self.client.ask(
+                message, ["Allow", "Deny"], warning=request.off_allow_list
             )
         except Exception as exc:  # a client that cannot ask means no
             return Approval(False, f"the editor could not ask the person: {exc}")
-        if choice is not None and choice.title == "Allow":
+        if choice == "Allow":
             return Approval(True)
         return Approval(
             False,
@@ -103,14 +91,10 @@ class LspReviewer:
     async def ask_to_save(self, uris: list[str]) -> set[str]:
         """Ask the client to save documents (`toolgate/saveDocuments`); the ones it saved."""
         try:
-            reply = await asyncio.wait_for(
-                self.server.protocol.send_request_async(SAVE_DOCUMENTS, {"uris": uris}),
-                timeout=10,
-            )
+            saved = set(await self.client.save(uris, timeout=10))
         except Exception:
             log.debug("the client cannot save documents")
             return set()
-        saved = set(_field(reply, "saved") or [])
         for uri in saved:
             path = uri_to_path(uri)
             if path is not None:
@@ -128,7 +112,7 @@ class LspReviewer:
             expected = self.accepted_unsaved.pop(path, None)
             if expected is None or uri in saved:
                 continue
-            buffer = self.server.open_text(uri)
+            buffer = self.client.open_text(uri)
             try:
                 disk = path.read_text("utf-8") if path.exists() else None
             except OSError:
@@ -225,7 +209,7 @@ class LspReviewer:
             return
         entry.proposal.status = resolution.status
         entry.future.set_result(resolution)
-        self.server.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal_id, resolution))
+        self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal_id, resolution))
 
     @staticmethod
     def _resolved_payload(proposal_id: str, resolution: Resolution) -> dict[str, Any]:
@@ -241,10 +225,10 @@ class LspReviewer:
 
     def _announce(self, proposal: Proposal, status: str | None = None) -> None:
         uri = self._uri(proposal)
-        payload = proposal_payload(proposal, uri, self.server.open_version(uri))
+        payload = proposal_payload(proposal, uri, self.client.open_version(uri))
         if status:
             payload["status"] = status
-        self.server.notify(PROPOSAL, payload)
+        self.client.notify(PROPOSAL, payload)
 
     async def _accept_in_editor(self, proposal_id: str) -> None:
         entry = self.pending.get(proposal_id)
@@ -267,7 +251,7 @@ class LspReviewer:
         """Send the edit (or write disk for clients without applyEdit) and see what landed."""
         uri = self._uri(proposal)
         real = self.workspace.root / proposal.path
-        current = self.server.open_text(uri)
+        current = self.client.open_text(uri)
         on_disk: str | None = None
         if current is None:
             try:
@@ -290,7 +274,7 @@ class LspReviewer:
         all_hunks = set(range(len(proposal.hunks)))
         chosen = all_hunks if selected is None else selected
         final_text = proposal.text_with(chosen)
-        if not self.server.supports_apply_edit():
+        if not self.client.supports_apply_edit():
             try:
                 self.workspace.write(proposal.path, final_text)
             except (PathRefused, OSError) as exc:
@@ -298,13 +282,11 @@ class LspReviewer:
                     ProposalStatus.REJECTED, [], None, error=f"could not write: {exc}"
                 )
             return _landed(chosen, all_hunks)
-        version = self.server.open_version(uri)
+        version = self.client.open_version(uri)
         edit = self._workspace_edit(proposal, uri, chosen, current or "", version, confirm)
         try:
-            result = await self.server.workspace_apply_edit_async(
-                types.ApplyWorkspaceEditParams(
-                    edit=edit, label=f"Toolgate: {proposal.tool} {proposal.path}"
-                )
+            result = await self.client.apply_edit(
+                edit, f"Toolgate: {proposal.tool} {proposal.path}"
             )
         except Exception as exc:
             return Resolution(
@@ -319,7 +301,7 @@ class LspReviewer:
             return Resolution(ProposalStatus.REJECTED, [], reason)
         if confirm:
             # The person may have applied only some changes in the preview: read what landed.
-            landed_text = await self.server.wait_for_change(uri, version)
+            landed_text = await self.client.wait_for_change(uri, version)
             chosen = _hunks_that_landed(proposal, landed_text)
             final_text = landed_text if landed_text is not None else final_text
             if not chosen:
@@ -345,7 +327,7 @@ class LspReviewer:
     ) -> types.WorkspaceEdit:
         annotation_id = None
         annotations = None
-        if self.server.supports_annotations():
+        if self.client.supports_annotations():
             annotation_id = f"toolgate-{proposal.id}"
             annotations = {
                 annotation_id: types.ChangeAnnotation(
@@ -373,7 +355,7 @@ class LspReviewer:
                 )
                 for e in edits
             ]
-        if not self.server.supports_document_changes():
+        if not self.client.supports_document_changes():
             # Without `documentChanges` the spec allows only the unversioned `changes` map.
             if proposal.is_new_file:
                 self.workspace.write(proposal.path, "")
@@ -383,7 +365,7 @@ class LspReviewer:
             edits=edits,
         )
         changes: list[Any] = []
-        if proposal.is_new_file and self.server.supports_create_file():
+        if proposal.is_new_file and self.client.supports_create_file():
             changes.append(
                 types.CreateFile(
                     uri=uri,
@@ -398,23 +380,15 @@ class LspReviewer:
         return types.WorkspaceEdit(document_changes=changes, change_annotations=annotations)
 
     async def _other_diagnostics(self, uri: str) -> str | None:
-        if not self.server.editor.reports_diagnostics:
+        if not self.client.reports_diagnostics:
             return None
-        found = await self.server.reported_diagnostics(uri, timeout=2.0)
+        found = await self.client.reported_diagnostics(uri, timeout=2.0)
         if not found:
             return None
         lines = [
-            f"line {d.get('range', {}).get('start', {}).get('line', 0) + 1}: "
-            f"{d.get('message', '')} ({d.get('source', '?')})"
-            for d in found[:10]
+            f"line {d.range.start.line + 1}: {d.message} ({d.source or '?'})" for d in found[:10]
         ]
         return "the editor reports problems in this file after the change: " + "; ".join(lines)
-
-
-def _field(reply: Any, name: str) -> Any:
-    if isinstance(reply, dict):
-        return reply.get(name)
-    return getattr(reply, name, None)
 
 
 def _landed(chosen: set[int], all_hunks: set[int]) -> Resolution:

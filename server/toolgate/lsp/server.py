@@ -10,6 +10,7 @@ import asyncio
 import logging
 import re
 import sys
+import threading
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,35 +20,42 @@ from toolgate.lsp.codecache import attrs_code_cache
 with attrs_code_cache():
     # Most of the start-up is lsprotocol creating its attrs classes: reuse their compiled code.
     from lsprotocol import types
-    from pygls.exceptions import JsonRpcInvalidParams
+    from pygls.exceptions import FeatureRequestError, JsonRpcInvalidParams
+    from pygls.io_ import StdoutWriter
     from pygls.lsp.server import LanguageServer
 
 from toolgate import __version__
-from toolgate.agent.events import (
-    ASSISTANT_TEXT,
-    MODE_CHANGED,
-    NOTICE,
-    RUN_FINISHED,
-    RUN_STARTED,
-    TESTS_FINISHED,
-    TOOL_CALL_DECIDED,
-    TOOL_CALL_EXECUTED,
-    TOOL_CALL_PARSE_ERROR,
-    TOOL_CALL_PROPOSED,
-    Event,
-    EventBus,
-)
+from toolgate.agent.events import NOTICE, RUN_FINISHED, TOOL_CALL_EXECUTED, Event, EventBus
 from toolgate.agent.redact import Redactor
-from toolgate.lsp.convert import failure_diagnostic, path_to_uri, uri_to_path
+from toolgate.lsp.actions import failure_actions, proposal_actions
+from toolgate.lsp.arguments import (
+    AcceptArguments,
+    AskArguments,
+    CancelArguments,
+    FixFailureArguments,
+    ListSessionsArguments,
+    NewSessionArguments,
+    RejectArguments,
+    RenameSessionArguments,
+    ReportDiagnosticsArguments,
+    ReportedDiagnostic,
+    RunTestsArguments,
+    SessionArguments,
+)
+from toolgate.lsp.client import SAVE_DOCUMENTS
+from toolgate.lsp.convert import event_payload, failure_diagnostic, path_to_uri, uri_to_path
+from toolgate.lsp.framing import FrameReader, max_message_bytes, serve_frames, stdin_reader
+from toolgate.lsp.protocol import ToolgateProtocol
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
 
 if TYPE_CHECKING:
     # The engine is imported when a run (or a review) first needs it, so that the server
     # answers `initialize` after loading little more than pygls.
     from toolgate.agent.loop import AgentRun
-    from toolgate.config import Config
+    from toolgate.config import Config, TrustItem
     from toolgate.lsp.reviewer import LspReviewer
-    from toolgate.session import Endpoint
+    from toolgate.session import Claim, SessionService
+    from toolgate.session.deltas import TextDeltas
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +70,11 @@ COMMANDS = [
     "toolgate.runTests",
     "toolgate.fixFailure",
     "toolgate.reportDiagnostics",
+    "toolgate.newSession",
+    "toolgate.listSessions",
+    "toolgate.loadSession",
+    "toolgate.renameSession",
+    "toolgate.deleteSession",
 ]
 
 
@@ -69,16 +82,19 @@ class ToolgateServer(LanguageServer):
     """Holds the server's state: settings, the active run, proposals and diagnostics."""
 
     def __init__(self) -> None:
-        super().__init__("toolgate", __version__)
+        super().__init__("toolgate", __version__, protocol_cls=ToolgateProtocol)
+        self.max_message_bytes = max_message_bytes()
         self.editor = EditorSettings()
         self.root: Path | None = None
         self._reviewer: LspReviewer | None = None
         self.run: AgentRun | None = None
         self.run_task: asyncio.Task[Any] | None = None
         self.active_run_id: str | None = None
-        self.endpoint: Endpoint | None = None
+        self._service: SessionService | None = None
+        self._run_sessions: dict[str, str] = {}  # run id → the session it continues
+        self._deltas: TextDeltas | None = None
         self.test_diagnostics: dict[str, list[types.Diagnostic]] = {}
-        self.other_diagnostics: dict[str, list[dict[str, Any]]] = {}
+        self.other_diagnostics: dict[str, list[ReportedDiagnostic]] = {}
         self._diag_waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._change_waiters: dict[str, list[asyncio.Future[None]]] = {}
         self.redactor = Redactor()
@@ -95,9 +111,72 @@ class ToolgateServer(LanguageServer):
             self._reviewer = LspReviewer(self, Workspace(self.root))
         return self._reviewer
 
+    @property
+    def service(self) -> SessionService:
+        """The session service of this workspace, made on first use."""
+        if self._service is None:
+            from toolgate.session import SessionService
+
+            self._service = SessionService(
+                self.workspace_root(), self.config, trust_prompt=self._ask_trust, notice=self.log
+            )
+        return self._service
+
     def pending_entries(self) -> list[Any]:
         """Proposals waiting for the person (none before the reviewer exists)."""
         return list(self._reviewer.pending.values()) if self._reviewer is not None else []
+
+    # -- transport ----------------------------------------------------------------------------
+
+    def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve stdio through `FrameReader`, which bounds what one message may cost."""
+        self._stop_event = stop = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        assert isinstance(self.protocol, ToolgateProtocol)
+        protocol = self.protocol
+
+        async def main() -> None:
+            read_some = stdin_reader(stdin or sys.stdin.buffer, asyncio.get_running_loop())
+            await serve_frames(
+                FrameReader(read_some, self.max_message_bytes), protocol.receive, stop
+            )
+
+        try:
+            asyncio.run(main())
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one TCP client at a time through `FrameReader`."""
+        self._stop_event = stop = threading.Event()
+        assert isinstance(self.protocol, ToolgateProtocol)
+        protocol = self.protocol
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            protocol.set_writer(writer)  # type: ignore[arg-type]
+            frames = FrameReader(reader.read, self.max_message_bytes)
+            await serve_frames(frames, protocol.receive, stop)
+            self.shutdown()
+
+        async def main() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        try:
+            asyncio.run(main())
+        except asyncio.CancelledError:
+            log.debug("the server was cancelled")
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """A notification that could not be applied is logged, not shown as a pop-up."""
+        if source is FeatureRequestError:
+            return  # the request's answer carries the error
+        self.log(f"could not handle a message: {error}", types.MessageType.Warning)
 
     # -- client facts -------------------------------------------------------------------------
 
@@ -186,7 +265,7 @@ class ToolgateServer(LanguageServer):
         if self._reviewer is not None and path is not None and text is not None:
             self._reviewer.document_changed(path.resolve(), text)
 
-    async def reported_diagnostics(self, uri: str, timeout: float) -> list[dict[str, Any]]:
+    async def reported_diagnostics(self, uri: str, timeout: float) -> list[ReportedDiagnostic]:
         """Diagnostics the client reports for a file after an edit (waits briefly for them)."""
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._diag_waiters.setdefault(uri, []).append(future)
@@ -194,7 +273,7 @@ class ToolgateServer(LanguageServer):
             await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
             pass
-        return [d for d in self.other_diagnostics.get(uri, []) if d.get("source") != "toolgate"]
+        return [d for d in self.other_diagnostics.get(uri, []) if d.source != "toolgate"]
 
     # -- messages -----------------------------------------------------------------------------
 
@@ -257,58 +336,26 @@ class ToolgateServer(LanguageServer):
 
     def forward(self, event: Event) -> None:
         """Engine events → `toolgate/event` notifications (and progress)."""
-        f = event.fields
-        payload: dict[str, Any] | None = None
-        if event.type == RUN_STARTED:
-            payload = {"type": "run_started", "task": f.get("task")}
-        elif event.type == ASSISTANT_TEXT:
-            payload = {"type": "assistant_text", "text": f["text"]}
-        elif event.type == TOOL_CALL_PROPOSED:
-            self._call_args[f["call_id"]] = f.get("raw_args")
-        elif event.type == TOOL_CALL_DECIDED:
-            payload = {
-                "type": "tool_call",
-                "callId": f["call_id"],
-                "tool": f["tool_name"],
-                "arguments": self._call_args.get(f["call_id"]),
-                "decision": f["decision"],
-                "why": f.get("why"),
-            }
-        elif event.type == TOOL_CALL_EXECUTED:
-            self._call_args.pop(f["call_id"], None)
-            payload = {
-                "type": "tool_result",
-                "callId": f["call_id"],
-                "tool": f["tool_name"],
-                "success": f["success"],
-                "error": f.get("error"),
-                "decision": f["decision"],
-            }
+        payload = event_payload(event, self._call_args)
+        if event.type == TOOL_CALL_EXECUTED:
+            f = event.fields
             self._progress_report(f"{f['tool_name']}: {'ok' if f['success'] else 'failed'}")
-        elif event.type == TOOL_CALL_PARSE_ERROR:
-            payload = {
-                "type": "parse_error",
-                "error": f["error"],
-                "rawExcerpt": f.get("raw_excerpt", ""),
-            }
-        elif event.type == MODE_CHANGED:
-            payload = {"type": "mode_changed", "mode": f["mode"], "reason": f.get("reason")}
-        elif event.type == TESTS_FINISHED:
-            payload = {"type": "tests_finished", "summary": f.get("summary")}
         elif event.type == NOTICE:
-            payload = {"type": "notice", "message": f["message"]}
-            self.log(f["message"])
+            self.log(event.fields["message"])
         elif event.type == RUN_FINISHED:
             self._finished_runs.add(event.run_id)
-            payload = {
-                "type": "run_finished",
-                "status": f["status"],
-                "reason": f.get("reason"),
-                "answer": f.get("answer"),
-            }
         if payload is not None:
-            payload["runId"] = event.run_id
-            self.notify(EVENT, payload)
+            self.notify_run(payload)
+
+    def notify_run(self, payload: dict[str, Any]) -> None:
+        """Send one `toolgate/event` of a run, naming the session the run continues."""
+        session_id = self._run_sessions.get(str(payload.get("runId")))
+        if session_id is not None:
+            payload["sessionId"] = session_id
+        self.notify(EVENT, payload)
+
+    def _text_delta(self, run_id: str, text: str) -> None:
+        self.notify_run({"type": "text_delta", "runId": run_id, "text": text})
 
     def _progress_report(self, message: str) -> None:
         token = self._progress_token
@@ -317,38 +364,47 @@ class ToolgateServer(LanguageServer):
 
     _progress_token: str | None = None
 
-    async def start_run(self, task: str) -> str:
-        """Start a run in the background and return its id at once."""
+    async def start_run(
+        self, task: str, session_id: str | None = None, new_session: bool = False
+    ) -> dict[str, str]:
+        """Start a run continuing a session in the background; `{runId, sessionId}` at once."""
         if self.run_task is not None and not self.run_task.done():
             raise JsonRpcInvalidParams(
                 f"a run is already active ({self.active_run_id}); cancel it or wait for it"
             )
         from toolgate.config import ConfigError
+        from toolgate.conversation.store import SessionError
 
-        root = self.workspace_root()
         try:
             config = self.config()
         except ConfigError as exc:
             raise JsonRpcInvalidParams(f"configuration error: {exc}") from None
+        try:
+            # Claimed now, so that an unknown or busy session is this request's error.
+            claim = self.service.claim(session_id, new=new_session)
+        except SessionError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
         run_id = f"r-{uuid.uuid4().hex[:10]}"
         self.active_run_id = run_id
+        self._run_sessions[run_id] = claim.session_id
         self.run = None  # until this run is assembled, a cancel stops its setup
-        self.run_task = asyncio.ensure_future(self._run(run_id, task, root, config))
-        return run_id
+        self.run_task = asyncio.ensure_future(self._run(run_id, task, claim, config))
+        return {"runId": run_id, "sessionId": claim.session_id}
 
-    async def _run(self, run_id: str, task: str, root: Path, config: Config) -> None:
+    async def _run(self, run_id: str, task: str, claim: Claim, config: Config) -> None:
         from toolgate.config import ConfigError
-        from toolgate.session import (
-            RunSetup,
-            SetupError,
-            create_run,
-            resolve_endpoint,
-        )
+        from toolgate.session import SetupError
+        from toolgate.session.deltas import TextDeltas
 
+        if self._deltas is None:
+            self._deltas = TextDeltas(self._text_delta)
         bus = EventBus()
+        bus.subscribe(self._deltas)  # first: text gathered so far is sent before each event
         bus.subscribe(self.forward)
         assert self.reviewer is not None
         token: str | None = None
+        service = self.service
+        started = False
         try:
             if self.supports_progress():
                 token = f"toolgate-{run_id}"
@@ -372,36 +428,29 @@ class ToolgateServer(LanguageServer):
                         )
                 except Exception:
                     token = None
-            await self._confirm_trust(root, config)
             try:
-                if self.endpoint is None or config.base_url:
-                    endpoint = await resolve_endpoint(config, self.log)
-                    if not config.base_url:
-                        self.endpoint = endpoint  # keep the embedded model for later runs
-                else:
-                    endpoint = self.endpoint
-                setup = RunSetup(
-                    root=root,
+                turn = await service.start(
+                    claim,
+                    task,
                     config=config,
                     reviewer=self.reviewer,
                     bus=bus,
+                    run_id=run_id,
                     buffers=self.buffers,
                     trusted=self.editor.trusted,
                     on_test_run=self.publish_test_failures,
                 )
-                self.run = await create_run(setup, task, endpoint, run_id=run_id)
             except (SetupError, ConfigError) as exc:
                 message = self.redactor.text(str(exc))
                 status = "blocked_by_policy" if getattr(exc, "blocked", False) else "failed"
-                self.notify(
-                    EVENT,
+                self.notify_run(
                     {
                         "type": "run_finished",
                         "runId": run_id,
                         "status": status,
                         "reason": message,
                         "answer": None,
-                    },
+                    }
                 )
                 self.window_show_message(
                     types.ShowMessageParams(
@@ -409,8 +458,9 @@ class ToolgateServer(LanguageServer):
                     )
                 )
                 return
-            outcome = await self.run.run()
-            await self.run.model.close()
+            self.run = turn.run
+            started = True
+            outcome = await service.finish(turn)
             if outcome.status not in ("completed", "cancelled"):
                 self.log(
                     f"run {run_id} {outcome.status}: {outcome.reason}", types.MessageType.Warning
@@ -420,63 +470,86 @@ class ToolgateServer(LanguageServer):
             # engine never started, so the end is announced here.
             if run_id not in self._finished_runs:
                 self._finished_runs.add(run_id)
-                self.notify(
-                    EVENT,
+                self.notify_run(
                     {
                         "type": "run_finished",
                         "runId": run_id,
                         "status": "cancelled",
                         "reason": "cancelled while the run was being set up",
                         "answer": None,
-                    },
+                    }
                 )
             raise
         except Exception as exc:  # never let a run take the server down
             log.exception("run %s crashed", run_id)
             # The engine may have announced the end already and failed after it (its run log).
             if run_id not in self._finished_runs:
-                self.notify(
-                    EVENT,
+                self.notify_run(
                     {
                         "type": "run_finished",
                         "runId": run_id,
                         "status": "failed",
                         "reason": self.redactor.text(f"internal error: {exc}"),
                         "answer": None,
-                    },
+                    }
                 )
         finally:
+            if not started:
+                service.release(claim)  # `finish` releases it once the run has started
             if self._reviewer is not None:
                 self._reviewer.cancel_all("the run ended")
             if token is not None:
                 self._progress_token = None
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
 
-    async def _confirm_trust(self, root: Path, config: Config) -> None:
-        from toolgate.trust import TrustStore
+    async def _ask_trust(self, item: TrustItem) -> bool:
+        """The session service's trust prompt: a message request with Allow / Not now."""
+        try:
+            choice = await self.ask(
+                f"Toolgate: {item.describe()}. Allow it for this workspace?",
+                ["Allow", "Not now"],
+                warning=True,
+            )
+        except Exception:
+            return False
+        return choice == "Allow"
 
-        store = TrustStore()
-        confirmed = store.confirmed(root)
-        for item in config.pending_trust:
-            if item.fingerprint in confirmed:
-                continue
-            if item.kind == "base_url" and not config.api_key:
-                continue
-            try:
-                choice = await self.window_show_message_request_async(
-                    types.ShowMessageRequestParams(
-                        type=types.MessageType.Warning,
-                        message=f"Toolgate: {item.describe()}. Allow it for this workspace?",
-                        actions=[
-                            types.MessageActionItem(title="Allow"),
-                            types.MessageActionItem(title="Not now"),
-                        ],
-                    )
-                )
-            except Exception:
-                continue
-            if choice is not None and choice.title == "Allow":
-                store.confirm(root, [item.fingerprint])
+    async def ask(self, message: str, actions: list[str], *, warning: bool = False) -> str | None:
+        """Ask the person with `window/showMessageRequest`; the chosen title, or None."""
+        choice = await self.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Warning if warning else types.MessageType.Info,
+                message=message,
+                actions=[types.MessageActionItem(title=title) for title in actions],
+            )
+        )
+        return choice.title if choice is not None else None
+
+    async def save(self, uris: list[str], timeout: float) -> list[str]:
+        """Ask the client to save documents (`toolgate/saveDocuments`); the ones it saved."""
+        reply = await asyncio.wait_for(
+            self.protocol.send_request_async(SAVE_DOCUMENTS, {"uris": uris}), timeout=timeout
+        )
+        saved = reply.get("saved") if isinstance(reply, dict) else getattr(reply, "saved", None)
+        return [str(uri) for uri in saved or []]
+
+    async def apply_edit(
+        self, edit: types.WorkspaceEdit, label: str
+    ) -> types.ApplyWorkspaceEditResult:
+        """Send `workspace/applyEdit` and wait for the client's answer."""
+        return await self.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label=label)
+        )
+
+    @property
+    def confirm_in_editor(self) -> bool:
+        """Whether proposals are confirmed in the editor's own preview."""
+        return self.editor.confirm_in_editor
+
+    @property
+    def reports_diagnostics(self) -> bool:
+        """Whether the client reports its diagnostics after an edit."""
+        return self.editor.reports_diagnostics
 
     def cancel_run(self, reason: str = "cancelled by the person") -> bool:
         """Cancel the active run, if any."""
@@ -491,70 +564,44 @@ class ToolgateServer(LanguageServer):
         return False
 
     async def run_tests_command(self, command: str | None) -> dict[str, Any]:
-        """The person's own test run: same runner and allow-list as the tool."""
-        from toolgate.runner.allowlist import (
-            CommandRefused,
-            is_allowed,
-            parse_allowed,
-            split_command,
-        )
-        from toolgate.runner.process import resolve_executable
-        from toolgate.testing.runner import run_pytest
-
-        root = self.workspace_root()
-        if not self.editor.trusted:
-            raise JsonRpcInvalidParams("this workspace is not trusted: tests may not run here")
-        config = self.config()
+        """The person's own test run: the `run_tests` tool through the session's gate."""
+        assert self.reviewer is not None
+        bus = EventBus()
         try:
-            argv = split_command(command or "pytest -q --tb=short")
-        except CommandRefused as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
-        if not is_allowed(argv, parse_allowed(config.allowed_commands)):
-            raise JsonRpcInvalidParams(
-                f"{' '.join(argv)} is not on the allow-list ({', '.join(config.allowed_commands)})"
+            result = await self.service.run_tests(
+                command,
+                reviewer=self.reviewer,
+                bus=bus,
+                trusted=self.editor.trusted,
+                buffers=self.buffers,
+                on_test_run=self.publish_test_failures,
             )
-        if self.reviewer is not None:
-            for note in await self.reviewer.before_tests():
-                self.log(note, types.MessageType.Warning)
-        test_run = await run_pytest(
-            root,
-            resolve_executable(argv, root, root=root),
-            cwd=root,
-            timeout_seconds=config.limits.command_timeout_seconds,
-        )
-        self.publish_test_failures(test_run)
-        data = test_run.to_data()
+        except ValueError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        data = result.data if isinstance(result.data, dict) else {}
+        for note in data.get("notes") or []:
+            self.log(str(note), types.MessageType.Warning)
+        if "summary" not in data:
+            raise JsonRpcInvalidParams(result.error or "the tests could not run")
         return {
             "summary": data["summary"],
             "failures": data["failures"],
-            "exitCode": test_run.exit_code,
+            "exitCode": data["exit_code"],
         }
 
 
 server = ToolgateServer()
 
 
-def _arg(args: Any, index: int, default: Any = None) -> Any:
-    if isinstance(args, (list, tuple)) and len(args) > index:
-        return args[index]
-    return default
-
-
-def _object_arg(args: Any, name: str) -> dict[str, Any]:
-    first = _arg(args, 0)
-    if first is None or first == []:
-        # Lua has one empty table for `{}` and `[]`, and Neovim sends it as `[]`.
-        return {}
-    if not isinstance(first, dict):
-        raise JsonRpcInvalidParams(f"{name} takes one object argument")
-    return first
-
-
-def _string_arg(args: Any, index: int, what: str) -> str:
-    value = _arg(args, index)
-    if not isinstance(value, str) or not value:
-        raise JsonRpcInvalidParams(f"{what} must be a non-empty string")
-    return value
+def _relative(ls: ToolgateServer, uri: str) -> str | None:
+    """The workspace-relative path of a file URI; None for another scheme or a bad path."""
+    path = uri_to_path(uri)
+    if path is None:
+        return None
+    try:
+        return Path(path).resolve().relative_to(ls.workspace_root()).as_posix()
+    except (ValueError, OSError):
+        raise JsonRpcInvalidParams("uri is outside the workspace") from None
 
 
 @server.feature(types.INITIALIZED)
@@ -571,10 +618,13 @@ def initialize(ls: ToolgateServer, params: types.InitializeParams) -> None:
         folder = uri_to_path(params.workspace_folders[0].uri)
     elif params.root_uri:
         folder = uri_to_path(params.root_uri)
-    elif params.root_path:
+    elif params.root_path and "\0" not in params.root_path:
         folder = Path(params.root_path)
     if folder is not None:
-        ls.root = Path(folder).resolve()
+        try:
+            ls.root = Path(folder).resolve()
+        except (OSError, RuntimeError, ValueError) as exc:
+            ls.log(f"cannot serve the workspace folder {folder}: {exc}", types.MessageType.Error)
     try:
         ls.editor = parse_settings(params.initialization_options)
     except SettingsError as exc:
@@ -625,123 +675,45 @@ def did_open(ls: ToolgateServer, params: types.DidOpenTextDocumentParams) -> Non
     ),
 )
 def code_action(ls: ToolgateServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    """Accept / Reject for pending proposals on this file; "Ask agent to fix" on failures."""
-    actions: list[types.CodeAction] = []
+    """Review actions for pending proposals; "Ask agent to fix" on failures."""
     uri = params.text_document.uri
-    path = uri_to_path(uri)
-    if path is not None:
-        real = path.resolve()
-        for entry in ls.pending_entries():
-            proposal = entry.proposal
-            if ls.workspace_root() / proposal.path != real:
-                continue
-            label = f"{proposal.tool} proposal: {proposal.path}"
-            actions.append(
-                types.CodeAction(
-                    title=f"Accept {label}",
-                    kind=types.CodeActionKind.Refactor,
-                    command=types.Command(
-                        title="Accept", command="toolgate.acceptProposal", arguments=[proposal.id]
-                    ),
-                )
-            )
-            actions.append(
-                types.CodeAction(
-                    title=f"Reject {label}",
-                    kind=types.CodeActionKind.Refactor,
-                    command=types.Command(
-                        title="Reject", command="toolgate.rejectProposal", arguments=[proposal.id]
-                    ),
-                )
-            )
-            if len(proposal.hunks) > 1:
-                for hunk in proposal.hunks:
-                    if hunk.start <= params.range.end.line and params.range.start.line <= hunk.end:
-                        actions.append(
-                            types.CodeAction(
-                                title=f"Accept hunk {hunk.index + 1} of {label}",
-                                kind=types.CodeActionKind.Refactor,
-                                command=types.Command(
-                                    title="Accept hunk",
-                                    command="toolgate.acceptProposal",
-                                    arguments=[proposal.id, [hunk.index]],
-                                ),
-                            )
-                        )
-    for diagnostic in params.context.diagnostics:
-        if diagnostic.source != "toolgate":
-            continue
-        test_id = str(diagnostic.code or "the failing test")
-        actions.append(
-            types.CodeAction(
-                title=f"Ask agent to fix {test_id}",
-                kind=types.CodeActionKind.QuickFix,
-                diagnostics=[diagnostic],
-                command=types.Command(
-                    title="Ask agent to fix",
-                    command="toolgate.fixFailure",
-                    arguments=[
-                        {
-                            "uri": uri,
-                            "line": diagnostic.range.start.line,
-                            "message": diagnostic.message,
-                            "testId": test_id,
-                        }
-                    ],
-                ),
-            )
-        )
-    return actions
+    actions: list[types.CodeAction] = []
+    proposals = [entry.proposal for entry in ls.pending_entries()]
+    if proposals and ls.root is not None:
+        actions += proposal_actions(proposals, ls.root, uri, params.range)
+    return actions + failure_actions(uri, params.context.diagnostics)
 
 
 @server.command("toolgate.ask")
-async def ask(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+async def ask(ls: ToolgateServer, args: AskArguments) -> dict[str, Any]:
     """Start a run: `[{"task": "…", "context"?: {...}}]` → `{"runId"}`."""
-    params = _object_arg(args, "toolgate.ask")
-    task = params.get("task")
-    if not isinstance(task, str) or not task.strip():
-        raise JsonRpcInvalidParams('toolgate.ask needs [{"task": "…"}]')
-    context = params.get("context")
-    if isinstance(context, dict):
-        path = uri_to_path(str(context.get("uri", "")))
-        where = ""
-        if path is not None:
-            try:
-                where = Path(path).resolve().relative_to(ls.workspace_root()).as_posix()
-            except ValueError:
-                raise JsonRpcInvalidParams("context uri is outside the workspace") from None
-        selection = context.get("text")
-        if where or selection:
+    task = args.task
+    context = args.context
+    if context is not None:
+        try:
+            where = _relative(ls, context.uri) if context.uri else None
+        except JsonRpcInvalidParams:
+            raise JsonRpcInvalidParams("context uri is outside the workspace") from None
+        if where or context.text:
             task += f"\n\nContext: the person is looking at {where or 'a file'}"
-            rng = context.get("range")
-            if isinstance(rng, dict):
-                start = rng.get("start", {}).get("line", 0) + 1
-                end = rng.get("end", {}).get("line", 0) + 1
-                task += f", lines {start}-{end}"
-            if isinstance(selection, str) and selection:
-                task += f"; selected text:\n```\n{selection[:8000]}\n```"
-    return {"runId": await ls.start_run(task)}
+            if context.range is not None:
+                task += f", lines {context.range.start.line + 1}-{context.range.end.line + 1}"
+            if context.text:
+                task += f"; selected text:\n```\n{context.text[:8000]}\n```"
+    return await ls.start_run(task, args.session_id, args.new_session)
 
 
 @server.command("toolgate.fixFailure")
-async def fix_failure(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+async def fix_failure(ls: ToolgateServer, args: FixFailureArguments) -> dict[str, Any]:
     """Start a run that fixes one failing test."""
-    params = _object_arg(args, "toolgate.fixFailure")
-    path = uri_to_path(str(params.get("uri", "")))
-    rel = "?"
-    if path is not None:
-        try:
-            rel = Path(path).resolve().relative_to(ls.workspace_root()).as_posix()
-        except ValueError:
-            raise JsonRpcInvalidParams("uri is outside the workspace") from None
-    line = params.get("line")
+    rel = (_relative(ls, args.uri) if args.uri else None) or "?"
+    line = args.line + 1 if args.line is not None else "?"
     task = (
-        f"The test {params.get('testId', '')} fails at {rel}:"
-        f"{(line + 1) if isinstance(line, int) else '?'} with: {params.get('message', '')}\n"
+        f"The test {args.test_id} fails at {rel}:{line} with: {args.message}\n"
         "Find the cause, fix it (in the code under test unless the test itself is wrong), "
         "and run the tests again to show it passes."
     )
-    return {"runId": await ls.start_run(task)}
+    return await ls.start_run(task)
 
 
 def _reviewer(ls: ToolgateServer) -> LspReviewer:
@@ -751,20 +723,16 @@ def _reviewer(ls: ToolgateServer) -> LspReviewer:
 
 
 @server.command("toolgate.acceptProposal")
-async def accept_proposal(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+async def accept_proposal(ls: ToolgateServer, args: AcceptArguments) -> dict[str, Any]:
     """Accept a proposal: `[id]` or `[id, [hunk indexes]]`."""
     from toolgate.lsp.reviewer import ReviewError
 
-    proposal_id = _string_arg(args, 0, "proposal id")
-    hunks = _arg(args, 1)
-    if hunks is not None and not isinstance(hunks, list):
-        raise JsonRpcInvalidParams("hunk indexes must be a list of integers")
     try:
-        resolution = await _reviewer(ls).accept(proposal_id, hunks)
+        resolution = await _reviewer(ls).accept(args.proposal_id, args.hunks)
     except ReviewError as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
     return {
-        "id": proposal_id,
+        "id": args.proposal_id,
         "status": resolution.status.value,
         "hunksApplied": resolution.hunks_applied,
         "reason": resolution.reason,
@@ -772,23 +740,19 @@ async def accept_proposal(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
 
 
 @server.command("toolgate.rejectProposal")
-def reject_proposal(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+def reject_proposal(ls: ToolgateServer, args: RejectArguments) -> dict[str, Any]:
     """Reject a proposal: `[id, reason?]`."""
     from toolgate.lsp.reviewer import ReviewError
 
-    proposal_id = _string_arg(args, 0, "proposal id")
-    reason = _arg(args, 1)
-    if reason is not None and not isinstance(reason, str):
-        raise JsonRpcInvalidParams("the reason must be a string")
     try:
-        resolution = _reviewer(ls).reject(proposal_id, reason or None)
+        resolution = _reviewer(ls).reject(args.proposal_id, args.reason or None)
     except ReviewError as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
-    return {"id": proposal_id, "status": resolution.status.value}
+    return {"id": args.proposal_id, "status": resolution.status.value}
 
 
 @server.command("toolgate.acceptAll")
-async def accept_all(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+async def accept_all(ls: ToolgateServer) -> dict[str, Any]:
     """Accept every pending proposal."""
     from toolgate.lsp.reviewer import ReviewError
 
@@ -804,60 +768,106 @@ async def accept_all(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
 
 
 @server.command("toolgate.listProposals")
-def list_proposals(ls: ToolgateServer, *args: Any) -> list[dict[str, Any]]:
+def list_proposals(ls: ToolgateServer) -> list[dict[str, Any]]:
     """Pending proposals, as `toolgate/proposal` sends them."""
     from toolgate.lsp.convert import proposal_payload
 
     reviewer = _reviewer(ls)
     out = []
-    for entry in reviewer.pending.values():
+    for entry in list(reviewer.pending.values()):
         uri = path_to_uri(ls.workspace_root() / entry.proposal.path)
         out.append(proposal_payload(entry.proposal, uri, ls.open_version(uri)))
     return out
 
 
 @server.command("toolgate.cancel")
-def cancel(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+def cancel(ls: ToolgateServer, args: CancelArguments) -> dict[str, Any]:
     """Cancel the active run (`[runId?]`)."""
-    run_id = _arg(args, 0)
-    if run_id is not None and run_id != ls.active_run_id:
-        raise JsonRpcInvalidParams(f"no active run with id {run_id!r}")
+    if args.run_id is not None and args.run_id != ls.active_run_id:
+        raise JsonRpcInvalidParams(f"no active run with id {args.run_id!r}")
     return {"cancelled": ls.cancel_run()}
 
 
 @server.command("toolgate.runTests")
-async def run_tests(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+async def run_tests(ls: ToolgateServer, args: RunTestsArguments) -> dict[str, Any]:
     """Run the tests and publish failures as diagnostics: `[{"command"?: "…"}]`."""
-    params = _object_arg(args, "toolgate.runTests")
-    command = params.get("command")
-    if command is not None and not isinstance(command, str):
-        raise JsonRpcInvalidParams("command must be a string")
-    return await ls.run_tests_command(command)
+    return await ls.run_tests_command(args.command)
 
 
 @server.command("toolgate.reportDiagnostics")
-def report_diagnostics(ls: ToolgateServer, *args: Any) -> dict[str, Any]:
+def report_diagnostics(ls: ToolgateServer, args: ReportDiagnosticsArguments) -> dict[str, Any]:
     """The client reports other language servers' diagnostics for edited files."""
-    params = _object_arg(args, "toolgate.reportDiagnostics")
-    uri = params.get("uri")
-    diagnostics = params.get("diagnostics")
-    if not isinstance(uri, str) or not isinstance(diagnostics, list):
-        raise JsonRpcInvalidParams('toolgate.reportDiagnostics needs [{"uri", "diagnostics": []}]')
     ls.editor.reports_diagnostics = True
-    ls.other_diagnostics[uri] = [d for d in diagnostics if isinstance(d, dict)]
-    for future in ls._diag_waiters.pop(uri, []):
+    ls.other_diagnostics[args.uri] = list(args.diagnostics)
+    for future in ls._diag_waiters.pop(args.uri, []):
         if not future.done():
             future.set_result(None)
     return {"ok": True}
+
+
+def _sessions(ls: ToolgateServer) -> SessionService:
+    ls.workspace_root()  # a clear error without a workspace folder
+    return ls.service
+
+
+@server.command("toolgate.newSession")
+def new_session(ls: ToolgateServer, args: NewSessionArguments) -> dict[str, Any]:
+    """Start an empty session; it becomes the current one: `[{"title"?}]` → `{sessionId}`."""
+    from toolgate.conversation.store import SessionError
+
+    try:
+        return {"sessionId": _sessions(ls).new_session(" ".join((args.title or "").split()))}
+    except SessionError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+
+
+@server.command("toolgate.listSessions")
+def list_sessions(ls: ToolgateServer, args: ListSessionsArguments) -> dict[str, Any]:
+    """The workspace's sessions, most recent activity first."""
+    return {"sessions": [info.to_dict() for info in _sessions(ls).sessions()]}
+
+
+@server.command("toolgate.loadSession")
+def load_session(ls: ToolgateServer, args: SessionArguments) -> dict[str, Any]:
+    """A session's transcript; it becomes the current one."""
+    from toolgate.conversation.store import SessionError
+
+    try:
+        return _sessions(ls).load(args.session_id)
+    except SessionError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+
+
+@server.command("toolgate.renameSession")
+def rename_session(ls: ToolgateServer, args: RenameSessionArguments) -> dict[str, Any]:
+    """Give a session a new title."""
+    from toolgate.conversation.store import SessionError
+
+    try:
+        _sessions(ls).rename(args.session_id, args.title)
+    except SessionError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+    return {"sessionId": args.session_id, "title": " ".join(args.title.split())}
+
+
+@server.command("toolgate.deleteSession")
+def delete_session(ls: ToolgateServer, args: SessionArguments) -> dict[str, Any]:
+    """Delete a session no run is continuing."""
+    from toolgate.conversation.store import SessionError
+
+    try:
+        _sessions(ls).delete(args.session_id)
+    except SessionError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+    return {"deleted": True}
 
 
 @server.feature(types.SHUTDOWN)
 async def shutdown(ls: ToolgateServer, *args: Any) -> None:
     """Cancel the run and stop the embedded model."""
     ls.cancel_run("the editor is shutting down")
-    if ls.endpoint is not None and ls.endpoint.close is not None:
-        await ls.endpoint.close()
-        ls.endpoint = None
+    if ls._service is not None:
+        await ls._service.close()
 
 
 _LOG_LEVELS = {

@@ -18,20 +18,13 @@ from typing import Any
 
 from toolgate import __version__
 from toolgate.agent.events import Event, EventBus
-from toolgate.agent.gate import Gate
-from toolgate.agent.redact import Redactor
-from toolgate.agent.runlog import RunLog
-from toolgate.config import Config, ConfigError, apply_trust, load_config
+from toolgate.config import Config, ConfigError, load_config
 from toolgate.mcp import sdk
 from toolgate.mcp.convert import to_mcp
 from toolgate.records import ToolCall, ToolResult
 from toolgate.review.reviewer import AutoReviewer, DenyReviewer
-from toolgate.session import activity_settings
-from toolgate.tools.activity import ActivityContext
-from toolgate.tools.builtins import builtin_registry
-from toolgate.tools.registry import ToolRegistry
+from toolgate.session import SessionService, check_trust, gated_calls
 from toolgate.tools.schema import Tool
-from toolgate.trust import TrustStore
 from toolgate.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -52,44 +45,12 @@ class GatedTools:
         self.run_id = f"mcp-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
         workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
         reviewer = AutoReviewer(workspace) if approve == "auto" else DenyReviewer(workspace)
-        self.registry = self._registry(config)
-        ctx = ActivityContext(
-            workspace=workspace,
-            # The person started this server on their own workspace: it is trusted.
-            settings=activity_settings(config, trusted=True),
-            run_id=self.run_id,
-            before_tests=reviewer.before_tests,
+        # The person started this server on their own workspace: it is trusted.
+        calls = gated_calls(
+            root, config, reviewer, self.bus, self.run_id, f"MCP session (--approve {approve})"
         )
-        redactor = Redactor(config.api_key)
-        self.gate = Gate(
-            registry=self.registry,
-            policy=config.policy(),
-            reviewer=reviewer,
-            ctx=ctx,
-            bus=self.bus,
-            redactor=redactor,
-            max_depth=config.tool_calling.max_depth,
-        )
-        self.runlog = RunLog(
-            workspace.root,
-            self.run_id,
-            f"MCP session (--approve {approve})",
-            "",
-            "",
-            "mcp",
-            redactor,
-            profile="mcp",
-        )
-        self.bus.subscribe(self.runlog.on_event)
+        self.registry, self.gate, self.runlog = calls.registry, calls.gate, calls.runlog
         self._ids = itertools.count(1)
-
-    @staticmethod
-    def _registry(config: Config) -> ToolRegistry:
-        registry = builtin_registry()
-        names = registry.names()
-        if config.allow_tools is not None:
-            names = [n for n in names if n in config.allow_tools]
-        return registry.subset(names)
 
     def tools(self) -> list[Tool]:
         """The tools offered (deny-listed ones too: their calls say why they are refused)."""
@@ -196,14 +157,15 @@ def serve(root: Path, approve: str = "deny") -> int:
     if not root.is_dir():
         print(f"toolgate: workspace {str(root)!r} is not a folder", file=sys.stderr)
         return 2
+    service = SessionService(root, lambda: load_config(root))
     try:
-        config = load_config(root)
+        config = service.config()
     except ConfigError as exc:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return 2
-    for item in apply_trust(config, TrustStore().confirmed(root)):
-        if item.kind != "base_url":  # no model is asked here, so a base URL does not matter
-            print(f"toolgate: ignored until you confirm it: {item.describe()}", file=sys.stderr)
+    # No model is asked here, so a base URL does not matter.
+    for notice in check_trust(root, config, asks_model=False):
+        print(f"toolgate: {notice}", file=sys.stderr)
     bus = EventBus()
     bus.subscribe(_log_event)
     tools = GatedTools(root, config, approve, bus)

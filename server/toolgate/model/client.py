@@ -43,6 +43,7 @@ class StreamDelta:
     done: bool = False
     calls: list[NativeCall] = field(default_factory=list)
     finish_reason: str | None = None
+    prompt_tokens: int | None = None  # the endpoint's own count (`usage`), where it gives one
 
 
 class ChatModel(Protocol):
@@ -123,6 +124,7 @@ class OpenAIChatModel:
         request = self._request(messages, tools)
         calls: dict[int, NativeCall] = {}
         finish: str | None = None
+        prompt_tokens: int | None = None
         try:
             if not self.settings.stream:
                 response = await self._client.chat.completions.create(**request)
@@ -136,9 +138,11 @@ class OpenAIChatModel:
                         arguments=tc.function.arguments or "",
                     )
                 finish = choice.finish_reason
+                prompt_tokens = _prompt_tokens(response)
             else:
                 stream = await self._client.chat.completions.create(**request, stream=True)
                 async for chunk in stream:
+                    prompt_tokens = _prompt_tokens(chunk) or prompt_tokens
                     if not chunk.choices:
                         continue
                     choice = chunk.choices[0]
@@ -173,7 +177,9 @@ class OpenAIChatModel:
         ordered = [calls[i] for i in sorted(calls)]
         for n, call in enumerate(ordered):
             call.id = call.id or f"call_{n}"
-        yield StreamDelta(done=True, calls=ordered, finish_reason=finish)
+        yield StreamDelta(
+            done=True, calls=ordered, finish_reason=finish, prompt_tokens=prompt_tokens
+        )
 
     def _status_error(self, exc: openai.APIStatusError, sent_tools: bool) -> ModelError:
         message = _error_message(exc)
@@ -204,6 +210,12 @@ class OpenAIChatModel:
             f"the model endpoint answered HTTP {status}: {text}",
             status,
         )
+
+
+def _prompt_tokens(response: Any) -> int | None:
+    usage = getattr(response, "usage", None)
+    count = getattr(usage, "prompt_tokens", None)
+    return count if isinstance(count, int) and count > 0 else None
 
 
 def _error_message(exc: openai.APIStatusError) -> str:

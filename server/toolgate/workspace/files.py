@@ -131,7 +131,7 @@ def atomic_write_text(path: Path, text: str, like: TextFile | None = None) -> No
 
 _STATE_IGNORE = (
     "# Toolgate's run logs and learned state stay local; config.toml is meant to be shared.\n"
-    "runs/\nstate.json\n.gitignore\n"
+    "runs/\nsessions/\nstate.json\n.gitignore\n"
 )
 
 

@@ -1,4 +1,4 @@
-"""Assemble a run from configuration: the one entry point every front end uses."""
+"""Assemble a run from configuration: config + workspace + reviewer → AgentRun."""
 
 from __future__ import annotations
 
@@ -9,10 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from toolgate.agent.events import NOTICE, TESTS_FINISHED, EventBus
-from toolgate.agent.loop import AgentRun, RunLimits
+from toolgate.agent.gate import Gate
+from toolgate.agent.loop import AgentRun
+from toolgate.agent.policy import policy_for
 from toolgate.agent.prompt import Profile, load_instructions, load_profile, system_prompt
 from toolgate.agent.redact import Redactor
+from toolgate.agent.runlog import RunLog
 from toolgate.config import Config, ConfigError, apply_trust
+from toolgate.conversation.budget import DEFAULT_CONTEXT_TOKENS, Budget
+from toolgate.conversation.history import Conversation
+from toolgate.conversation.window import endpoint_context_tokens
 from toolgate.mcp.client import McpConnection, add_mcp_tools, close_all, servers_to_start
 from toolgate.model.client import ModelSettings, OpenAIChatModel
 from toolgate.review.reviewer import Reviewer
@@ -57,6 +63,8 @@ class Endpoint:
     # "auto"): the embedded model calls tools far more reliably through the text protocol.
     preferred_mode: str | None = None
     small_model: bool = False  # short prompts: a compact tool list and a short role
+    context_tokens: int | None = None  # the window the endpoint serves, once known
+    probed: bool = False  # whether the endpoint was asked for its window
 
 
 @dataclass
@@ -71,17 +79,23 @@ class RunSetup:
     buffers: Any = None  # Workspace.buffers provider
     trusted: bool = True
     on_test_run: Callable[[Any], None] | None = None
+    conversation: Conversation | None = None  # the session the run continues; None: a fresh one
 
 
-def check_trust(root: Path, config: Config, store: TrustStore | None = None) -> list[str]:
+def check_trust(
+    root: Path, config: Config, store: TrustStore | None = None, *, asks_model: bool = True
+) -> list[str]:
     """Apply remembered confirmations; returns notices about what is still held back.
 
-    Raises SetupError when a workspace file's base URL would receive the API key unconfirmed.
+    Raises SetupError when a workspace file's base URL would receive the API key unconfirmed
+    (unless nothing will ask the model: `asks_model=False`, as when serving tools over MCP).
     """
     store = store or TrustStore()
     pending = apply_trust(config, store.confirmed(root))
     notices = []
     for item in pending:
+        if item.kind == "base_url" and not asks_model:
+            continue
         if item.kind == "base_url":
             if config.api_key:
                 raise SetupError(
@@ -117,6 +131,8 @@ async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> End
         server.stop,
         preferred_mode="text",
         small_model=True,
+        context_tokens=server.n_ctx,
+        probed=True,
     )
 
 
@@ -237,6 +253,7 @@ async def _assemble(
     model = OpenAIChatModel(settings, redact=redactor.text)
     if not endpoint.model:
         model.model = settings.model = await pick_model(model)
+    budget = await context_budget(config, endpoint, settings)
     workspace = Workspace(setup.root, max_file_bytes=config.limits.max_file_bytes)
     if setup.buffers is not None:
         workspace.buffers = setup.buffers
@@ -262,29 +279,88 @@ async def _assemble(
         calling = replace(calling, mode=endpoint.preferred_mode)
     if endpoint.small_model:
         calling = replace(calling, compact_prompt=True)
-    limits = RunLimits(
-        max_steps=config.limits.max_steps,
-        max_llm_calls=config.limits.max_llm_calls,
-        max_run_seconds=config.limits.max_run_seconds,
-        max_tool_retries=config.limits.max_tool_retries,
-    )
     run = AgentRun(
         task=task,
         model=model,
         registry=registry,
-        policy=config.policy(),
+        policy=policy_for(config),
         reviewer=setup.reviewer,
         ctx=ctx,
         system_prompt=prompt,
         tool_calling=calling,
-        limits=limits,
+        limits=config.limits,
         bus=setup.bus,
         run_id=run_id,
         redactor=redactor,
         profile=profile.name,
         cleanups=[c.aclose for c in connections],
+        conversation=setup.conversation,
+        budget=budget,
     )
     return run
+
+
+async def context_budget(config: Config, endpoint: Endpoint, settings: ModelSettings) -> Budget:
+    """The window a run's requests must fit: the config's, else the endpoint's, else 16k."""
+    window = config.context_tokens
+    if window is None and not endpoint.probed:
+        endpoint.context_tokens = await endpoint_context_tokens(
+            endpoint.base_url, settings.model, config.api_key
+        )
+        endpoint.probed = True
+    known = bool(window or endpoint.context_tokens)
+    window = window or endpoint.context_tokens or DEFAULT_CONTEXT_TOKENS
+    # The answer's room is what the request lets the model write, when that is set.
+    reserve = min(settings.max_tokens, window // 2) if settings.max_tokens else None
+    return Budget(window=window, reserve=reserve, known=known)
+
+
+@dataclass
+class GatedCalls:
+    """The tools behind one gate, for a front end that makes the calls itself (MCP)."""
+
+    registry: ToolRegistry
+    gate: Gate
+    runlog: RunLog
+    ctx: ActivityContext
+
+
+def gated_calls(
+    root: Path,
+    config: Config,
+    reviewer: Reviewer,
+    bus: EventBus,
+    run_id: str,
+    task: str,
+    *,
+    trusted: bool = True,
+) -> GatedCalls:
+    """The built-in tools (narrowed by the policy's allow list) behind the engine's own gate."""
+    registry = builtin_registry()
+    names = registry.names()
+    if config.allow_tools is not None:
+        names = [n for n in names if n in config.allow_tools]
+    registry = registry.subset(names)
+    workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
+    ctx = ActivityContext(
+        workspace=workspace,
+        settings=activity_settings(config, trusted=trusted),
+        run_id=run_id,
+        before_tests=reviewer.before_tests,
+    )
+    redactor = Redactor(config.api_key)
+    gate = Gate(
+        registry=registry,
+        policy=policy_for(config),
+        reviewer=reviewer,
+        ctx=ctx,
+        bus=bus,
+        redactor=redactor,
+        max_depth=config.tool_calling.max_depth,
+    )
+    runlog = RunLog(workspace.root, run_id, task, "", "", "mcp", redactor, profile="mcp")
+    bus.subscribe(runlog.on_event)
+    return GatedCalls(registry, gate, runlog, ctx)
 
 
 def notify(bus: EventBus, run_id: str, message: str) -> None:

@@ -1,0 +1,1 @@
+"""Conversations: the session file on disk, the history a model reads, and the context budget."""

@@ -1,0 +1,254 @@
+"""A conversation: every message the model saw, turn by turn, and the note that replaced old turns.
+
+It is built from a session file's records and appends its own as the run goes, so what is on
+disk is always what the next request will be built from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolgate.conversation.budget import Entry
+from toolgate.conversation.store import Loaded, SessionFile, now_iso
+
+Redact = Callable[[Any], Any]
+
+
+@dataclass
+class Conversation:
+    """The messages of a session, and where they are kept (in memory only without a file)."""
+
+    file: SessionFile | None = None
+    session_id: str | None = None
+    title: str = ""
+    created: str = field(default_factory=now_iso)
+    last_activity: str = ""
+    entries: list[Entry] = field(default_factory=list)
+    summary: str | None = None
+    summarised_through: int = 0
+    turns: int = 0
+    notices: list[str] = field(default_factory=list)
+    redact: Redact = field(default=lambda value: value, repr=False)
+    _current_from: int = 0  # index of the current turn's first entry
+
+    @classmethod
+    def from_loaded(cls, loaded: Loaded, file: SessionFile | None) -> Conversation:
+        """Rebuild a conversation from its records."""
+        header = loaded.header
+        conversation = cls(
+            file=file,
+            session_id=str(header.get("id")),
+            title=str(header.get("title") or ""),
+            created=str(header.get("created") or ""),
+            last_activity=str(header.get("created") or ""),
+            notices=list(loaded.notices),
+        )
+        pending: list[Entry] = []  # the turn being read: kept only once it has ended
+        for record in loaded.records:
+            kind = record.get("t")
+            if kind == "turn":
+                pending = []
+                if not conversation.title:
+                    conversation.title = _title(str(record.get("text") or ""))
+                conversation.turns = max(conversation.turns, int(record.get("turn", 0)))
+                conversation.last_activity = str(record.get("time") or conversation.last_activity)
+            elif kind == "msg":
+                message = record.get("m")
+                if isinstance(message, dict):
+                    tools = tuple(str(t) for t in record.get("tools") or ())
+                    pending.append(Entry.of(int(record.get("turn", 0)), message, tools))
+            elif kind == "end":
+                conversation.entries.extend(_consistent(pending))
+                pending = []
+                conversation.last_activity = str(record.get("time") or conversation.last_activity)
+            elif kind == "title":
+                conversation.title = str(record.get("title") or "")
+            elif kind == "summary":
+                through = int(record.get("through_turn", 0))
+                conversation.summary = str(record.get("text") or "")
+                conversation.summarised_through = through
+                conversation.entries = [e for e in conversation.entries if e.turn > through]
+        if pending:
+            # A turn without its end was cut short by a crash: its messages may stop in the
+            # middle of a call, which no endpoint accepts, so the model does not see them.
+            conversation.notices.append(
+                f"turn {conversation.turns} of session {conversation.session_id} did not finish; "
+                "its messages are left out of the conversation"
+            )
+        conversation._current_from = len(conversation.entries)
+        return conversation
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def _write(self, *records: dict[str, Any]) -> None:
+        if self.file is not None:
+            self.file.append_many([self.redact(r) for r in records])
+
+    def begin_turn(self, run_id: str, text: str) -> int:
+        """Start a turn with the person's words; returns its number."""
+        self.turns += 1
+        self._current_from = len(self.entries)
+        self.last_activity = now_iso()
+        message = {"role": "user", "content": text}
+        self.entries.append(Entry.of(self.turns, message))
+        self._write(
+            {
+                "t": "turn",
+                "turn": self.turns,
+                "run_id": run_id,
+                "text": text,
+                "time": self.last_activity,
+            },
+            {"t": "msg", "turn": self.turns, "m": message},
+        )
+        if not self.title:
+            self.title = _title(text)
+        return self.turns
+
+    def add(self, message: dict[str, Any], tools: tuple[str, ...] = ()) -> None:
+        """Add a message of the current turn, as the model saw it."""
+        self.add_many([(message, tools)])
+
+    def add_many(self, items: list[tuple[dict[str, Any], tuple[str, ...]]]) -> None:
+        """Add several messages at once (one write for all)."""
+        records = []
+        for message, tools in items:
+            self.entries.append(Entry.of(self.turns, message, tools))
+            record: dict[str, Any] = {"t": "msg", "turn": self.turns, "m": message}
+            if tools:
+                record["tools"] = list(tools)
+            records.append(record)
+        self._write(*records)
+
+    def record_call(self, run_id: str, entry: dict[str, Any]) -> None:
+        """Keep one tool call as the transcript shows it."""
+        self._write({"t": "call", "turn": self.turns, "run_id": run_id, **entry})
+
+    def end_turn(self, run_id: str, status: str, reason: str | None, answer: str | None) -> None:
+        """Close the current turn with its outcome."""
+        self.last_activity = now_iso()
+        self._write(
+            {
+                "t": "end",
+                "turn": self.turns,
+                "run_id": run_id,
+                "status": status,
+                "reason": reason,
+                "answer": answer,
+                "time": self.last_activity,
+            }
+        )
+        # What the turn left behind must be a history the next request can be built from.
+        current = self.entries[self._current_from :]
+        self.entries[self._current_from :] = _consistent(current)
+        self._current_from = len(self.entries)
+
+    def set_title(self, title: str) -> None:
+        """Rename the session."""
+        self.title = title
+        self._write({"t": "title", "title": title, "time": now_iso()})
+
+    def replace_with_summary(self, text: str) -> int:
+        """Replace every turn before the current one with a note; returns the last turn replaced."""
+        through = self.turns - 1
+        self._write({"t": "summary", "through_turn": through, "text": text, "time": now_iso()})
+        self.summary = text
+        self.summarised_through = through
+        kept = self.entries[self._current_from :]
+        self.entries = kept
+        self._current_from = 0
+        return through
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def earlier(self) -> list[Entry]:
+        """The entries of the turns before the current one."""
+        return self.entries[: self._current_from]
+
+    def current(self) -> list[Entry]:
+        """The entries of the current turn, from its user message."""
+        return self.entries[self._current_from :]
+
+    def summary_note(self) -> str:
+        """What the system prompt says of the summarised turns."""
+        if not self.summary:
+            return ""
+        return (
+            f"\n\nEarlier in this conversation (turns 1–{self.summarised_through}, summarised):\n"
+            f"{self.summary}"
+        )
+
+
+def _consistent(entries: list[Entry]) -> list[Entry]:
+    """The entries without an assistant's calls whose results never came (and those results)."""
+    answered = {
+        str(e.message.get("tool_call_id")) for e in entries if e.message.get("role") == "tool"
+    }
+    out: list[Entry] = []
+    dropped: set[str] = set()
+    for entry in entries:
+        calls = entry.message.get("tool_calls") or []
+        ids = {str(c.get("id")) for c in calls}
+        if calls and not ids <= answered:
+            dropped |= ids
+            text = entry.message.get("content")
+            if text:
+                out.append(Entry.of(entry.turn, {"role": "assistant", "content": text}))
+            continue
+        if (
+            entry.message.get("role") == "tool"
+            and str(entry.message.get("tool_call_id")) in dropped
+        ):
+            continue
+        out.append(entry)
+    return out
+
+
+def _title(text: str) -> str:
+    first = " ".join(text.split())
+    return first if len(first) <= 60 else first[:57].rstrip() + "…"
+
+
+def transcript(loaded: Loaded) -> list[dict[str, Any]]:
+    """The entries a client draws: the person's and the assistant's words, calls and notes."""
+    out: list[dict[str, Any]] = []
+    current_run: Any = None
+    for record in loaded.records:
+        kind = record.get("t")
+        run_id = record.get("run_id")
+        if kind == "turn":
+            current_run = run_id
+            out.append({"kind": "user", "text": str(record.get("text", "")), "runId": run_id})
+        elif kind == "msg":
+            message = record.get("m") or {}
+            if message.get("role") == "assistant" and message.get("content"):
+                out.append(
+                    {"kind": "assistant", "text": str(message["content"]), "runId": current_run}
+                )
+        elif kind == "call":
+            entry = {
+                "kind": "tool",
+                "runId": run_id,
+                "callId": record.get("call_id"),
+                "name": record.get("name"),
+                "arguments": record.get("arguments") or {},
+                "status": record.get("status"),
+                "summary": record.get("summary") or "",
+            }
+            if record.get("proposal_id"):
+                entry["proposalId"] = record["proposal_id"]
+            out.append(entry)
+        elif kind == "end" and record.get("status") not in ("completed", None):
+            reason = record.get("reason") or ""
+            out.append({"kind": "note", "text": f"run {record.get('status')}: {reason}".strip()})
+        elif kind == "summary":
+            out.append(
+                {
+                    "kind": "note",
+                    "text": f"turns 1–{record.get('through_turn')} were summarised: "
+                    f"{record.get('text', '')}",
+                }
+            )
+    return out

@@ -1,0 +1,385 @@
+"""The arguments of each `toolgate.*` command, one attrs class per command, read strictly.
+
+pygls structures command arguments with lsprotocol's converter, which makes a string of
+anything (`5` → `"5"`, `null` → `"None"`) and cannot give a positional argument a default.
+Here every command names its arguments' class; `read_arguments` builds it from the JSON
+`arguments` array with a converter that refuses a value of the wrong type, and turns every
+failure into one message that names the field, so the protocol can answer -32602 with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar, cast
+
+import attrs
+import cattrs
+from cattrs.errors import (
+    AttributeValidationNote,
+    ClassValidationError,
+    IterableValidationError,
+    IterableValidationNote,
+)
+from cattrs.gen import make_dict_structure_fn, override
+
+T = TypeVar("T")
+
+# Set on a class whose fields are the `arguments` array's items in order (`["p-1", [0]]`);
+# other classes are the array's single object (`[{"task": "…"}]`).
+_POSITIONAL = "__toolgate_positional__"
+
+
+class ArgumentError(ValueError):
+    """An argument that cannot be used; the message is complete and shown as it is."""
+
+
+class WrongType(TypeError):
+    """A value of the wrong JSON type; the message is completed with where it was."""
+
+
+def positional(cls: type[T]) -> type[T]:
+    """Mark an arguments class as read from the array's items in order."""
+    setattr(cls, _POSITIONAL, True)
+    return cls
+
+
+def _message(text: str) -> dict[str, str]:
+    # The message shown when the field is wrong in any way (type or value).
+    return {"invalid": text}
+
+
+def _non_blank(message: str) -> Callable[[Any, attrs.Attribute[Any], str], None]:
+    def check(_instance: Any, _attribute: attrs.Attribute[Any], value: str) -> None:
+        if not value.strip():
+            raise ArgumentError(message)
+
+    return check
+
+
+def _not_negative(_instance: Any, attribute: attrs.Attribute[Any], value: int) -> None:
+    if value < 0:
+        raise ArgumentError(f"{_camel(attribute.name)} must not be negative")
+
+
+# -- shared shapes ----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Position:
+    """A 0-based line and character."""
+
+    line: int = attrs.field(validator=_not_negative)
+    character: int = attrs.field(default=0, validator=_not_negative)
+
+
+@attrs.frozen
+class Range:
+    """Start and end positions, as LSP writes them."""
+
+    start: Position
+    end: Position
+
+
+# -- one class per command --------------------------------------------------------------------
+
+ASK_NEEDS_TASK = 'toolgate.ask needs [{"task": "…"}]'
+
+
+@attrs.frozen
+class AskContext:
+    """What the person is looking at: a file, perhaps lines of it and the selected text."""
+
+    uri: str | None = None
+    range: Range | None = None
+    text: str | None = None
+
+
+@attrs.frozen
+class AskArguments:
+    """`toolgate.ask`: `[{"task": "…", "context"?: {…}}]`."""
+
+    task: str = attrs.field(
+        default="", validator=_non_blank(ASK_NEEDS_TASK), metadata=_message(ASK_NEEDS_TASK)
+    )
+    context: AskContext | None = None
+    session_id: str | None = attrs.field(
+        default=None, metadata=_message("sessionId must be a string")
+    )
+    new_session: bool = attrs.field(
+        default=False, metadata=_message("newSession must be a boolean")
+    )
+
+
+SESSION_ID = 'needs [{"sessionId": "…"}] with a non-empty session id'
+
+
+@attrs.frozen
+class NewSessionArguments:
+    """`toolgate.newSession`: `[{"title"?: "…"}]`."""
+
+    title: str | None = attrs.field(default=None, metadata=_message("title must be a string"))
+
+
+@attrs.frozen
+class ListSessionsArguments:
+    """`toolgate.listSessions`: `[]` or `[{}]`."""
+
+
+@attrs.frozen
+class SessionArguments:
+    """`toolgate.loadSession`, `toolgate.deleteSession`: `[{"sessionId": "…"}]`."""
+
+    session_id: str = attrs.field(
+        default="", validator=_non_blank(SESSION_ID), metadata=_message(SESSION_ID)
+    )
+
+
+RENAME_NEEDS = 'toolgate.renameSession needs [{"sessionId": "…", "title": "…"}]'
+
+
+@attrs.frozen
+class RenameSessionArguments:
+    """`toolgate.renameSession`: `[{"sessionId": "…", "title": "…"}]`."""
+
+    session_id: str = attrs.field(
+        default="", validator=_non_blank(RENAME_NEEDS), metadata=_message(RENAME_NEEDS)
+    )
+    title: str = attrs.field(
+        default="", validator=_non_blank(RENAME_NEEDS), metadata=_message(RENAME_NEEDS)
+    )
+
+
+@attrs.frozen
+class FixFailureArguments:
+    """`toolgate.fixFailure`: the failing test as its quick fix sends it."""
+
+    uri: str = ""
+    line: int | None = None
+    message: str = ""
+    test_id: str = ""
+
+
+PROPOSAL_ID = "proposal id must be a non-empty string"
+
+
+@positional
+@attrs.frozen
+class AcceptArguments:
+    """`toolgate.acceptProposal`: `[id]` or `[id, [hunk indexes]]`."""
+
+    proposal_id: str = attrs.field(
+        default="", validator=_non_blank(PROPOSAL_ID), metadata=_message(PROPOSAL_ID)
+    )
+    hunks: list[int] | None = attrs.field(
+        default=None, metadata=_message("hunk indexes must be a list of integers")
+    )
+
+
+@positional
+@attrs.frozen
+class RejectArguments:
+    """`toolgate.rejectProposal`: `[id, reason?]`."""
+
+    proposal_id: str = attrs.field(
+        default="", validator=_non_blank(PROPOSAL_ID), metadata=_message(PROPOSAL_ID)
+    )
+    reason: str | None = attrs.field(default=None, metadata=_message("the reason must be a string"))
+
+
+@positional
+@attrs.frozen
+class CancelArguments:
+    """`toolgate.cancel`: `[runId?]`."""
+
+    run_id: str | None = attrs.field(default=None, metadata=_message("the run id must be a string"))
+
+
+@attrs.frozen
+class RunTestsArguments:
+    """`toolgate.runTests`: `[{"command"?: "…"}]`."""
+
+    command: str | None = attrs.field(default=None, metadata=_message("command must be a string"))
+
+
+@attrs.frozen
+class ReportedDiagnostic:
+    """Another language server's diagnostic, as the client reports it (LSP shape)."""
+
+    range: Range
+    message: str
+    severity: int | None = None
+    source: str | None = None
+
+
+REPORT_NEEDS = 'toolgate.reportDiagnostics needs [{"uri", "diagnostics": []}]'
+
+
+@attrs.frozen
+class ReportDiagnosticsArguments:
+    """`toolgate.reportDiagnostics`: `[{"uri", "diagnostics": [...]}]`."""
+
+    uri: str = attrs.field(metadata=_message(REPORT_NEEDS))
+    diagnostics: list[ReportedDiagnostic]
+
+
+@positional
+@attrs.frozen
+class NoArguments:
+    """Commands that take nothing (`toolgate.acceptAll`, `toolgate.listProposals`)."""
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return "an object"
+
+
+def _strict(kind: type[Any], name: str) -> Callable[[Any, Any], Any]:
+    def structure(value: Any, _type: Any) -> Any:
+        # bool is an int in Python, never in JSON.
+        if isinstance(value, kind) and not (kind is not bool and isinstance(value, bool)):
+            return value
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        raise WrongType(f"must be {name}, not {_json_type(value)}")
+
+    return structure
+
+
+def _make_converter() -> cattrs.Converter:
+    converter = cattrs.Converter()
+    converter.register_structure_hook(str, _strict(str, "a string"))
+    converter.register_structure_hook(int, _strict(int, "an integer"))
+    converter.register_structure_hook(float, _strict(float, "a number"))
+    converter.register_structure_hook(bool, _strict(bool, "a boolean"))
+
+    def list_hook(cls: Any) -> Callable[[Any, Any], Any]:
+        inner = converter.get_structure_hook(cls.__args__[0]) if cls.__args__ else None
+        item_type = cls.__args__[0] if cls.__args__ else Any
+
+        def structure(value: Any, _type: Any) -> list[Any]:
+            if not isinstance(value, list):
+                raise WrongType(f"must be an array, not {_json_type(value)}")
+            if inner is None:
+                return list(value)
+            out, errors = [], []
+            for index, item in enumerate(value):
+                try:
+                    out.append(inner(item, item_type))
+                except Exception as exc:
+                    exc.__notes__ = [IterableValidationNote(f"@ index {index}", index, item_type)]
+                    errors.append(exc)
+            if errors:
+                raise IterableValidationError("invalid items", errors, cls)
+            return out
+
+        return structure
+
+    converter.register_structure_hook_factory(
+        lambda cls: getattr(cls, "__origin__", None) is list, list_hook
+    )
+
+    def attrs_hook(cls: type[Any]) -> Callable[[Any, Any], Any]:
+        fields = attrs.fields(cls)
+        inner = make_dict_structure_fn(
+            cls,
+            converter,
+            **{f.name: override(rename=_camel(f.name)) for f in fields},  # type: ignore[arg-type]
+        )
+
+        def structure(value: Any, _type: Any) -> Any:
+            if value == []:
+                # Lua has one empty table for `{}` and `[]`, and Neovim sends it as `[]`.
+                value = {}
+            if not isinstance(value, dict):
+                raise WrongType(f"must be an object, not {_json_type(value)}")
+            return inner(value, cls)
+
+        return structure
+
+    converter.register_structure_hook_factory(attrs.has, attrs_hook)
+    return converter
+
+
+_converter = _make_converter()
+
+
+def read_arguments(cls: type[T], arguments: Sequence[Any] | None, command: str) -> T:
+    """The command's arguments as `cls`; `ArgumentError` says what is wrong with them."""
+    items = list(arguments or [])
+    if getattr(cls, _POSITIONAL, False):
+        names = [f.name for f in attrs.fields(cast(Any, cls))]
+        if len(items) > len(names):
+            raise ArgumentError(
+                f"{command} takes no arguments"
+                if not names
+                else f"{command} takes at most {len(names)} argument{'s' * (len(names) > 1)}"
+            )
+        raw: Any = {_camel(name): value for name, value in zip(names, items, strict=False)}
+    else:
+        first = items[0] if items else None
+        if len(items) > 1 or not (first is None or first == [] or isinstance(first, dict)):
+            raise ArgumentError(f"{command} takes one object argument")
+        raw = first or {}
+    try:
+        return _converter.structure(raw, cls)
+    except ArgumentError:
+        raise
+    except Exception as exc:
+        messages = list(dict.fromkeys(_messages(exc, "", cls)))
+        raise ArgumentError("; ".join(messages) or f"invalid arguments for {command}") from None
+
+
+def _field_note(exc: BaseException) -> AttributeValidationNote | None:
+    for note in getattr(exc, "__notes__", ()):
+        if isinstance(note, AttributeValidationNote):
+            return note
+    return None
+
+
+def _messages(exc: BaseException, path: str, cls: Any) -> Iterator[str]:
+    """One readable line per leaf error, with its path (`context.range.start.line`)."""
+    if isinstance(exc, ClassValidationError):
+        for inner in exc.exceptions:
+            note = _field_note(inner)
+            if note is None:
+                yield from _messages(inner, path, exc.cl)
+                continue
+            field = attrs.fields_dict(exc.cl).get(note.name) if attrs.has(exc.cl) else None
+            if field is not None and "invalid" in field.metadata:
+                yield field.metadata["invalid"]
+                continue
+            sub = f"{path}.{_camel(note.name)}" if path else _camel(note.name)
+            yield from _messages(inner, sub, note.type)
+    elif isinstance(exc, IterableValidationError):
+        for inner in exc.exceptions:
+            index = next(
+                (n.index for n in getattr(inner, "__notes__", ()) if hasattr(n, "index")), "?"
+            )
+            yield from _messages(inner, f"{path}[{index}]", None)
+    elif isinstance(exc, ArgumentError):
+        yield str(exc)
+    elif isinstance(exc, KeyError):
+        yield f"{path or 'the argument'} is missing"
+    elif isinstance(exc, WrongType):
+        yield f"{path or 'the argument'} {exc}"
+    elif isinstance(exc, RecursionError):
+        yield f"{path or 'the argument'} is nested too deeply"
+    else:
+        yield f"{path or 'the argument'} is invalid ({type(exc).__name__})"

@@ -1,0 +1,44 @@
+"""The session service: the one place every front end starts, continues and ends work.
+
+`assembly` builds a run from configuration; `service` holds what lives longer than a run
+(configuration, trust, the endpoint, the conversations and who is running them).
+"""
+
+from toolgate.session.assembly import (
+    NO_ENDPOINT,
+    SMALL_MODEL_ROLE,
+    Endpoint,
+    GatedCalls,
+    RunSetup,
+    SetupError,
+    activity_settings,
+    build_registry,
+    check_trust,
+    create_run,
+    gated_calls,
+    notify,
+    pick_model,
+    resolve_endpoint,
+)
+from toolgate.session.service import Claim, SessionService, TrustPrompt, Turn
+
+__all__ = [
+    "Claim",
+    "SessionService",
+    "TrustPrompt",
+    "Turn",
+    "NO_ENDPOINT",
+    "SMALL_MODEL_ROLE",
+    "Endpoint",
+    "GatedCalls",
+    "RunSetup",
+    "SetupError",
+    "activity_settings",
+    "build_registry",
+    "check_trust",
+    "create_run",
+    "gated_calls",
+    "notify",
+    "pick_model",
+    "resolve_endpoint",
+]

@@ -1,0 +1,392 @@
+"""The session service: what lives longer than one run, for one workspace.
+
+Every front end goes through it: it loads the configuration, asks the person about settings a
+workspace widens (through the front end's one trust prompt), keeps the endpoint alive between
+runs (the embedded model takes seconds to start), holds the workspace's conversations, and
+starts, runs and ends each turn of one — claiming the session first, so that two runs never
+interleave their turns in one file.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolgate.agent.events import EventBus
+from toolgate.agent.loop import AgentRun, RunOutcome
+from toolgate.config import Config, TrustItem
+from toolgate.conversation.history import Conversation, transcript
+from toolgate.conversation.store import (
+    SessionBusy,
+    SessionError,
+    SessionInfo,
+    SessionLock,
+    SessionStore,
+    file_stamp,
+)
+from toolgate.records import ToolCall, ToolResult
+from toolgate.review.reviewer import Reviewer
+from toolgate.session.assembly import (
+    Endpoint,
+    RunSetup,
+    create_run,
+    gated_calls,
+    resolve_endpoint,
+)
+from toolgate.trust import TrustStore
+
+# Asks the person whether a setting a workspace widens may take effect; True: remember it.
+TrustPrompt = Callable[[TrustItem], Awaitable[bool]]
+
+
+@dataclass
+class Claim:
+    """A session held for one turn: nobody else continues it until the turn ends."""
+
+    session_id: str
+    conversation: Conversation
+    lock: SessionLock
+
+
+@dataclass
+class Turn:
+    """One run continuing a session, from its claim to its end."""
+
+    claim: Claim
+    run: AgentRun | None = None
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        """The session this turn continues."""
+        return self.claim.session_id
+
+
+class SessionService:
+    """Configuration, trust, the endpoint, the conversations and their runs, for one workspace."""
+
+    def __init__(
+        self,
+        root: Path,
+        load_config: Callable[[], Config],
+        *,
+        trust_prompt: TrustPrompt | None = None,
+        notice: Callable[[str], None] = lambda message: None,
+        trust_store: TrustStore | None = None,
+    ) -> None:
+        self.root = root
+        self._load_config = load_config
+        self._trust_prompt = trust_prompt
+        self._notice = notice
+        self._trust = trust_store or TrustStore()
+        self.store = SessionStore(root)
+        self.current: str | None = None  # the session an ask without an id continues
+        self._claims: dict[str, Claim] = {}
+        self._endpoint: Endpoint | None = None  # the embedded model, kept between runs
+        self._windows: dict[tuple[str, str | None], int | None] = {}
+        # The conversation each session's file held when this service last wrote or read it:
+        # a turn then costs the same at turn 200 as at turn 10 (no re-reading of the file).
+        self._cache: dict[str, Conversation] = {}
+
+    # -- configuration, trust and endpoint --------------------------------------------------
+
+    def config(self) -> Config:
+        """The merged configuration now (raises ConfigError with the file and key)."""
+        return self._load_config()
+
+    async def confirm_trust(self, config: Config, *, every: bool = False) -> tuple[int, int]:
+        """Ask the person about each setting the workspace widens and they have not confirmed.
+
+        Returns (confirmed now, asked). A base URL is asked about only when the API key would
+        go to it, unless `every`. Without a prompt nothing is asked: `create_run` then holds
+        such settings back (or refuses a base URL that would receive the API key), with a
+        notice saying how to confirm.
+        """
+        if self._trust_prompt is None:
+            return (0, 0)
+        confirmed = self._trust.confirmed(self.root)
+        chosen: list[str] = []
+        asked = 0
+        for item in config.pending_trust:
+            if item.fingerprint in confirmed:
+                continue
+            if item.kind == "base_url" and not config.api_key and not every:
+                continue  # no key would be sent: nothing to confirm
+            asked += 1
+            if await self._trust_prompt(item):
+                chosen.append(item.fingerprint)
+                self._trust.confirm(self.root, [item.fingerprint])
+        return (len(chosen), asked)
+
+    async def endpoint(self, config: Config) -> Endpoint:
+        """The configured endpoint, or the embedded model started once and kept."""
+        if config.base_url:
+            endpoint = await resolve_endpoint(config, self._notice)
+            key = (endpoint.base_url, endpoint.model)
+            if key in self._windows:
+                endpoint.context_tokens, endpoint.probed = self._windows[key], True
+            return endpoint
+        if self._endpoint is None:
+            self._endpoint = await resolve_endpoint(config, self._notice)
+        return self._endpoint
+
+    def _remember_window(self, endpoint: Endpoint) -> None:
+        if endpoint.probed and endpoint is not self._endpoint:
+            self._windows[(endpoint.base_url, endpoint.model)] = endpoint.context_tokens
+
+    async def close(self) -> None:
+        """Stop what the service keeps running (the embedded model)."""
+        endpoint, self._endpoint = self._endpoint, None
+        if endpoint is not None and endpoint.close is not None:
+            await endpoint.close()
+
+    async def run_tests(
+        self,
+        command: str | None,
+        *,
+        reviewer: Reviewer,
+        bus: EventBus,
+        trusted: bool = True,
+        buffers: Any = None,
+        on_test_run: Callable[[Any], None] | None = None,
+    ) -> ToolResult:
+        """The person's own test run: the `run_tests` tool through the same gate as a model's.
+
+        Raises ValueError with a one-line reason for a command that is not a test command on
+        the allow-list, or a workspace that is not trusted (the person gets an error, where a
+        model would get a refused call).
+        """
+        from toolgate.runner.allowlist import (
+            CommandRefused,
+            is_allowed,
+            parse_allowed,
+            split_command,
+        )
+
+        config = self.config()
+        if not trusted:
+            raise ValueError("this workspace is not trusted: tests may not run here")
+        try:
+            argv = split_command(command or "pytest -q --tb=short")
+        except CommandRefused as exc:
+            raise ValueError(str(exc)) from None
+        if not is_allowed(argv, parse_allowed(config.allowed_commands)):
+            raise ValueError(
+                f"{' '.join(argv)} is not on the allow-list ({', '.join(config.allowed_commands)})"
+            )
+        run_id = f"tests-{uuid.uuid4().hex[:10]}"
+        calls = gated_calls(
+            self.root,
+            config,
+            reviewer,
+            bus,
+            run_id,
+            f"run_tests {' '.join(argv)}",
+            trusted=trusted,
+        )
+        if buffers is not None:
+            calls.ctx.workspace.buffers = buffers
+        calls.ctx.on_test_run = on_test_run
+        arguments = {"command": command} if command else {}
+        outcome = await calls.gate.handle(
+            ToolCall(id=run_id, name="run_tests", arguments=arguments)
+        )
+        return outcome.result
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def new_session(self, title: str = "") -> str:
+        """Create an empty session; it becomes the current one."""
+        session_id, _ = self.store.create(title)
+        self.current = session_id
+        return session_id
+
+    def open(self, session_id: str) -> Conversation:
+        """A session's conversation, read from its file (SessionError names what is wrong)."""
+        file = self.store.open(session_id)
+        cached = self._cache.get(session_id)
+        if cached is not None and cached.file is not None:
+            if cached.file.stamp is not None and cached.file.stamp == file_stamp(file.path):
+                return cached
+        conversation = Conversation.from_loaded(file.load(self.root), file)
+        for message in conversation.notices:
+            self._notice(message)
+        return conversation
+
+    def _keep(self, session_id: str, conversation: Conversation) -> None:
+        if conversation.file is not None:
+            self._cache[session_id] = conversation
+
+    def load(self, session_id: str) -> dict[str, Any]:
+        """A session and its transcript, as a client draws it; it becomes the current one."""
+        file = self.store.open(session_id)
+        loaded = file.load(self.root)
+        conversation = Conversation.from_loaded(loaded, None)
+        self.current = session_id
+        return {
+            "id": session_id,
+            "title": conversation.title,
+            "created": conversation.created,
+            "lastActivity": conversation.last_activity,
+            "transcript": transcript(loaded),
+        }
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every readable session, most recent activity first (unreadable ones are skipped)."""
+        found = []
+        for session_id in self.store.ids():
+            info = _scan(self.store.path(session_id), session_id)
+            if info is not None:
+                found.append(info)
+        found.sort(key=lambda info: info.last_activity, reverse=True)
+        return found
+
+    def latest(self) -> str | None:
+        """The session with the most recent activity, if any."""
+        listed = self.sessions()
+        return listed[0].id if listed else None
+
+    def rename(self, session_id: str, title: str) -> None:
+        """Give a session a new title."""
+        title = " ".join(title.split())
+        if not title:
+            raise SessionError("a session's title cannot be empty")
+        self.open(session_id).set_title(title)
+
+    def delete(self, session_id: str) -> None:
+        """Delete a session, unless a run is continuing it."""
+        self.store.open(session_id)  # an unknown id is refused before anything is touched
+        if session_id in self._claims:
+            raise SessionBusy(f"session {session_id} is busy: a run is continuing it")
+        lock = SessionLock(self.store.lock_path(session_id), session_id)
+        lock.acquire()  # refuses while another process continues it
+        try:
+            self.store.delete(session_id)
+            self._cache.pop(session_id, None)
+        finally:
+            lock.release()
+        if self.current == session_id:
+            self.current = None
+
+    # -- turns ------------------------------------------------------------------------------
+
+    def claim(self, session_id: str | None = None, *, new: bool = False) -> Claim:
+        """Hold a session for one turn: the given one, else the current one, else a new one.
+
+        Raises SessionError for an unknown or unreadable session and SessionBusy when another
+        run (here or in another process) is continuing it.
+        """
+        if new or (session_id is None and self.current is None):
+            session_id = self.new_session()
+        elif session_id is None:
+            session_id = self.current
+        assert session_id is not None
+        if session_id in self._claims:
+            raise SessionBusy(
+                f"session {session_id} is busy: another run is continuing it; wait for it to "
+                "end or start a new session"
+            )
+        self.store.open(session_id)  # an unknown id is refused before anything is held
+        lock = SessionLock(self.store.lock_path(session_id), session_id)
+        lock.acquire()
+        try:
+            conversation = self.open(session_id)
+        except BaseException:
+            lock.release()
+            raise
+        claim = Claim(session_id, conversation, lock)
+        self._claims[session_id] = claim
+        self.current = session_id
+        return claim
+
+    def release(self, claim: Claim) -> None:
+        """Let others continue the session."""
+        if self._claims.get(claim.session_id) is claim:
+            del self._claims[claim.session_id]
+            self._keep(claim.session_id, claim.conversation)
+        claim.lock.release()
+
+    async def start(
+        self,
+        claim: Claim,
+        task: str,
+        *,
+        config: Config,
+        reviewer: Reviewer,
+        bus: EventBus,
+        run_id: str | None = None,
+        buffers: Any = None,
+        trusted: bool = True,
+        on_test_run: Callable[[Any], None] | None = None,
+        endpoint: Endpoint | None = None,
+    ) -> Turn:
+        """Assemble the run of one turn (SetupError / ConfigError say why it cannot start)."""
+        await self.confirm_trust(config)
+        endpoint = endpoint or await self.endpoint(config)
+        setup = RunSetup(
+            root=self.root,
+            config=config,
+            reviewer=reviewer,
+            bus=bus,
+            buffers=buffers,
+            trusted=trusted,
+            on_test_run=on_test_run,
+            conversation=claim.conversation,
+        )
+        run = await create_run(setup, task, endpoint, run_id=run_id)
+        self._remember_window(endpoint)
+        return Turn(claim, run)
+
+    async def finish(self, turn: Turn) -> RunOutcome:
+        """Run the turn to its end, then close its model and release the session."""
+        try:
+            assert turn.run is not None
+            outcome = await turn.run.run()
+            await turn.run.model.close()
+            return outcome
+        finally:
+            self.release(turn.claim)
+
+
+def _scan(path: Path, session_id: str) -> SessionInfo | None:
+    """A session's list entry, reading only the records that say it (not every message)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    lines = data.split(b"\n")
+    try:
+        header = json.loads(lines[0])
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or header.get("format") is None:
+        return None
+    title = str(header.get("title") or "")
+    created = str(header.get("created") or "")
+    last = created
+    turns = 0
+    for raw in lines[1:]:
+        # Records are written with "t" first, so the kind is known without parsing the line.
+        if raw.startswith((b'{"t":"turn"', b'{"t":"end"', b'{"t":"title"')):
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                continue
+            if record.get("t") == "turn":
+                turns = max(turns, int(record.get("turn", 0)))
+            if record.get("t") == "title":
+                title = str(record.get("title") or "")
+            elif record.get("time"):
+                last = str(record["time"])
+    if not title:
+        first = next((ln for ln in lines[1:] if ln.startswith(b'{"t":"turn"')), None)
+        if first is not None:
+            try:
+                title = " ".join(str(json.loads(first).get("text", "")).split())[:60]
+            except ValueError:
+                title = ""
+    return SessionInfo(session_id, title, created, last, turns)
