@@ -59,7 +59,7 @@ describe('Conversation', () => {
     const card = chat.list()[0];
     expect(card.kind === 'tool' && card.proposal).toMatchObject({ id: 'p-1', path: 'calc.py', added: 3, removed: 2, status: 'pending' });
     chat.resolveProposal({ id: 'p-1', status: 'rejected', reason: 'keep it' });
-    expect(chat.list()[0]).toMatchObject({ status: 'rejected', proposal: { status: 'rejected', reason: 'keep it' } });
+    expect(chat.list()[0]).toMatchObject({ status: 'rejected', proposal: { status: 'rejected', reason: 'Reason: keep it' } });
     chat.apply({ type: 'tool_result', runId: 'r-1', callId: 'c1', tool: 'write_file', success: false, decision: 'rejected', error: 'rejected: keep it' });
     expect(chat.list()).toHaveLength(1);
   });
@@ -87,14 +87,14 @@ describe('Conversation', () => {
     const chat = new Conversation();
     chat.load('s-7', [
       { kind: 'user', text: 'fix add', runId: 'r-1' },
-      { kind: 'tool', runId: 'r-1', callId: 'c1', name: 'write_file', arguments: { path: 'calc.py' }, status: 'rejected', summary: 'rejected: no', proposalId: 'p-1' },
+      { kind: 'tool', runId: 'r-1', callId: 'c1', name: 'write_file', arguments: { path: 'calc.py', _reasoningForCall: 'add subtracts' }, status: 'rejected', summary: 'rejected: no', proposalId: 'p-1' },
       { kind: 'assistant', text: 'Done.', runId: 'r-1' },
       { kind: 'note', text: 'Older turns summarised.' },
     ]);
     expect(chat.sessionId).toBe('s-7');
     expect(chat.list()).toMatchObject([
       { kind: 'user', text: 'fix add' },
-      { kind: 'tool', name: 'write_file', target: 'calc.py', status: 'rejected', summary: 'rejected: no', proposal: { id: 'p-1' } },
+      { kind: 'tool', name: 'write_file', target: 'calc.py', status: 'rejected', summary: 'rejected: no', proposal: { id: 'p-1', why: 'add subtracts', reason: 'rejected: no' } },
       { kind: 'assistant', text: 'Done.' },
       { kind: 'note', text: 'Older turns summarised.' },
     ]);

@@ -64,10 +64,13 @@ describe('cards', () => {
   it('has no hunk choices for a one-hunk proposal and no buttons once decided', () => {
     const one = makeProposal({ hunks: [makeProposal().hunks[0]] });
     expect(renderEntry(tool({ proposal: proposalCard(one, 'calc.py') }), none)).not.toContain('checkbox');
-    const decided = { ...proposalCard(one, 'calc.py'), status: 'rejected', reason: 'keep it' };
+    const decided = { ...proposalCard(one, 'calc.py'), status: 'rejected', reason: 'Reason: keep it' };
     const html = renderEntry(tool({ status: 'rejected', proposal: decided }), none);
     expect(html).not.toContain('data-action="accept"');
     expect(html).toContain('Reason: keep it');
+    // Drawn from a stored transcript: no hunks, so no counts.
+    const stored = renderEntry(tool({ proposal: { ...decided, hunks: [] } }), none);
+    expect(stored).not.toContain('class="added"');
   });
 
   it('shows a test run\'s summary with a link to Problems when something failed', () => {

@@ -106,7 +106,12 @@ export class Conversation {
           status: item.status ?? 'ok',
           summary: item.summary ?? null,
         };
+        const args = item.arguments && typeof item.arguments === 'object' ? (item.arguments as Record<string, unknown>) : {};
+        const why = typeof args._reasoningForCall === 'string' ? args._reasoningForCall : null;
+        entry.why = why;
         if (item.proposalId) {
+          // The stored call keeps no hunks: the card shows what it knows (file, reason, outcome)
+          // until a proposal still pending fills it in.
           entry.proposal = {
             id: item.proposalId,
             path: entry.target,
@@ -114,8 +119,9 @@ export class Conversation {
             added: 0,
             removed: 0,
             hunks: [],
-            why: null,
+            why,
             status: item.status === 'waiting' ? 'pending' : (item.status ?? 'resolved'),
+            reason: item.summary || null,
           };
         }
         this.entries.push(entry);
@@ -308,7 +314,11 @@ export class Conversation {
     if (!entry?.proposal) {
       return false;
     }
-    entry.proposal = { ...entry.proposal, status: resolved.status, reason: resolved.reason ?? null };
+    entry.proposal = {
+      ...entry.proposal,
+      status: resolved.status,
+      reason: resolved.reason ? `Reason: ${resolved.reason}` : null,
+    };
     if (resolved.status === 'rejected') {
       entry.status = 'rejected';
     } else if (resolved.status === 'accepted' || resolved.status === 'partially_accepted') {

@@ -81,7 +81,8 @@ function proposalCard(card: ProposalCard, choices: HunkChoices): string {
   const head =
     `<div class="card-head"><span class="path">${escapeHtml(card.path)}</span>` +
     (card.isNewFile ? ' <span class="badge">new file</span>' : '') +
-    ` <span class="added">+${card.added}</span> <span class="removed">−${card.removed}</span>` +
+    // A card drawn from a stored transcript has no hunks to count.
+    (card.hunks.length ? ` <span class="added">+${card.added}</span> <span class="removed">−${card.removed}</span>` : '') +
     ` <span class="badge status-${escapeHtml(card.status)}">${escapeHtml(statusLabel(card.status))}</span></div>`;
   const why = card.why ? `<div class="why">${renderMarkdown(card.why)}</div>` : '';
   let hunks = '';
@@ -111,7 +112,7 @@ function proposalCard(card: ProposalCard, choices: HunkChoices): string {
       button('reject', 'Reject…', { id: card.id }, 'secondary') +
       `</div>`;
   } else if (card.reason) {
-    actions = `<div class="reason">Reason: ${escapeHtml(card.reason)}</div>`;
+    actions = `<div class="reason">${escapeHtml(card.reason)}</div>`;
   }
   return `${head}${why}${hunks}${actions}`;
 }
