@@ -1,4 +1,5 @@
-// Bundles the extension into dist/extension.js (CommonJS, as VS Code loads it).
+// Bundles the extension into dist/extension.js (CommonJS, as VS Code loads it) and the chat
+// view's page script into dist/webview.js.
 import * as esbuild from 'esbuild';
 
 const production = process.argv.includes('--production');
@@ -17,9 +18,24 @@ const options = {
   logLevel: 'info',
 };
 
+// The chat view's page script runs in the webview (a browser), not in the extension host.
+const webview = {
+  entryPoints: ['src/webview/main.ts'],
+  bundle: true,
+  format: 'iife',
+  platform: 'browser',
+  target: 'es2022',
+  outfile: 'dist/webview.js',
+  sourcemap: !production,
+  minify: production,
+  logLevel: 'info',
+};
+
 if (watch) {
-  const context = await esbuild.context(options);
-  await context.watch();
+  for (const each of [options, webview]) {
+    const context = await esbuild.context(each);
+    await context.watch();
+  }
 } else {
-  await esbuild.build(options);
+  await Promise.all([esbuild.build(options), esbuild.build(webview)]);
 }

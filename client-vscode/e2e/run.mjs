@@ -6,6 +6,9 @@
 // disk has the new content; Reject with a reason on a second proposal → the file is unchanged
 // and the model reads the reason; run_tests → the failing test is in the Problems panel.
 // --smoke only checks that the workbench lists the extension's commands (no server needed).
+// --chat drives the chat view instead (e2e/chat.mjs): a task typed into it, the streamed answer,
+// a proposal accepted and one rejected from their cards, Run Tests after the finished run, a
+// follow-up that needs the first turn, and the session found again after a reload.
 // --restricted opens the folder in Restricted Mode: the server refuses run_tests and says why;
 // granting trust restarts the server with trusted: true.
 // Exits 0 on success, 1 on failure; screenshots and logs go to --artifacts.
@@ -26,6 +29,7 @@ import {
   waitUntil,
 } from './codeserver.mjs';
 import { startScriptedModel } from './scripted-model.mjs';
+import { chatScenario, chatScript } from './chat.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({
@@ -35,6 +39,7 @@ const { values: opts } = parseArgs({
     artifacts: { type: 'string', default: path.join(here, '..', '..', 'test-artifacts', 'vscode') },
     smoke: { type: 'boolean', default: false },
     restricted: { type: 'boolean', default: false },
+    chat: { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
   },
 });
@@ -133,7 +138,12 @@ async function main() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-e2e-'));
   log(`temp folder ${root}`);
   const workspace = makeWorkspace(root);
-  const model = await startScriptedModel(opts.restricted ? RESTRICTED_SCRIPT : SCRIPT, { model: 'scripted-model' });
+  const script = opts.restricted
+    ? RESTRICTED_SCRIPT
+    : opts.chat
+      ? chatScript({ accepted: ACCEPTED_CALC, rejected: REJECTED_CALC })
+      : SCRIPT;
+  const model = await startScriptedModel(script, { model: 'scripted-model' });
   const settings = {
     'toolgate.pythonPath': opts.python,
     'toolgate.baseUrl': model.baseUrl,
@@ -197,6 +207,22 @@ async function main() {
       { timeout: 60_000 },
     );
     log('server started');
+
+    if (opts.chat) {
+      await chatScenario({
+        page,
+        model,
+        calcPath: path.join(workspace, 'calc.py'),
+        testsPath: path.join(workspace, 'test_calc.py'),
+        expected: ACCEPTED_CALC,
+        shot,
+        log,
+        apiKey: API_KEY,
+      });
+      checkLogs = 'secrets';
+      log('chat scenario passed');
+      return;
+    }
 
     // 1. Ask → diff opens → Accept → file on disk changes.
     const calcPath = path.join(workspace, 'calc.py');
@@ -279,6 +305,23 @@ async function main() {
     }
     log('the quick fix started a run about test_mul');
 
+    // 5. After that run has finished, Toolgate: Run Tests puts its own failures in Problems.
+    // The test changes first, so its new message tells them from what the runs left.
+    await waitUntil('the fix run to finish', async () => (await page.locator('.statusbar').innerText()).includes('Toolgate: idle'), {
+      timeout: 60_000,
+    });
+    const testsPath = path.join(workspace, 'test_calc.py');
+    fs.writeFileSync(testsPath, fs.readFileSync(testsPath, 'utf8').replace('mul(2, 3) == 6', 'mul(2, 4) == 8'));
+    await page.keyboard.press('Escape');
+    await runCommand(page, 'Toolgate: Run Tests');
+    await page.locator('.notifications-toasts', { hasText: 'Toolgate tests:' }).waitFor({ state: 'visible', timeout: 120_000 });
+    await runCommand(page, 'View: Focus Problems');
+    await waitUntil('the new failure in Problems after Run Tests', async () => /assert 6 == 8/.test(await problems.innerText()), {
+      timeout: 60_000,
+    });
+    await shot('problems-run-tests.png');
+    log('Run Tests after the finished run put its failure in Problems');
+
     // Checks on what reached the disk and the model: the accepted text was saved when the
     // server asked (before the tests ran), and the rejected proposal left no trace.
     const finalCalc = readText(calcPath);
@@ -323,7 +366,7 @@ async function main() {
       copyLogs(root, server, opts.artifacts);
       if (checkLogs) {
         try {
-          checkTranscriptAndSecrets(server);
+          checkTranscriptAndSecrets(server, checkLogs === 'secrets');
           log('the transcript shows each call and its decision; no log holds the API key');
         } catch (error) {
           failed = true;
@@ -385,7 +428,7 @@ async function restrictedScenario(page, model, server, shot) {
 }
 
 /** The Output channel "Toolgate" as written to disk: every call with its decision, never the key. */
-function checkTranscriptAndSecrets(server) {
+function checkTranscriptAndSecrets(server, secretsOnly = false) {
   const files = [];
   const walk = (dir) => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -399,6 +442,14 @@ function checkTranscriptAndSecrets(server) {
   };
   walk(path.join(server.dirs.userData, 'logs'));
   const transcript = files.find((file) => /output_logging_.*-Toolgate\.log$/.test(file));
+  if (secretsOnly) {
+    for (const file of [...files, server.logFile]) {
+      if (fs.readFileSync(file, 'utf8').includes(API_KEY)) {
+        throw new Error(`the API key appears in ${file}`);
+      }
+    }
+    return;
+  }
   if (!transcript) {
     throw new Error('no log file of the "Toolgate" output channel');
   }

@@ -2,13 +2,16 @@
 // POST /v1/chat/completions answers each request with the next turn of a script, streamed as
 // SSE when the request asks for it; GET /v1/models lists the one model. Every request is kept.
 //
-// A turn: {content?: string, tool_calls?: [{name, arguments}]}. When the script runs out the
-// server answers with `fallback` (a plain final answer), so a run always ends.
+// A turn: {content?: string, tool_calls?: [{name, arguments}], requires?: [string]}. `requires`
+// lists texts the request's messages must hold (an earlier turn of the conversation, say); when
+// one is missing the answer says so instead and the miss is kept in `missing`. When the script
+// runs out the server answers with `fallback` (a plain final answer), so a run always ends.
 import http from 'node:http';
 
 /** Start the server; resolves to {baseUrl, requests, close()}. */
 export function startScriptedModel(script, { model = 'scripted-model', fallback = { content: 'Done.' } } = {}) {
   const requests = [];
+  const missing = [];
   let turn = 0;
   let callCounter = 0;
 
@@ -34,8 +37,14 @@ export function startScriptedModel(script, { model = 'scripted-model', fallback 
         return;
       }
       requests.push({ headers: req.headers, body });
-      const entry = turn < script.length ? script[turn] : fallback;
+      let entry = turn < script.length ? script[turn] : fallback;
       turn += 1;
+      const seen = JSON.stringify(body.messages ?? []);
+      const absent = (entry.requires ?? []).filter((text) => !seen.includes(text));
+      if (absent.length) {
+        missing.push({ turn, absent });
+        entry = { content: `The request lacks the earlier conversation: ${absent.join('; ')}` };
+      }
       const calls = (entry.tool_calls ?? []).map((call) => ({
         id: `call_${++callCounter}`,
         type: 'function',
@@ -69,6 +78,8 @@ export function startScriptedModel(script, { model = 'scripted-model', fallback 
       resolve({
         baseUrl: `http://127.0.0.1:${port}/v1`,
         requests,
+        /** Turns whose request lacked a text the script requires: [{turn, absent}]. */
+        missing,
         /** How many turns of the script have been served. */
         served: () => turn,
         close: () => new Promise((done) => server.close(() => done())),

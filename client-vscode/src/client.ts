@@ -8,6 +8,7 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from 'vscode-languageclient/node';
+import { noServerProgress } from './progress';
 import * as api from './vscodeapi';
 import type { Controller, ServerApi } from './controller';
 import type { AgentEvent, Proposal, ProposalResolved, SaveDocumentsParams } from './protocol';
@@ -15,6 +16,9 @@ import { Method } from './protocol';
 import { checkToolgate, resolveServerLaunch } from './python';
 import type { InitializationOptions, ToolgateSettings } from './settings';
 import { readSettings, toInitializationOptions } from './settings';
+
+/** How long a command waits for a starting server before it gives up. */
+export const SERVER_START_TIMEOUT_MS = 120_000;
 
 /** What the manager needs from the rest of the extension. */
 export interface ServerManagerDeps {
@@ -36,7 +40,26 @@ export class ServerManager implements ServerApi {
   }
 
   async options(): Promise<InitializationOptions> {
-    return toInitializationOptions(this.settings(), await this.deps.apiKey(), api.isTrusted());
+    return toInitializationOptions(this.settings(), await this.deps.apiKey(), api.isTrusted(), api.isSettingSet);
+  }
+
+  /**
+   * Wait for the server, starting it if it is not running or starting, with a progress
+   * notification while it starts; false only when it does not start.
+   */
+  async ensureRunning(timeoutMs: number = SERVER_START_TIMEOUT_MS): Promise<boolean> {
+    if (this.isRunning()) {
+      return true;
+    }
+    await api.withQuietProgress('Toolgate: starting the server…', async () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      });
+      await Promise.race([this.starting ?? this.start(), timeout]);
+      clearTimeout(timer);
+    });
+    return this.isRunning();
   }
 
   isRunning(): boolean {
@@ -102,6 +125,7 @@ export class ServerManager implements ServerApi {
       synchronize: {},
     };
     const client = new LanguageClient('toolgate', 'Toolgate', serverOptions, clientOptions);
+    client.registerFeature(noServerProgress);
     client.onNotification(Method.proposal, (proposal: Proposal) => {
       void controller.handleProposal(proposal, (p) => this.deps.refreshProposal(p));
     });

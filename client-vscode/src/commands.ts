@@ -17,6 +17,7 @@ export const Command = {
   showTranscript: 'toolgate-vscode.showTranscript',
   restartServer: 'toolgate-vscode.restartServer',
   viewDiff: 'toolgate-vscode.viewDiff',
+  openChat: 'toolgate-vscode.openChat',
   acceptHunk: 'toolgate-vscode.acceptHunk',
   rejectHunk: 'toolgate-vscode.rejectHunk',
 } as const;
@@ -33,7 +34,10 @@ export interface CommandDeps {
   /** Push the new API key to the running server. */
   onApiKeyChanged(): Promise<void>;
   restartServer(): Promise<void>;
-  serverRunning(): boolean;
+  /** Wait for a starting server (starting it if needed); false when it does not start. */
+  ensureServer(): Promise<boolean>;
+  /** Reveal the chat view and put the cursor in its input. */
+  openChat?(): void;
 }
 
 /** A proposal as a quick pick row. */
@@ -93,9 +97,9 @@ export async function resolveProposal(
 }
 
 async function guarded(deps: CommandDeps, action: () => Promise<unknown>): Promise<void> {
-  if (!deps.serverRunning()) {
+  if (!(await deps.ensureServer())) {
     const choice = await api.showErrorMessage(
-      'Toolgate: the server is not running.',
+      'Toolgate: the server did not start (see the output channel "Toolgate Server").',
       'Restart Server',
       'Show Transcript',
     );
@@ -209,6 +213,13 @@ export function commandHandlers(deps: CommandDeps): Record<string, (...args: unk
           return;
         }
         const text = `Toolgate tests: ${s.passed} passed, ${s.failed} failed, ${s.errors} errors, ${s.skipped} skipped`;
+        if (s.total === 0 && result.exitCode !== 0 && result.exitCode !== 5) {
+          // No results at all: say so rather than leave an empty Problems panel unexplained.
+          void api.showWarningMessage(
+            `Toolgate tests: pytest gave no results (exit status ${result.exitCode ?? 'none'}), so nothing is in Problems. Check that pytest runs in this workspace.`,
+          );
+          return;
+        }
         if (s.failed + s.errors > 0) {
           const choice = await api.showWarningMessage(text, 'Show Problems');
           if (choice) {
@@ -240,6 +251,9 @@ export function commandHandlers(deps: CommandDeps): Record<string, (...args: unk
       deps.output.show(false);
     },
     [Command.restartServer]: () => deps.restartServer(),
+    [Command.openChat]: async () => {
+      deps.openChat?.();
+    },
   };
 }
 

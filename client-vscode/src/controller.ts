@@ -3,6 +3,7 @@ import * as api from './vscodeapi';
 import type {
   AcceptResult,
   AgentEvent,
+  AskResult,
   AskContext,
   Proposal,
   ProposalResolved,
@@ -22,6 +23,14 @@ import { TranscriptFormatter } from './transcript';
 export interface ServerApi {
   execute<T>(command: string, args: unknown[]): Promise<T>;
   isRunning(): boolean;
+}
+
+/** Who else wants what the server sends (the chat view). */
+export interface ControllerListener {
+  onEvent?(event: AgentEvent): void;
+  onProposal?(proposal: Proposal): void;
+  onProposalResolved?(resolved: ProposalResolved): void;
+  onState?(state: RunState): void;
 }
 
 /** How long to wait for other language servers to analyse an accepted edit. */
@@ -58,8 +67,15 @@ export class Controller {
   private readonly transcript: TranscriptFormatter;
   private state: RunState = 'starting';
   private runId: string | undefined;
+  /** Runs that already ended: an ask's answer can arrive after its run_finished. */
+  private readonly finishedRuns = new Set<string>();
   private finishProgress: (() => void) | undefined;
   private progressReport: ((message: string) => void) | undefined;
+  private readonly listeners: ControllerListener[] = [];
+  /** True while the chat view is on screen: it shows the run, so no notification is drawn. */
+  chatVisible: () => boolean = () => false;
+  /** The session the chat view shows: the Ask command continues it. */
+  currentSession: () => string | undefined = () => undefined;
 
   constructor(
     readonly store: ProposalStore,
@@ -77,6 +93,27 @@ export class Controller {
       void this.review.updateContext();
     });
     this.render();
+  }
+
+  /** Be told of events, proposals and state changes; returns the unsubscribe function. */
+  addListener(listener: ControllerListener): () => void {
+    this.listeners.push(listener);
+    return () => {
+      const index = this.listeners.indexOf(listener);
+      if (index >= 0) {
+        this.listeners.splice(index, 1);
+      }
+    };
+  }
+
+  private tell(call: (listener: ControllerListener) => void): void {
+    for (const listener of this.listeners) {
+      try {
+        call(listener);
+      } catch (error) {
+        this.output.append(`        chat view: ${(error as Error).message}\n`);
+      }
+    }
   }
 
   /** The run in progress, if any. */
@@ -99,6 +136,7 @@ export class Controller {
       this.store.clear();
     }
     this.render();
+    this.tell((l) => l.onState?.(state));
   }
 
   /** toolgate/proposal: remember it, refresh its diff, and show it (or offer to). */
@@ -108,6 +146,7 @@ export class Controller {
     if (!isNew || !this.store.get(proposal.id)) {
       return;
     }
+    this.tell((l) => l.onProposal?.(proposal));
     const path = api.asRelativePath(proposal.uri);
     this.output.append(`        proposal ${proposal.id}: ${proposal.tool} ${path} (${proposal.hunks.length} hunk(s))\n`);
     if (this.openDiffMode() === 'auto' && !this.review.anyVisible()) {
@@ -140,6 +179,7 @@ export class Controller {
   /** toolgate/proposalResolved: forget it, close its diff, and report diagnostics after an accepted edit. */
   async handleProposalResolved(resolved: ProposalResolved): Promise<void> {
     const proposal = this.store.resolve(resolved);
+    this.tell((l) => l.onProposalResolved?.(resolved));
     await this.review.close(resolved.id);
     const path = proposal ? api.asRelativePath(proposal.uri) : resolved.id;
     const reason = resolved.reason ? `: ${resolved.reason}` : '';
@@ -174,6 +214,9 @@ export class Controller {
       this.state = 'running';
       this.startProgress(event.task ?? '');
     } else if (event.type === 'run_finished') {
+      if (event.runId) {
+        this.finishedRuns.add(event.runId);
+      }
       if (!event.runId || event.runId === this.runId) {
         this.runId = undefined;
         this.state = 'idle';
@@ -193,6 +236,10 @@ export class Controller {
       this.progressReport(`${event.tool ?? ''} (${event.decision ?? ''})`);
     }
     this.render();
+    this.tell((l) => {
+      l.onEvent?.(event);
+      l.onState?.(this.state);
+    });
   }
 
   /** toolgate/saveDocuments: save each buffer so tests run on the accepted text. */
@@ -210,17 +257,37 @@ export class Controller {
     return { saved };
   }
 
-  /** Start a run. */
-  async ask(task: string, context?: AskContext): Promise<string | undefined> {
-    const argument: { task: string; context?: AskContext } = { task };
+  /** Start a run (in `sessionId`, else in the client's current session). */
+  async ask(task: string, context?: AskContext, sessionId?: string): Promise<string | undefined> {
+    return (await this.askInSession(task, context, sessionId ?? this.currentSession()))?.runId;
+  }
+
+  /** Start a run and answer its run id and session id. */
+  async askInSession(
+    task: string,
+    context?: AskContext,
+    sessionId?: string,
+    newSession = false,
+  ): Promise<AskResult | undefined> {
+    const argument: { task: string; context?: AskContext; sessionId?: string; newSession?: boolean } = { task };
     if (context) {
       argument.context = context;
     }
-    const result = await this.server.execute<{ runId: string }>(ServerCommand.ask, [argument]);
-    if (result?.runId && !this.runId) {
+    if (sessionId) {
+      argument.sessionId = sessionId;
+    } else if (newSession) {
+      argument.newSession = true;
+    }
+    const result = await this.server.execute<AskResult>(ServerCommand.ask, [argument]);
+    if (result?.runId && !this.runId && !this.finishedRuns.has(result.runId)) {
       this.runId = result.runId;
     }
-    return result?.runId;
+    return result ?? undefined;
+  }
+
+  /** Run any of the server's commands. */
+  execute<T>(command: string, args: unknown[]): Promise<T> {
+    return this.server.execute<T>(command, args);
   }
 
   /** Accept a proposal, all of it or only some hunks. */
@@ -278,6 +345,9 @@ export class Controller {
 
   private startProgress(task: string): void {
     this.endProgress();
+    if (this.chatVisible()) {
+      return; // The chat view shows the run and its Stop button.
+    }
     const runId = this.runId;
     void api.withNotificationProgress('Toolgate', (progress, token) => {
       progress.report({ message: task.length > 80 ? `${task.slice(0, 80)}…` : task });

@@ -9,6 +9,8 @@ import { ProposalStore } from './proposals';
 import { DiffReview, ProposalContentProvider } from './review';
 import { redactingChannel } from './redactingChannel';
 import { needsRestart, readSettings } from './settings';
+import { ChatController } from './chat/chatController';
+import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatView';
 
 let manager: ServerManager | undefined;
 
@@ -49,6 +51,15 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   );
   holder.controller = controller;
   const lenses = new HunkCodeLensProvider(store);
+  const chat = new ChatController({
+    controller,
+    ensureServer: () => serverManager.ensureRunning(),
+    openDiff: (proposal) => review.open(proposal),
+    memento: context.workspaceState,
+  });
+  const chatView = new ChatViewProvider(context.extensionUri, chat);
+  controller.chatVisible = () => chatView.visible();
+  controller.currentSession = () => chat.conversation.sessionId;
 
   context.subscriptions.push(
     transcript,
@@ -59,6 +70,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     api.registerTextDocumentContentProvider(PROPOSAL_SCHEME, contentProvider),
     api.registerCodeLensProvider([{ scheme: 'file' }, { scheme: PROPOSAL_SCHEME }], lenses),
     api.onDidChangeTabs(() => void review.updateContext()),
+    api.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
     ...registerCommands({
       controller,
       review,
@@ -66,7 +78,10 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
       output: transcript,
       onApiKeyChanged: () => serverManager.pushConfiguration(),
       restartServer: () => serverManager.restart(),
-      serverRunning: () => serverManager.isRunning(),
+      ensureServer: () => serverManager.ensureRunning(),
+      openChat: () => {
+        void api.executeCommand(`${CHAT_VIEW_ID}.focus`).then(() => chatView.focus());
+      },
     }),
     api.onDidChangeConfiguration((affects) => {
       if (!affects('toolgate')) {

@@ -11,6 +11,11 @@ export const ServerCommand = {
   runTests: 'toolgate.runTests',
   fixFailure: 'toolgate.fixFailure',
   reportDiagnostics: 'toolgate.reportDiagnostics',
+  newSession: 'toolgate.newSession',
+  listSessions: 'toolgate.listSessions',
+  loadSession: 'toolgate.loadSession',
+  renameSession: 'toolgate.renameSession',
+  deleteSession: 'toolgate.deleteSession',
 } as const;
 
 /** Custom notifications and requests. */
@@ -56,6 +61,8 @@ export interface Proposal {
   runId: string;
   tool: string;
   uri: string;
+  /** Workspace-relative path of the target. */
+  path?: string;
   diff: string;
   hunks: Hunk[];
   why?: string | null;
@@ -90,8 +97,11 @@ export interface AgentEvent {
     | 'parse_error'
     | 'mode_changed'
     | 'run_finished'
+    | 'text_delta'
+    | 'tests_finished'
     | string;
   runId?: string;
+  sessionId?: string;
   task?: string;
   text?: string;
   callId?: string;
@@ -105,6 +115,8 @@ export interface AgentEvent {
   status?: RunFinishedStatus | string;
   reason?: string | null;
   answer?: string | null;
+  summary?: TestSummary | null;
+  message?: string;
   [key: string]: unknown;
 }
 
@@ -144,17 +156,62 @@ export interface ReportedDiagnostics {
   diagnostics: ReportedDiagnostic[];
 }
 
+/** The counts of one test run. */
+export interface TestSummary {
+  total: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+  errors: number;
+  duration_seconds: number;
+}
+
 /** Result of toolgate.runTests. */
 export interface RunTestsResult {
-  summary: {
-    total: number;
-    passed: number;
-    failed: number;
-    skipped: number;
-    errors: number;
-    duration_seconds: number;
-  };
+  summary: TestSummary;
   failures: unknown[];
+  /** pytest's exit status (null when it could not start). */
+  exitCode?: number | null;
+}
+
+/** Result of toolgate.ask. */
+export interface AskResult {
+  runId: string;
+  sessionId?: string;
+}
+
+/** One row of toolgate.listSessions. */
+export interface SessionInfo {
+  id: string;
+  title: string;
+  created: string;
+  lastActivity: string;
+  turns: number;
+}
+
+/** One entry of a session's transcript (toolgate.loadSession). */
+export type TranscriptEntry =
+  | { kind: 'user'; text: string; runId?: string }
+  | { kind: 'assistant'; text: string; runId?: string }
+  | {
+      kind: 'tool';
+      runId?: string;
+      callId: string;
+      name: string;
+      arguments?: unknown;
+      status?: string;
+      summary?: string | null;
+      proposalId?: string | null;
+    }
+  | { kind: 'note'; text: string };
+
+/** Result of toolgate.loadSession. */
+export interface LoadedSession {
+  id: string;
+  title: string;
+  created?: string;
+  lastActivity?: string;
+  transcript: TranscriptEntry[];
 }
 
 /** Terminal proposal states: the proposal no longer waits for a decision. */

@@ -17,14 +17,18 @@ export interface ToolgateSettings {
   serverCommand: string[];
 }
 
-/** What the server receives as initializationOptions and in didChangeConfiguration. */
+/**
+ * What the server receives as initializationOptions and in didChangeConfiguration. Only what the
+ * person set is sent: `model` and `baseUrl` are null when unset, so the server's own sources
+ * (OPENAI_BASE_URL, TOOLGATE_MODEL, its config file) decide; the rest is left out.
+ */
 export interface InitializationOptions {
-  model: string;
-  baseUrl: string;
+  model: string | null;
+  baseUrl: string | null;
   apiKey?: string;
-  toolCalling: { mode: ToolCallingMode };
-  approval: Record<string, Approval>;
-  limits: { maxSteps: number; maxLlmCalls: number; maxRunSeconds: number };
+  toolCalling?: { mode: ToolCallingMode };
+  approval?: Record<string, Approval>;
+  limits?: Partial<{ maxSteps: number; maxLlmCalls: number; maxRunSeconds: number }>;
   review: { confirmInEditor: boolean };
   diagnostics: { testFailureSeverity: ToolgateSettings['testFailureSeverity'] };
   trusted: boolean;
@@ -89,22 +93,42 @@ export function readSettings(get: SettingReader): ToolgateSettings {
   };
 }
 
-/** Build the server's options; the API key is included only when there is one. */
+/** Whether the person set a key below `toolgate.` (not a default). */
+export type SetByPerson = (key: string) => boolean;
+
+/**
+ * Build the server's options from what the person set (`isSet`, from `inspect()`): a default
+ * of this extension must not hide the server's environment (OPENAI_BASE_URL, TOOLGATE_MODEL).
+ * The API key is included only when there is one.
+ */
 export function toInitializationOptions(
   settings: ToolgateSettings,
   apiKey: string | undefined,
   trusted: boolean,
+  isSet: SetByPerson = () => true,
 ): InitializationOptions {
   const options: InitializationOptions = {
-    model: settings.model,
-    baseUrl: settings.baseUrl,
-    toolCalling: { mode: settings.toolCallingMode },
-    approval: { ...settings.approval },
-    limits: { ...settings.limits },
+    model: isSet('model') && settings.model ? settings.model : null,
+    baseUrl: isSet('baseUrl') && settings.baseUrl ? settings.baseUrl : null,
     review: { confirmInEditor: settings.confirmInEditor },
     diagnostics: { testFailureSeverity: settings.testFailureSeverity },
     trusted,
   };
+  if (isSet('toolCalling.mode')) {
+    options.toolCalling = { mode: settings.toolCallingMode };
+  }
+  if (isSet('approval')) {
+    options.approval = { ...settings.approval };
+  }
+  const limits: NonNullable<InitializationOptions['limits']> = {};
+  for (const key of ['maxSteps', 'maxLlmCalls', 'maxRunSeconds'] as const) {
+    if (isSet(`limits.${key}`)) {
+      limits[key] = settings.limits[key];
+    }
+  }
+  if (Object.keys(limits).length > 0) {
+    options.limits = limits;
+  }
   if (apiKey) {
     options.apiKey = apiKey;
   }

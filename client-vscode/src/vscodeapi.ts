@@ -21,6 +21,10 @@ export type {
   TextDocumentContentProvider,
   CodeLensProvider,
   Uri,
+  Webview,
+  WebviewView,
+  WebviewViewProvider,
+  Memento,
 } from 'vscode';
 
 // ---- window
@@ -63,6 +67,22 @@ export function withNotificationProgress<R>(
     { location: vscode.ProgressLocation.Notification, title, cancellable: true },
     task,
   );
+}
+/** Progress in a notification that cannot be cancelled (e.g. waiting for the server). */
+export function withQuietProgress<R>(title: string, task: () => Thenable<R>): Thenable<R> {
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, task);
+}
+/** A modal warning: the answer is one of `items`, or undefined when dismissed. */
+export function showModalWarning(message: string, detail: string, ...items: string[]): Thenable<string | undefined> {
+  return vscode.window.showWarningMessage(message, { modal: true, detail }, ...items);
+}
+/** Register the provider of a webview view declared in package.json. */
+export function registerWebviewViewProvider(id: string, provider: vscode.WebviewViewProvider): vscode.Disposable {
+  return vscode.window.registerWebviewViewProvider(id, provider, { webviewOptions: { retainContextWhenHidden: true } });
+}
+/** The uri of a file inside the extension. */
+export function extensionFile(base: vscode.Uri, ...parts: string[]): vscode.Uri {
+  return vscode.Uri.joinPath(base, ...parts);
 }
 /** The active editor's document uri and selection, when it shows a file. */
 export function activeSelection():
@@ -135,6 +155,16 @@ export function setContext(key: string, value: unknown): Thenable<unknown> {
 // ---- workspace
 export function getSetting(key: string): unknown {
   return vscode.workspace.getConfiguration('toolgate').get(key);
+}
+/** True when the person set `toolgate.<key>` themselves (user, workspace or folder), not a default. */
+export function isSettingSet(key: string): boolean {
+  const found = vscode.workspace.getConfiguration('toolgate').inspect(key);
+  return (
+    found !== undefined &&
+    (found.globalValue !== undefined ||
+      found.workspaceValue !== undefined ||
+      found.workspaceFolderValue !== undefined)
+  );
 }
 export function onDidChangeConfiguration(
   listener: (affects: (section: string) => boolean) => void,

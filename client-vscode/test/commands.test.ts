@@ -31,7 +31,7 @@ function setup() {
     output,
     onApiKeyChanged: vi.fn(async () => {}),
     restartServer: vi.fn(async () => {}),
-    serverRunning: () => server.running,
+    ensureServer: async () => server.running,
   };
   return { store, server, deps, secrets, handlers: commandHandlers(deps), output };
 }
@@ -152,6 +152,18 @@ describe('commands', () => {
     expect(fake.commands.at(-1)?.id).toBe('workbench.actions.view.problems');
   });
 
+  it('Run Tests says so when pytest gave no results instead of leaving Problems empty', async () => {
+    const { handlers, server } = setup();
+    server.answers[ServerCommand.runTests] = {
+      summary: { total: 0, passed: 0, failed: 0, skipped: 0, errors: 0, duration_seconds: 0.1 },
+      failures: [],
+      exitCode: 4,
+    };
+    await handlers[Command.runTests]();
+    expect(fake.messages[0].level).toBe('warning');
+    expect(fake.messages[0].message).toContain('pytest gave no results (exit status 4)');
+  });
+
   it('Set API Key stores the key in SecretStorage and tells the server; empty removes it', async () => {
     const { handlers, secrets, deps } = setup();
     fake.inputAnswers = ['sk-new-key-123456', ''];
@@ -164,12 +176,31 @@ describe('commands', () => {
     expect(fake.messages.map((m) => m.message)).not.toContain('sk-new-key-123456');
   });
 
+  it('waits for a server that is still starting, then runs the command', async () => {
+    const { handlers, server, deps } = setup();
+    let started = false;
+    deps.ensureServer = () =>
+      new Promise<boolean>((resolve) =>
+        setTimeout(() => {
+          started = true;
+          resolve(true);
+        }, 30),
+      );
+    const commands = commandHandlers(deps);
+    fake.inputAnswers = ['explain'];
+    await commands[Command.ask]();
+    expect(started).toBe(true);
+    expect(server.calls.map((c) => c.command)).toEqual(['toolgate.ask']);
+    expect(fake.messages).toEqual([]);
+    void handlers;
+  });
+
   it('offers a restart when the server is not running', async () => {
     const { handlers, server, deps } = setup();
     server.running = false;
     fake.messageAnswers = ['Restart Server'];
     await handlers[Command.ask]();
-    expect(fake.messages[0]).toMatchObject({ level: 'error', message: 'Toolgate: the server is not running.' });
+    expect(fake.messages[0]).toMatchObject({ level: 'error', message: 'Toolgate: the server did not start (see the output channel "Toolgate Server").' });
     expect(deps.restartServer).toHaveBeenCalled();
     expect(server.calls).toEqual([]);
   });

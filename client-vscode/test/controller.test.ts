@@ -4,6 +4,7 @@ vi.mock('../src/vscodeapi', () => import('./fakeapi'));
 
 import { fake, fireDiagnostics, uri } from './fakeapi';
 import { Controller, waitForDiagnostics } from '../src/controller';
+import { noServerProgress } from '../src/progress';
 import { ProposalStore } from '../src/proposals';
 import { DiffReview } from '../src/review';
 import { FakeServer, flush, makeProposal } from './helpers';
@@ -142,6 +143,38 @@ describe('Controller: runs', () => {
     expect(fake.progress[0].done).toBe(true);
     expect(statusBar.text).toContain('idle');
     expect(fake.messages).toEqual([]);
+  });
+
+  it('does not take a run that already finished for the active one when the ask answers late', async () => {
+    const { controller, server } = setup();
+    server.execute = async <T>(command: string, args: unknown[]): Promise<T> => {
+      server.calls.push({ command, args });
+      controller.handleEvent({ type: 'run_started', runId: 'r-fast', task: 't' });
+      controller.handleEvent({ type: 'run_finished', runId: 'r-fast', status: 'completed' });
+      return { runId: 'r-fast' } as T;
+    };
+    await controller.ask('t');
+    expect(controller.activeRunId).toBeUndefined();
+  });
+
+  it('draws no notification of its own while the chat view shows the run', async () => {
+    const { controller } = setup();
+    let visible = true;
+    controller.chatVisible = () => visible;
+    controller.handleEvent({ type: 'run_started', runId: 'r-1', task: 't' });
+    controller.handleEvent({ type: 'run_finished', runId: 'r-1', status: 'completed' });
+    expect(fake.progress).toHaveLength(0);
+    visible = false;
+    controller.handleEvent({ type: 'run_started', runId: 'r-2', task: 't' });
+    expect(fake.progress).toHaveLength(1);
+  });
+
+  it('tells the server it shows no $/progress, so each run has one progress only', () => {
+    const capabilities: { window?: { workDoneProgress?: boolean; showMessage?: unknown } } = {
+      window: { workDoneProgress: true, showMessage: {} },
+    };
+    noServerProgress.fillClientCapabilities(capabilities as never);
+    expect(capabilities.window).toEqual({ workDoneProgress: false, showMessage: {} });
   });
 
   it('warns when a run ends badly and keeps the key out of the transcript', async () => {

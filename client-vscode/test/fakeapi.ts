@@ -233,3 +233,14 @@ export function writeClipboard(text: string): Promise<void> {
   fake.clipboard = text;
   return Promise.resolve();
 }
+export function withQuietProgress<R>(title: string, task: () => Promise<R>): Promise<R> {
+  fake.progress.push({ title, reports: [], cancel: () => undefined, done: false });
+  return task();
+}
+export function showModalWarning(message: string, _detail: string, ...items: string[]): Promise<string | undefined> {
+  fake.messages.push({ level: 'modal', message, items });
+  return Promise.resolve(fake.messageAnswers.shift());
+}
+export function isSettingSet(key: string): boolean {
+  return key in fake.settings;
+}

@@ -76,8 +76,33 @@ describe('toInitializationOptions', () => {
 
   it('does not share objects with the settings', () => {
     const options = toInitializationOptions(settings, undefined, true);
-    options.approval.write_file = 'deny';
+    options.approval!.write_file = 'deny';
     expect(settings.approval.write_file).toBe('ask');
+  });
+});
+
+describe('toInitializationOptions with only what the person set', () => {
+  it('sends null for an unset model and base URL and leaves unset groups out', () => {
+    const settings = readSettings(reader({}));
+    const options = toInitializationOptions(settings, undefined, true, () => false);
+    expect(options).toEqual({
+      model: null,
+      baseUrl: null,
+      review: { confirmInEditor: false },
+      diagnostics: { testFailureSeverity: 'error' },
+      trusted: true,
+    });
+  });
+
+  it('sends the values the person set, and only those limits', () => {
+    const settings = readSettings(reader({ model: 'qwen', 'limits.maxSteps': 5, 'toolCalling.mode': 'text' }));
+    const set = new Set(['model', 'limits.maxSteps', 'toolCalling.mode']);
+    const options = toInitializationOptions(settings, 'sk-1', true, (key) => set.has(key));
+    expect(options.model).toBe('qwen');
+    expect(options.baseUrl).toBeNull();
+    expect(options.limits).toEqual({ maxSteps: 5 });
+    expect(options.toolCalling).toEqual({ mode: 'text' });
+    expect('approval' in options).toBe(false);
   });
 });
 

@@ -16,7 +16,7 @@ describe('TranscriptFormatter', () => {
         at,
       ),
       formatter.format({ type: 'tool_result', runId: 'r-1', callId: 'c1', tool: 'write_file', success: false, error: 'rejected: no', decision: 'rejected' }, at),
-      formatter.format({ type: 'tests_finished', runId: 'r-1', summary: { passed: 1, failed: 1, errors: 0, skipped: 2 } }, at),
+      formatter.format({ type: 'tests_finished', runId: 'r-1', summary: { total: 4, passed: 1, failed: 1, errors: 0, skipped: 2, duration_seconds: 0.1 } }, at),
       formatter.format({ type: 'run_finished', runId: 'r-1', status: 'completed', answer: 'Done.' }, at),
     ].join('');
     expect(text).toBe(

@@ -1,10 +1,14 @@
 """End to end in a real VS Code: code-server serves the workbench, headless Chromium drives it.
 
 The scenarios live in client-vscode/e2e/run.mjs (Ask → diff → Accept; Reject with a reason;
-a failing test in the Problems panel and its quick fix; and Restricted Mode, where tests are
-refused until the folder is trusted). These tests build the .vsix from the current sources,
-run each scenario against this interpreter's `toolgate lsp`, and fail when a scenario fails.
-Screenshots and logs go to test-artifacts/vscode/. Needs `bash scripts/install-vscode-test-deps.sh`.
+a failing test in the Problems panel and its quick fix; Run Tests after that run finished;
+and Restricted Mode, where tests are refused until the folder is trusted) and
+client-vscode/e2e/chat.mjs (the chat view: a typed task, the streamed answer, a proposal
+accepted and one rejected with a reason from their cards, Run Tests after the finished run, a
+follow-up that needs the first turn, the session found again after a reload). These tests
+build the .vsix from the current sources, run each scenario against this interpreter's
+`toolgate lsp`, and fail when a scenario fails. Screenshots and logs go to
+test-artifacts/vscode/. Needs `bash scripts/install-vscode-test-deps.sh`.
 """
 
 from __future__ import annotations
@@ -91,8 +95,21 @@ def _scenario(vsix: Path, name: str, *flags: str) -> None:
 
 def test_ask_accept_reject_and_problems_in_real_vscode(vsix: Path) -> None:
     _scenario(vsix, "e2e")
-    for shot in ("diff.png", "problems.png", "quickfix.png"):
+    for shot in ("diff.png", "problems.png", "quickfix.png", "problems-run-tests.png"):
         assert (ARTIFACTS / shot).stat().st_size > 10_000, f"{shot} is missing or empty"
+
+
+def test_chat_view_conversation_in_real_vscode(vsix: Path) -> None:
+    _scenario(vsix, "chat", "--chat")
+    for shot in (
+        "chat-card.png",
+        "chat-turn1.png",
+        "problems-after-run.png",
+        "chat-follow-up.png",
+        "chat-reloaded.png",
+    ):
+        path = ARTIFACTS / "chat" / shot
+        assert path.stat().st_size > 10_000, f"{shot} is missing or empty"
 
 
 def test_restricted_workspace_refuses_tests_until_trusted(vsix: Path) -> None:

@@ -1,0 +1,316 @@
+/**
+ * The chat view's logic: what the webview asks for becomes server commands, and what the server
+ * sends becomes the state the webview draws. The webview itself only draws and reports clicks.
+ */
+import * as api from '../vscodeapi';
+import type { Controller, ControllerListener } from '../controller';
+import type { AgentEvent, LoadedSession, Proposal, ProposalResolved, SessionInfo } from '../protocol';
+import { ServerCommand } from '../protocol';
+import type { RunState } from '../status';
+import { Conversation } from './conversation';
+import type { ChatState, FromWebview, RunStatus, SessionChoice, ToWebview } from './messages';
+
+/** Key in the workspace state: the session the view showed last. */
+export const CURRENT_SESSION_KEY = 'toolgate.chat.sessionId';
+
+/** What the chat controller needs from the rest of the extension. */
+export interface ChatDeps {
+  controller: Controller;
+  /** Wait for a starting server (starting it if needed); false when it does not start. */
+  ensureServer(): Promise<boolean>;
+  openDiff(proposal: Proposal): Promise<void>;
+  memento: { get<T>(key: string): T | undefined; update(key: string, value: unknown): Thenable<void> };
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Holds the view's conversation and session list and answers the webview's messages. */
+export class ChatController implements ControllerListener {
+  readonly conversation = new Conversation();
+  private sessions: SessionChoice[] = [];
+  private title = 'New conversation';
+  private status: RunStatus = { state: 'starting' };
+  private error: string | undefined;
+  private post: ((message: ToWebview) => void) | undefined;
+  private restored = false;
+  private pendingPost: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly deps: ChatDeps) {
+    deps.controller.addListener(this);
+  }
+
+  /** The webview is ready to draw (again, after a reload of the view). */
+  attach(post: (message: ToWebview) => void): void {
+    this.post = post;
+    this.flush();
+  }
+
+  detach(): void {
+    this.post = undefined;
+  }
+
+  /** What the webview draws now. */
+  state(): ChatState {
+    return {
+      sessionId: this.conversation.sessionId,
+      title: this.title,
+      sessions: this.sessions,
+      entries: this.conversation.list(),
+      status: this.status,
+      error: this.error,
+    };
+  }
+
+  /** Draw soon: streamed text arrives many times a second, the view redraws at most every 50 ms. */
+  private changed(): void {
+    if (this.pendingPost === undefined) {
+      this.pendingPost = setTimeout(() => this.flush(), 50);
+    }
+  }
+
+  /** Draw now. */
+  flush(): void {
+    if (this.pendingPost !== undefined) {
+      clearTimeout(this.pendingPost);
+      this.pendingPost = undefined;
+    }
+    this.post?.({ type: 'state', state: this.state() });
+  }
+
+  // ---- what the server sends (through the controller)
+
+  onEvent(event: AgentEvent): void {
+    if (event.type === 'run_started' && this.conversation.belongs(event)) {
+      this.status = { state: 'running', detail: 'thinking' };
+    } else if (event.type === 'tool_call' && this.conversation.belongs(event)) {
+      this.status = { state: 'running', detail: `${event.tool ?? ''}` };
+    } else if (event.type === 'run_finished') {
+      this.status = { state: 'idle', detail: String(event.status ?? 'completed').replace(/_/g, ' ') };
+      if (event.sessionId && event.sessionId === this.conversation.sessionId) {
+        void this.refreshSessions();
+      }
+    }
+    if (this.conversation.apply(event)) {
+      this.changed();
+    } else if (event.type === 'run_started' || event.type === 'run_finished') {
+      this.changed();
+    }
+  }
+
+  onProposal(proposal: Proposal): void {
+    if (this.conversation.addProposal(proposal, proposal.path ?? api.asRelativePath(proposal.uri))) {
+      this.flush();
+    }
+  }
+
+  onProposalResolved(resolved: ProposalResolved): void {
+    if (this.conversation.resolveProposal(resolved)) {
+      this.flush();
+    }
+  }
+
+  onState(state: RunState): void {
+    if (state !== this.status.state) {
+      this.status = { state, detail: state === 'running' ? this.status.detail : undefined };
+      this.changed();
+    }
+    if (state === 'idle' && !this.restored && this.post) {
+      void this.restore();
+    }
+  }
+
+  // ---- sessions
+
+  /** Show the session the view showed last, else the most recent one (once per server start). */
+  async restore(): Promise<void> {
+    this.restored = true;
+    await this.refreshSessions();
+    const remembered = this.deps.memento.get<string>(CURRENT_SESSION_KEY);
+    const target = this.sessions.find((s) => s.id === remembered)?.id ?? this.sessions[0]?.id;
+    if (target) {
+      await this.load(target);
+    }
+    this.flush();
+  }
+
+  private async refreshSessions(): Promise<void> {
+    try {
+      const result = await this.deps.controller.execute<{ sessions?: SessionInfo[] }>(ServerCommand.listSessions, [{}]);
+      this.sessions = (result?.sessions ?? []).map((s) => ({
+        id: s.id,
+        title: s.title || 'Untitled',
+        turns: s.turns,
+        lastActivity: s.lastActivity,
+      }));
+      const current = this.sessions.find((s) => s.id === this.conversation.sessionId);
+      if (current) {
+        this.title = current.title;
+      }
+    } catch (error) {
+      this.error = `Could not list the sessions: ${errorText(error)}`;
+    }
+    this.changed();
+  }
+
+  private async load(sessionId: string): Promise<void> {
+    const session = await this.deps.controller.execute<LoadedSession>(ServerCommand.loadSession, [{ sessionId }]);
+    this.conversation.load(session.id ?? sessionId, session.transcript ?? []);
+    this.title = session.title || 'Untitled';
+    // Proposals still waiting get their full cards (file, hunks, reason) back.
+    for (const proposal of this.deps.controller.store.pending()) {
+      this.conversation.addProposal(proposal, proposal.path ?? api.asRelativePath(proposal.uri));
+    }
+    await this.deps.memento.update(CURRENT_SESSION_KEY, this.conversation.sessionId);
+  }
+
+  // ---- what the webview asks for
+
+  /** Carry out one message from the webview; errors show in the view, never throw. */
+  async handle(message: FromWebview): Promise<void> {
+    this.error = undefined;
+    if (message.type === 'ready') {
+      this.flush();
+      if (!this.restored && this.deps.controller.runState !== 'starting') {
+        await this.restore();
+      }
+      return;
+    }
+    if (!(await this.deps.ensureServer())) {
+      this.error = 'The Toolgate server is not running (see the output channel "Toolgate Server").';
+      this.flush();
+      return;
+    }
+    try {
+      await this.carryOut(message);
+    } catch (error) {
+      this.error = errorText(error);
+    }
+    this.flush();
+  }
+
+  private async carryOut(message: FromWebview): Promise<void> {
+    const controller = this.deps.controller;
+    switch (message.type) {
+      case 'send': {
+        const task = message.text.trim();
+        if (!task) {
+          return;
+        }
+        const selection = api.activeSelection();
+        const context = selection
+          ? selection.empty
+            ? { uri: selection.uri }
+            : { uri: selection.uri, range: selection.range, text: selection.text }
+          : undefined;
+        this.conversation.addUser(task);
+        this.status = { state: 'running', detail: 'starting' };
+        this.flush();
+        // A view without a session (first use, or after deleting one) starts a new one.
+        const sessionId = this.conversation.sessionId;
+        let result;
+        try {
+          result = await controller.askInSession(task, context, sessionId, sessionId === undefined);
+        } catch (error) {
+          this.conversation.markUnsent();
+          this.status = { state: controller.runState };
+          throw error;
+        }
+        if (result?.sessionId && result.sessionId !== this.conversation.sessionId) {
+          this.conversation.sessionId = result.sessionId;
+          await this.deps.memento.update(CURRENT_SESSION_KEY, result.sessionId);
+        }
+        await this.refreshSessions();
+        return;
+      }
+      case 'stop':
+        await controller.stop();
+        return;
+      case 'openDiff': {
+        const proposal = controller.store.get(message.proposalId);
+        if (!proposal) {
+          throw new Error('this proposal is no longer waiting for review');
+        }
+        await this.deps.openDiff(proposal);
+        return;
+      }
+      case 'accept': {
+        const proposal = controller.store.get(message.proposalId);
+        const all = !message.hunks || (proposal && message.hunks.length === proposal.hunks.length);
+        if (message.hunks && message.hunks.length === 0) {
+          await controller.reject(message.proposalId, undefined);
+        } else {
+          await controller.accept(message.proposalId, all ? undefined : message.hunks);
+        }
+        return;
+      }
+      case 'reject': {
+        const proposal = controller.store.get(message.proposalId);
+        const reason = await api.showInputBox({
+          title: `Reject ${proposal ? `${proposal.tool}: ${api.asRelativePath(proposal.uri)}` : 'the proposal'}`,
+          prompt: 'Why? (optional — the agent reads this)',
+          ignoreFocusOut: true,
+        });
+        if (reason === undefined) {
+          return; // Escape: the person changed their mind.
+        }
+        await controller.reject(message.proposalId, reason.trim() || undefined);
+        return;
+      }
+      case 'showProblems':
+        await api.executeCommand('workbench.actions.view.problems');
+        return;
+      case 'newSession': {
+        const result = await controller.execute<{ sessionId: string }>(ServerCommand.newSession, [{}]);
+        this.conversation.load(result.sessionId, []);
+        this.title = 'New conversation';
+        await this.deps.memento.update(CURRENT_SESSION_KEY, result.sessionId);
+        await this.refreshSessions();
+        return;
+      }
+      case 'switchSession':
+        await this.load(message.sessionId);
+        await this.refreshSessions();
+        return;
+      case 'renameSession': {
+        const sessionId = this.conversation.sessionId;
+        if (!sessionId) {
+          throw new Error('there is no session to rename yet: send a message first');
+        }
+        const title = await api.showInputBox({
+          title: 'Rename the conversation',
+          value: this.title,
+          ignoreFocusOut: true,
+        });
+        if (!title?.trim()) {
+          return;
+        }
+        await controller.execute(ServerCommand.renameSession, [{ sessionId, title: title.trim() }]);
+        this.title = title.trim();
+        await this.refreshSessions();
+        return;
+      }
+      case 'deleteSession': {
+        const sessionId = this.conversation.sessionId;
+        if (!sessionId) {
+          return;
+        }
+        const choice = await api.showModalWarning(
+          `Delete the conversation "${this.title}"?`,
+          'Its transcript is removed from .toolgate/sessions; the files it changed stay as they are.',
+          'Delete',
+        );
+        if (choice !== 'Delete') {
+          return;
+        }
+        await controller.execute(ServerCommand.deleteSession, [{ sessionId }]);
+        this.conversation.load(undefined, []);
+        this.title = 'New conversation';
+        await this.deps.memento.update(CURRENT_SESSION_KEY, undefined);
+        await this.refreshSessions();
+        return;
+      }
+    }
+  }
+}

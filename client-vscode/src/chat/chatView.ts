@@ -1,0 +1,104 @@
+/** The chat view in the activity bar: a webview view whose page is dist/webview.js and media/chat.css. */
+import * as api from '../vscodeapi';
+import type { ChatController } from './chatController';
+import { isFromWebview } from './messages';
+
+/** Id of the view in package.json. */
+export const CHAT_VIEW_ID = 'toolgate.chat';
+
+/** A random nonce for the page's Content-Security-Policy. */
+export function makeNonce(): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let out = '';
+  for (let i = 0; i < 32; i++) {
+    out += alphabet.charAt(Math.floor(Math.random() * alphabet.length));
+  }
+  return out;
+}
+
+/**
+ * The page: a strict policy (no inline script, no remote content; only our own script with its
+ * nonce and our stylesheet), the conversation, the input and the session bar.
+ */
+export function chatHtml(cspSource: string, scriptUri: string, styleUri: string, nonce: string): string {
+  const csp = [
+    "default-src 'none'",
+    `style-src ${cspSource}`,
+    `img-src ${cspSource} data:`,
+    `font-src ${cspSource}`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${styleUri}">
+<title>Toolgate</title>
+</head>
+<body>
+<header class="sessions" role="toolbar" aria-label="Conversation">
+  <select id="session" aria-label="Conversation"></select>
+  <button id="new-session" class="icon" title="Start a new conversation">New</button>
+  <button id="rename-session" class="icon" title="Rename this conversation">Rename</button>
+  <button id="delete-session" class="icon" title="Delete this conversation">Delete</button>
+</header>
+<main id="log" role="log" aria-live="polite" aria-label="Conversation with the agent"></main>
+<footer>
+  <div id="status" class="status" role="status"></div>
+  <div id="error" class="error" role="alert" hidden></div>
+  <textarea id="input" rows="3" aria-label="Message to the agent" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line; the selection goes along)"></textarea>
+  <div class="actions">
+    <button id="stop" class="secondary" hidden>Stop</button>
+    <button id="send">Send</button>
+  </div>
+</footer>
+<script nonce="${nonce}" src="${scriptUri}"></script>
+</body>
+</html>`;
+}
+
+/** Serves the chat view; the controller holds its state, so a hidden and shown view loses nothing. */
+export class ChatViewProvider implements api.WebviewViewProvider {
+  private view: api.WebviewView | undefined;
+
+  constructor(
+    private readonly extensionUri: api.Uri,
+    private readonly chat: ChatController,
+  ) {}
+
+  /** Whether the view is on screen. */
+  visible(): boolean {
+    return this.view?.visible === true;
+  }
+
+  resolveWebviewView(view: api.WebviewView): void {
+    this.view = view;
+    const webview = view.webview;
+    webview.options = {
+      enableScripts: true,
+      localResourceRoots: [api.extensionFile(this.extensionUri, 'dist'), api.extensionFile(this.extensionUri, 'media')],
+    };
+    const script = webview.asWebviewUri(api.extensionFile(this.extensionUri, 'dist', 'webview.js')).toString();
+    const style = webview.asWebviewUri(api.extensionFile(this.extensionUri, 'media', 'chat.css')).toString();
+    webview.html = chatHtml(webview.cspSource, script, style, makeNonce());
+    const subscription = webview.onDidReceiveMessage((message: unknown) => {
+      if (isFromWebview(message)) {
+        void this.chat.handle(message);
+      }
+    });
+    this.chat.attach((message) => void webview.postMessage(message));
+    view.onDidDispose(() => {
+      subscription.dispose();
+      this.chat.detach();
+      this.view = undefined;
+    });
+  }
+
+  /** Reveal the view and put the cursor in its input. */
+  focus(): void {
+    this.view?.show(false);
+    void this.view?.webview.postMessage({ type: 'focusInput' });
+  }
+}

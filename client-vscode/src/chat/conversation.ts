@@ -1,0 +1,331 @@
+/**
+ * The conversation the chat view draws, built from a session's transcript and then kept up to
+ * date from the run's events and proposals. Pure: no `vscode`, no DOM.
+ */
+import type { AgentEvent, Proposal, ProposalResolved, TranscriptEntry } from '../protocol';
+import type { ChatEntry, HunkCard, ProposalCard } from './messages';
+
+type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
+type AssistantEntry = Extract<ChatEntry, { kind: 'assistant' }>;
+
+function lineCount(text: string): number {
+  if (!text) {
+    return 0;
+  }
+  const lines = text.split('\n');
+  return text.endsWith('\n') ? lines.length - 1 : lines.length;
+}
+
+/** A proposal as its card shows it: the file, the +/- lines in all and per hunk, the reason. */
+export function proposalCard(proposal: Proposal, path: string): ProposalCard {
+  const hunks: HunkCard[] = proposal.hunks.map((hunk) => ({
+    index: hunk.index,
+    header: hunk.header,
+    added: lineCount(hunk.newText),
+    removed: lineCount(hunk.oldText),
+  }));
+  return {
+    id: proposal.id,
+    path,
+    isNewFile: proposal.isNewFile,
+    added: hunks.reduce((sum, hunk) => sum + hunk.added, 0),
+    removed: hunks.reduce((sum, hunk) => sum + hunk.removed, 0),
+    hunks,
+    why: proposal.why ?? null,
+    status: proposal.status,
+  };
+}
+
+/** The one line a tool card shows for its target: a path, a pattern, a command. */
+export function toolTarget(args: unknown): string {
+  if (!args || typeof args !== 'object') {
+    return typeof args === 'string' ? args.slice(0, 200) : '';
+  }
+  const record = args as Record<string, unknown>;
+  for (const key of ['path', 'pattern', 'query', 'command', 'url', 'message']) {
+    const value = record[key];
+    if (typeof value === 'string' && value) {
+      return value.length > 200 ? `${value.slice(0, 200)}…` : value;
+    }
+  }
+  return '';
+}
+
+function toolStatus(decision: string | undefined): string {
+  if (decision === 'ask') {
+    return 'waiting';
+  }
+  if (decision === 'deny' || decision === 'denied') {
+    return 'denied';
+  }
+  return 'running';
+}
+
+/** Holds the entries of one session's conversation and applies what the server sends. */
+export class Conversation {
+  private entries: ChatEntry[] = [];
+  private counter = 0;
+  /** Per assistant entry: its text from `assistant_text` and from `text_delta`. */
+  private readonly streams = new Map<string, { chunks: string; deltas: string }>();
+  private deltaSeen = false;
+
+  constructor(public sessionId: string | undefined = undefined) {}
+
+  /** The entries, oldest first (a copy). */
+  list(): ChatEntry[] {
+    return this.entries.map((entry) =>
+      entry.kind === 'tool' && entry.proposal
+        ? { ...entry, proposal: { ...entry.proposal, hunks: [...entry.proposal.hunks] } }
+        : { ...entry },
+    );
+  }
+
+  private key(prefix: string): string {
+    this.counter += 1;
+    return `${prefix}-${this.counter}`;
+  }
+
+  /** Start over from a session's stored transcript. */
+  load(sessionId: string | undefined, transcript: TranscriptEntry[]): void {
+    this.sessionId = sessionId;
+    this.entries = [];
+    this.streams.clear();
+    for (const item of transcript) {
+      if (item.kind === 'user') {
+        this.entries.push({ kind: 'user', key: this.key('user'), text: item.text, runId: item.runId });
+      } else if (item.kind === 'assistant') {
+        this.entries.push({ kind: 'assistant', key: this.key('assistant'), text: item.text, runId: item.runId });
+      } else if (item.kind === 'tool') {
+        const entry: ToolEntry = {
+          kind: 'tool',
+          key: `tool-${item.runId ?? ''}-${item.callId}`,
+          runId: item.runId,
+          callId: item.callId,
+          name: item.name,
+          target: toolTarget(item.arguments),
+          status: item.status ?? 'ok',
+          summary: item.summary ?? null,
+        };
+        const args = item.arguments && typeof item.arguments === 'object' ? (item.arguments as Record<string, unknown>) : {};
+        const why = typeof args._reasoningForCall === 'string' ? args._reasoningForCall : null;
+        entry.why = why;
+        if (item.proposalId) {
+          // The stored call keeps no hunks: the card shows what it knows (file, reason, outcome)
+          // until a proposal still pending fills it in.
+          entry.proposal = {
+            id: item.proposalId,
+            path: entry.target,
+            isNewFile: false,
+            added: 0,
+            removed: 0,
+            hunks: [],
+            why,
+            status: item.status === 'waiting' ? 'pending' : (item.status ?? 'resolved'),
+            reason: item.summary || null,
+          };
+        }
+        this.entries.push(entry);
+      } else if (item.kind === 'note') {
+        this.entries.push({ kind: 'note', key: this.key('note'), text: item.text });
+      }
+    }
+  }
+
+  /** The person's message, shown at once; its run id comes with `run_started`. */
+  addUser(text: string): void {
+    this.entries.push({ kind: 'user', key: this.key('user'), text });
+  }
+
+  /** The last message could not start a run: it keeps no run id to wait for. */
+  markUnsent(): void {
+    const waiting = [...this.entries].reverse().find((e) => e.kind === 'user' && !e.runId);
+    if (waiting && waiting.kind === 'user') {
+      waiting.runId = 'unsent';
+    }
+  }
+
+  /** A line of the view's own (an error, a refusal). */
+  addNote(text: string): void {
+    this.entries.push({ kind: 'note', key: this.key('note'), text });
+  }
+
+  /** Whether an event belongs to the session on screen (events of older servers carry none). */
+  belongs(event: { sessionId?: string }): boolean {
+    return !event.sessionId || !this.sessionId || event.sessionId === this.sessionId;
+  }
+
+  /** Apply one `toolgate/event`; false when it is not for this session. */
+  apply(event: AgentEvent): boolean {
+    if (!this.belongs(event)) {
+      return false;
+    }
+    if (!this.sessionId && event.sessionId) {
+      this.sessionId = event.sessionId;
+    }
+    const runId = event.runId;
+    switch (event.type) {
+      case 'run_started': {
+        const waiting = [...this.entries].reverse().find((e) => e.kind === 'user' && !e.runId);
+        if (waiting && waiting.kind === 'user') {
+          waiting.runId = runId;
+        } else if (!this.entries.some((e) => e.kind === 'user' && e.runId === runId)) {
+          this.entries.push({ kind: 'user', key: this.key('user'), text: event.task ?? '', runId });
+        }
+        break;
+      }
+      case 'assistant_text':
+      case 'text_delta': {
+        const text = typeof event.text === 'string' ? event.text : '';
+        if (!text) {
+          break;
+        }
+        const entry = this.currentAssistant(runId);
+        const stream = this.streams.get(entry.key) ?? { chunks: '', deltas: '' };
+        if (event.type === 'text_delta') {
+          this.deltaSeen = true;
+          stream.deltas += text;
+        } else {
+          stream.chunks += text;
+        }
+        this.streams.set(entry.key, stream);
+        // A server that sends both streams the same text twice: the throttled deltas win.
+        entry.text = this.deltaSeen ? stream.deltas : stream.chunks;
+        break;
+      }
+      case 'tool_call': {
+        const callId = event.callId ?? this.key('call');
+        const key = `tool-${runId ?? ''}-${callId}`;
+        if (this.entries.some((e) => e.key === key)) {
+          break;
+        }
+        this.entries.push({
+          kind: 'tool',
+          key,
+          runId,
+          callId,
+          name: event.tool ?? '?',
+          target: toolTarget(event.arguments),
+          status: toolStatus(event.decision),
+          why: event.why ?? null,
+        });
+        break;
+      }
+      case 'tool_result': {
+        const entry = this.tool(runId, event.callId);
+        if (!entry) {
+          break;
+        }
+        if (event.decision === 'rejected') {
+          entry.status = 'rejected';
+        } else if (event.decision === 'denied') {
+          entry.status = 'denied';
+        } else {
+          entry.status = event.success ? 'ok' : 'failed';
+        }
+        if (event.error) {
+          entry.summary = event.error;
+        }
+        break;
+      }
+      case 'tests_finished': {
+        const entry = [...this.entries]
+          .reverse()
+          .find((e): e is ToolEntry => e.kind === 'tool' && e.runId === runId && e.name === 'run_tests');
+        if (entry && event.summary) {
+          entry.tests = event.summary;
+        }
+        break;
+      }
+      case 'parse_error':
+        this.addNote(`The model's tool call could not be read: ${event.error ?? ''}`);
+        break;
+      case 'notice':
+        if (typeof event.message === 'string') {
+          this.addNote(event.message);
+        }
+        break;
+      case 'run_finished':
+        if (event.status && event.status !== 'completed') {
+          const reason = event.reason ? `: ${event.reason}` : '';
+          this.addNote(`Run ${String(event.status).replace(/_/g, ' ')}${reason}`);
+        }
+        break;
+      default:
+        return false;
+    }
+    return true;
+  }
+
+  private currentAssistant(runId: string | undefined): AssistantEntry {
+    const last = this.entries.at(-1);
+    if (last && last.kind === 'assistant' && last.runId === runId) {
+      return last;
+    }
+    const entry: AssistantEntry = { kind: 'assistant', key: this.key('assistant'), text: '', runId };
+    this.entries.push(entry);
+    return entry;
+  }
+
+  private tool(runId: string | undefined, callId: string | undefined): ToolEntry | undefined {
+    return this.entries.find(
+      (e): e is ToolEntry => e.kind === 'tool' && e.callId === callId && (e.runId === runId || !runId),
+    );
+  }
+
+  /**
+   * A proposal joins the card of the call that made it: the card that names its id (from a
+   * transcript), else the run's latest call of that tool still waiting, else a card of its own.
+   */
+  addProposal(proposal: Proposal, path: string): boolean {
+    const card = proposalCard(proposal, path);
+    const tools = this.entries.filter((e): e is ToolEntry => e.kind === 'tool');
+    let entry = tools.find((e) => e.proposal?.id === proposal.id);
+    if (!entry) {
+      entry = [...tools]
+        .reverse()
+        .find((e) => !e.proposal && e.runId === proposal.runId && e.name === proposal.tool && e.status === 'waiting');
+    }
+    if (!entry) {
+      if (proposal.runId && this.sessionId && !this.entries.some((e) => e.kind !== 'note' && e.runId === proposal.runId)) {
+        return false; // Another session's run.
+      }
+      entry = {
+        kind: 'tool',
+        key: `proposal-${proposal.id}`,
+        runId: proposal.runId,
+        callId: proposal.id,
+        name: proposal.tool,
+        target: path,
+        status: 'waiting',
+      };
+      this.entries.push(entry);
+    }
+    entry.proposal = card;
+    entry.target = path;
+    if (proposal.status === 'pending') {
+      entry.status = 'waiting';
+    }
+    return true;
+  }
+
+  /** A proposal was decided (here, in the diff editor, or by the server). */
+  resolveProposal(resolved: ProposalResolved): boolean {
+    const entry = this.entries.find((e): e is ToolEntry => e.kind === 'tool' && e.proposal?.id === resolved.id);
+    if (!entry?.proposal) {
+      return false;
+    }
+    entry.proposal = {
+      ...entry.proposal,
+      status: resolved.status,
+      reason: resolved.reason ? `Reason: ${resolved.reason}` : null,
+    };
+    if (resolved.status === 'rejected') {
+      entry.status = 'rejected';
+    } else if (resolved.status === 'accepted' || resolved.status === 'partially_accepted') {
+      entry.status = 'ok';
+    } else if (resolved.status === 'stale' || resolved.status === 'cancelled') {
+      entry.status = 'failed';
+    }
+    return true;
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * What the chat view's webview and the extension say to each other. Shared by both bundles:
+ * no `vscode`, no DOM.
+ */
+import type { TestSummary } from '../protocol';
+
+/** One hunk of a proposal, as its card shows it. */
+export interface HunkCard {
+  index: number;
+  header: string;
+  added: number;
+  removed: number;
+}
+
+/** A proposal as its card shows it. */
+export interface ProposalCard {
+  id: string;
+  path: string;
+  isNewFile: boolean;
+  added: number;
+  removed: number;
+  hunks: HunkCard[];
+  why: string | null;
+  /** `pending`, `accepted`, `partially_accepted`, `rejected`, `stale` or `cancelled`. */
+  status: string;
+  reason?: string | null;
+}
+
+/** One entry of the conversation. */
+export type ChatEntry =
+  | { kind: 'user'; key: string; text: string; runId?: string }
+  | { kind: 'assistant'; key: string; text: string; runId?: string }
+  | {
+      kind: 'tool';
+      key: string;
+      runId?: string;
+      callId: string;
+      name: string;
+      /** One line that says what the call did to what (a path, a pattern, a command). */
+      target: string;
+      /** `running`, `ok`, `failed`, `waiting` (for review), `rejected` or `denied`. */
+      status: string;
+      summary?: string | null;
+      why?: string | null;
+      proposal?: ProposalCard;
+      tests?: TestSummary;
+    }
+  | { kind: 'note'; key: string; text: string };
+
+/** What the run is doing, for the status line and the Stop button. */
+export interface RunStatus {
+  /** `starting`, `idle`, `running`, `stopped` or `error` (the server), as the status bar says. */
+  state: string;
+  /** The last run's ending (`completed`, `cancelled`, …) or what the running one does now. */
+  detail?: string;
+}
+
+/** A session in the picker. */
+export interface SessionChoice {
+  id: string;
+  title: string;
+  turns: number;
+  lastActivity: string;
+}
+
+/** Everything the view draws. */
+export interface ChatState {
+  sessionId?: string;
+  title: string;
+  sessions: SessionChoice[];
+  entries: ChatEntry[];
+  status: RunStatus;
+  /** A message to show above the input (an error of the last action). */
+  error?: string;
+}
+
+/** Extension → webview. */
+export type ToWebview = { type: 'state'; state: ChatState } | { type: 'focusInput' };
+
+/** Webview → extension. */
+export type FromWebview =
+  | { type: 'ready' }
+  | { type: 'send'; text: string }
+  | { type: 'stop' }
+  | { type: 'openDiff'; proposalId: string }
+  | { type: 'accept'; proposalId: string; hunks?: number[] }
+  | { type: 'reject'; proposalId: string }
+  | { type: 'showProblems' }
+  | { type: 'newSession' }
+  | { type: 'switchSession'; sessionId: string }
+  | { type: 'renameSession' }
+  | { type: 'deleteSession' };
+
+/** True when `value` is a message the webview may send (anything else is ignored). */
+export function isFromWebview(value: unknown): value is FromWebview {
+  if (!value || typeof value !== 'object') {
+    return false;
+  }
+  const message = value as Record<string, unknown>;
+  switch (message.type) {
+    case 'ready':
+    case 'stop':
+    case 'showProblems':
+    case 'newSession':
+    case 'renameSession':
+    case 'deleteSession':
+      return true;
+    case 'send':
+      return typeof message.text === 'string';
+    case 'openDiff':
+    case 'reject':
+      return typeof message.proposalId === 'string';
+    case 'accept':
+      return (
+        typeof message.proposalId === 'string' &&
+        (message.hunks === undefined ||
+          (Array.isArray(message.hunks) && message.hunks.every((n) => Number.isInteger(n))))
+      );
+    case 'switchSession':
+      return typeof message.sessionId === 'string';
+    default:
+      return false;
+  }
+}

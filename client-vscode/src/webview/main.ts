@@ -1,0 +1,169 @@
+/**
+ * The chat view's page script (bundled to dist/webview.js). It draws the state the extension
+ * sends, entry by entry (an entry whose markup did not change keeps its DOM, so focus and
+ * ticked boxes survive streamed text), and reports clicks and keys as messages.
+ */
+import type { ChatState, FromWebview, ToWebview } from '../chat/messages';
+import { renderEntry, renderSessionOptions, statusText, type HunkChoices } from './render';
+
+interface VsCodeApi {
+  postMessage(message: FromWebview): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+const log = document.getElementById('log') as HTMLElement;
+const input = document.getElementById('input') as HTMLTextAreaElement;
+const send = document.getElementById('send') as HTMLButtonElement;
+const stop = document.getElementById('stop') as HTMLButtonElement;
+const status = document.getElementById('status') as HTMLElement;
+const error = document.getElementById('error') as HTMLElement;
+const session = document.getElementById('session') as HTMLSelectElement;
+const choices: HunkChoices = new Map();
+const drawn = new Map<string, string>();
+let current: ChatState | undefined;
+let drawnOptions = '';
+
+function atBottom(): boolean {
+  return log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+}
+
+function draw(state: ChatState): void {
+  current = state;
+  const follow = atBottom();
+  const keys = new Set(state.entries.map((entry) => entry.key));
+  for (const [key] of drawn) {
+    if (!keys.has(key)) {
+      log.querySelector(`[data-key="${CSS.escape(key)}"]`)?.remove();
+      drawn.delete(key);
+    }
+  }
+  let previous: Element | null = null;
+  for (const entry of state.entries) {
+    const html = renderEntry(entry, choices);
+    let element = log.querySelector(`:scope > [data-key="${CSS.escape(entry.key)}"]`);
+    if (!element || drawn.get(entry.key) !== html) {
+      const template = document.createElement('template');
+      template.innerHTML = html;
+      const fresh = template.content.firstElementChild as Element;
+      if (element) {
+        const focused = document.activeElement;
+        if (focused instanceof HTMLElement && element.contains(focused)) {
+          // Keep the keyboard where it was: the same button or box in the redrawn card.
+          const same = focused.dataset.action
+            ? `[data-action="${CSS.escape(focused.dataset.action)}"]`
+            : focused.dataset.hunk
+              ? `[data-hunk="${CSS.escape(focused.dataset.hunk)}"]`
+              : 'button, input';
+          queueMicrotask(() => ((fresh.querySelector(same) ?? fresh.querySelector('button, input')) as HTMLElement | null)?.focus());
+        }
+        element.replaceWith(fresh);
+      } else if (previous) {
+        previous.after(fresh);
+      } else {
+        log.prepend(fresh);
+      }
+      element = fresh;
+      drawn.set(entry.key, html);
+    }
+    previous = element;
+  }
+  if (state.entries.length === 0) {
+    log.classList.add('empty');
+  } else {
+    log.classList.remove('empty');
+  }
+  const running = state.status.state === 'running';
+  stop.hidden = !running;
+  status.textContent = statusText(state.status);
+  status.dataset.state = state.status.state;
+  error.hidden = !state.error;
+  error.textContent = state.error ?? '';
+  const options = renderSessionOptions(state);
+  // Redrawn only when it changes: an open drop-down must not close under streamed text.
+  if (options !== drawnOptions) {
+    session.innerHTML = options;
+    drawnOptions = options;
+  }
+  if (follow) {
+    log.scrollTop = log.scrollHeight;
+  }
+}
+
+function post(message: FromWebview): void {
+  vscode.postMessage(message);
+}
+
+function submit(): void {
+  const text = input.value.trim();
+  if (!text) {
+    return;
+  }
+  post({ type: 'send', text });
+  input.value = '';
+}
+
+input.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    submit();
+  }
+});
+send.addEventListener('click', submit);
+stop.addEventListener('click', () => post({ type: 'stop' }));
+document.getElementById('new-session')?.addEventListener('click', () => post({ type: 'newSession' }));
+document.getElementById('rename-session')?.addEventListener('click', () => post({ type: 'renameSession' }));
+document.getElementById('delete-session')?.addEventListener('click', () => post({ type: 'deleteSession' }));
+session.addEventListener('change', () => {
+  if (session.value && session.value !== current?.sessionId) {
+    post({ type: 'switchSession', sessionId: session.value });
+  }
+});
+
+log.addEventListener('click', (event) => {
+  const target = (event.target as Element).closest('button[data-action]') as HTMLButtonElement | null;
+  if (!target) {
+    return;
+  }
+  const id = target.dataset.id ?? '';
+  switch (target.dataset.action) {
+    case 'openDiff':
+      post({ type: 'openDiff', proposalId: id });
+      break;
+    case 'accept': {
+      const ticked = choices.get(id);
+      post(ticked ? { type: 'accept', proposalId: id, hunks: [...ticked].sort((a, b) => a - b) } : { type: 'accept', proposalId: id });
+      break;
+    }
+    case 'reject':
+      post({ type: 'reject', proposalId: id });
+      break;
+    case 'showProblems':
+      post({ type: 'showProblems' });
+      break;
+  }
+});
+
+log.addEventListener('change', (event) => {
+  const box = event.target as HTMLInputElement;
+  if (box.type !== 'checkbox' || !box.dataset.proposal) {
+    return;
+  }
+  const id = box.dataset.proposal;
+  const boxes = [...log.querySelectorAll<HTMLInputElement>(`input[data-proposal="${CSS.escape(id)}"]`)];
+  choices.set(id, new Set(boxes.filter((b) => b.checked).map((b) => Number(b.dataset.hunk))));
+  if (current) {
+    draw(current);
+  }
+});
+
+window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
+  const message = event.data;
+  if (message?.type === 'state') {
+    draw(message.state);
+  } else if (message?.type === 'focusInput') {
+    input.focus();
+  }
+});
+
+post({ type: 'ready' });

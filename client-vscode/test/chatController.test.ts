@@ -1,0 +1,273 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+
+vi.mock('../src/vscodeapi', () => import('./fakeapi'));
+
+import { fake } from './fakeapi';
+import { Controller } from '../src/controller';
+import { ProposalStore } from '../src/proposals';
+import { DiffReview } from '../src/review';
+import { ChatController, CURRENT_SESSION_KEY } from '../src/chat/chatController';
+import { isFromWebview, type ChatState, type ToWebview } from '../src/chat/messages';
+import { FakeServer, flush, makeProposal } from './helpers';
+
+function setup(options: { running?: boolean } = {}) {
+  const store = new ProposalStore();
+  const server = new FakeServer();
+  server.running = options.running ?? true;
+  const review = new DiffReview(store);
+  const output = { text: '', append(t: string) { this.text += t; }, show: vi.fn() };
+  const statusBar = { text: '', tooltip: undefined as unknown, show: vi.fn() };
+  const controller = new Controller(store, server, review, output, statusBar, () => 'notify', () => [], async () => {});
+  const memory = new Map<string, unknown>();
+  const opened: string[] = [];
+  const chat = new ChatController({
+    controller,
+    ensureServer: async () => server.running,
+    openDiff: async (proposal) => void opened.push(proposal.id),
+    memento: {
+      get: <T>(key: string) => memory.get(key) as T | undefined,
+      update: async (key, value) => void memory.set(key, value),
+    },
+  });
+  const posted: ToWebview[] = [];
+  chat.attach((message) => posted.push(message));
+  const last = (): ChatState => {
+    chat.flush();
+    const states = posted.filter((m): m is Extract<ToWebview, { type: 'state' }> => m.type === 'state');
+    return states[states.length - 1].state;
+  };
+  return { store, server, controller, chat, memory, opened, posted, last };
+}
+
+const SESSIONS = {
+  sessions: [
+    { id: 's-2', title: 'Fix add', created: '2026-01-02', lastActivity: '2026-01-02', turns: 2 },
+    { id: 's-1', title: 'Older', created: '2026-01-01', lastActivity: '2026-01-01', turns: 1 },
+  ],
+};
+
+describe('ChatController: sending', () => {
+  beforeEach(() => fake.reset());
+
+  it('sends the message with the selection as context, in a new session the first time', async () => {
+    const { chat, server, memory, last } = setup();
+    fake.selection = {
+      uri: 'file:///work/calc.py',
+      text: 'return a - b',
+      range: { start: { line: 1, character: 4 }, end: { line: 1, character: 16 } },
+      empty: false,
+    };
+    server.answers['toolgate.ask'] = { runId: 'r-1', sessionId: 's-9' };
+    server.answers['toolgate.listSessions'] = { sessions: [{ id: 's-9', title: 'Fix add', created: '', lastActivity: '', turns: 1 }] };
+    await chat.handle({ type: 'send', text: '  fix add  ' });
+    expect(server.calls[0]).toEqual({
+      command: 'toolgate.ask',
+      args: [{ task: 'fix add', context: { uri: 'file:///work/calc.py', range: fake.selection.range, text: 'return a - b' }, newSession: true }],
+    });
+    expect(memory.get(CURRENT_SESSION_KEY)).toBe('s-9');
+    const state = last();
+    expect(state.sessionId).toBe('s-9');
+    expect(state.title).toBe('Fix add');
+    expect(state.entries).toMatchObject([{ kind: 'user', text: 'fix add' }]);
+    expect(state.status.state).toBe('running');
+  });
+
+  it('continues the session on screen', async () => {
+    const { chat, server } = setup();
+    chat.conversation.sessionId = 's-2';
+    server.answers['toolgate.ask'] = { runId: 'r-2', sessionId: 's-2' };
+    await chat.handle({ type: 'send', text: 'and now a test' });
+    expect(server.calls[0].args).toEqual([{ task: 'and now a test' }].map((a) => ({ ...a, sessionId: 's-2' })));
+  });
+
+  it('shows a refused ask as an error and keeps the message from taking the next run', async () => {
+    const { chat, server, last } = setup();
+    server.failWith = new Error('a run is already active');
+    await chat.handle({ type: 'send', text: 'again' });
+    const state = last();
+    expect(state.error).toBe('a run is already active');
+    expect(state.entries).toMatchObject([{ kind: 'user', text: 'again', runId: 'unsent' }]);
+  });
+
+  it('says so when the server does not start, and sends nothing', async () => {
+    const { chat, server, last } = setup({ running: false });
+    await chat.handle({ type: 'send', text: 'hello' });
+    expect(server.calls).toEqual([]);
+    expect(last().error).toMatch(/not running/);
+  });
+
+  it('lets the Ask command continue the session the view shows', async () => {
+    const { chat, controller, server } = setup();
+    controller.currentSession = () => chat.conversation.sessionId;
+    chat.conversation.sessionId = 's-5';
+    await controller.ask('from the palette');
+    expect(server.calls[0].args).toEqual([{ task: 'from the palette', sessionId: 's-5' }]);
+  });
+
+  it('Stop cancels the active run', async () => {
+    const { chat, controller, server } = setup();
+    controller.handleEvent({ type: 'run_started', runId: 'r-4', task: 't' });
+    server.answers['toolgate.cancel'] = { cancelled: true };
+    await chat.handle({ type: 'stop' });
+    expect(server.calls).toEqual([{ command: 'toolgate.cancel', args: ['r-4'] }]);
+  });
+
+  it('draws the streamed answer and the run\'s status from the events', async () => {
+    const { chat, controller, last } = setup();
+    chat.conversation.sessionId = 's-1';
+    controller.handleEvent({ type: 'run_started', runId: 'r-1', sessionId: 's-1', task: 'go' });
+    controller.handleEvent({ type: 'text_delta', runId: 'r-1', sessionId: 's-1', text: 'Hello ' });
+    controller.handleEvent({ type: 'tool_call', runId: 'r-1', sessionId: 's-1', callId: 'c', tool: 'read_file', arguments: { path: 'a.py' }, decision: 'auto' });
+    expect(last().status).toEqual({ state: 'running', detail: 'read_file' });
+    controller.handleEvent({ type: 'run_finished', runId: 'r-1', sessionId: 's-1', status: 'cancelled' });
+    const state = last();
+    expect(state.status).toEqual({ state: 'idle', detail: 'cancelled' });
+    expect(state.entries.map((e) => e.kind)).toEqual(['user', 'assistant', 'tool', 'note']);
+  });
+
+  it('posts streamed text at most every 50 ms, not per piece', async () => {
+    const { chat, controller, posted } = setup();
+    chat.conversation.sessionId = 's-1';
+    posted.length = 0;
+    for (let i = 0; i < 20; i++) {
+      controller.handleEvent({ type: 'text_delta', runId: 'r-1', sessionId: 's-1', text: 'x' });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(posted.length).toBe(1);
+  });
+});
+
+describe('ChatController: proposals from their cards', () => {
+  beforeEach(() => fake.reset());
+
+  it('accepts all of a proposal, some of its hunks, or none (a rejection)', async () => {
+    const { chat, controller, server } = setup();
+    await controller.handleProposal(makeProposal());
+    await chat.handle({ type: 'accept', proposalId: 'p-1' });
+    await chat.handle({ type: 'accept', proposalId: 'p-1', hunks: [0, 1] });
+    await chat.handle({ type: 'accept', proposalId: 'p-1', hunks: [1] });
+    await chat.handle({ type: 'accept', proposalId: 'p-1', hunks: [] });
+    expect(server.calls.map((c) => [c.command, c.args])).toEqual([
+      ['toolgate.acceptProposal', ['p-1']],
+      ['toolgate.acceptProposal', ['p-1']],
+      ['toolgate.acceptProposal', ['p-1', [1]]],
+      ['toolgate.rejectProposal', ['p-1']],
+    ]);
+  });
+
+  it('asks for an optional reason on Reject…, and Escape rejects nothing', async () => {
+    const { chat, controller, server } = setup();
+    await controller.handleProposal(makeProposal());
+    fake.inputAnswers = ['  not like this ', undefined, ''];
+    await chat.handle({ type: 'reject', proposalId: 'p-1' });
+    await chat.handle({ type: 'reject', proposalId: 'p-1' });
+    await chat.handle({ type: 'reject', proposalId: 'p-1' });
+    expect(fake.inputBoxes[0].options.title).toBe('Reject write_file: calc.py');
+    expect(server.calls.map((c) => c.args)).toEqual([['p-1', 'not like this'], ['p-1']]);
+  });
+
+  it('opens the diff of a pending proposal and links a test run to Problems', async () => {
+    const { chat, controller, opened, last } = setup();
+    await controller.handleProposal(makeProposal());
+    await chat.handle({ type: 'openDiff', proposalId: 'p-1' });
+    expect(opened).toEqual(['p-1']);
+    await chat.handle({ type: 'openDiff', proposalId: 'p-gone' });
+    expect(last().error).toMatch(/no longer waiting/);
+    await chat.handle({ type: 'showProblems' });
+    expect(fake.commands.map((c) => c.id)).toContain('workbench.actions.view.problems');
+  });
+
+  it('shows a proposal decided elsewhere (the diff editor) as decided on its card', async () => {
+    const { controller, last } = setup();
+    controller.handleEvent({ type: 'tool_call', runId: 'r-1', callId: 'c1', tool: 'write_file', arguments: { path: 'calc.py' }, decision: 'ask' });
+    await controller.handleProposal(makeProposal());
+    expect(last().entries[0]).toMatchObject({ kind: 'tool', proposal: { id: 'p-1', status: 'pending' } });
+    await controller.handleProposalResolved({ id: 'p-1', status: 'accepted', hunksApplied: [0, 1] });
+    await flush();
+    expect(last().entries[0]).toMatchObject({ status: 'ok', proposal: { status: 'accepted' } });
+  });
+});
+
+describe('ChatController: sessions', () => {
+  beforeEach(() => fake.reset());
+
+  it('restores the session it showed last (after a reload), else the most recent', async () => {
+    const { chat, server, memory, last } = setup();
+    server.answers['toolgate.listSessions'] = SESSIONS;
+    server.answers['toolgate.loadSession'] = {
+      id: 's-1',
+      title: 'Older',
+      transcript: [
+        { kind: 'user', text: 'first', runId: 'r-1' },
+        { kind: 'assistant', text: 'answer', runId: 'r-1' },
+      ],
+    };
+    memory.set(CURRENT_SESSION_KEY, 's-1');
+    await chat.restore();
+    expect(server.calls.map((c) => [c.command, c.args])).toEqual([
+      ['toolgate.listSessions', [{}]],
+      ['toolgate.loadSession', [{ sessionId: 's-1' }]],
+    ]);
+    const state = last();
+    expect(state.title).toBe('Older');
+    expect(state.sessions.map((s) => s.id)).toEqual(['s-2', 's-1']);
+    expect(state.entries).toMatchObject([{ kind: 'user', text: 'first' }, { kind: 'assistant', text: 'answer' }]);
+
+    memory.delete(CURRENT_SESSION_KEY);
+    server.calls = [];
+    await chat.restore();
+    expect(server.calls[1]).toEqual({ command: 'toolgate.loadSession', args: [{ sessionId: 's-2' }] });
+  });
+
+  it('restores once the server is up and the view is there', async () => {
+    const { controller, server } = setup();
+    server.answers['toolgate.listSessions'] = { sessions: [] };
+    controller.setServerState('idle');
+    await flush();
+    expect(server.calls.map((c) => c.command)).toEqual(['toolgate.listSessions']);
+  });
+
+  it('starts, switches, renames and deletes sessions', async () => {
+    const { chat, server, memory, last } = setup();
+    server.answers['toolgate.listSessions'] = SESSIONS;
+    server.answers['toolgate.newSession'] = { sessionId: 's-3' };
+    await chat.handle({ type: 'newSession' });
+    expect(last()).toMatchObject({ sessionId: 's-3', entries: [] });
+    expect(memory.get(CURRENT_SESSION_KEY)).toBe('s-3');
+
+    server.answers['toolgate.loadSession'] = { id: 's-2', title: 'Fix add', transcript: [{ kind: 'user', text: 'x' }] };
+    await chat.handle({ type: 'switchSession', sessionId: 's-2' });
+    expect(last()).toMatchObject({ sessionId: 's-2', title: 'Fix add' });
+
+    fake.inputAnswers = ['Better name'];
+    await chat.handle({ type: 'renameSession' });
+    expect(server.calls.find((c) => c.command === 'toolgate.renameSession')?.args).toEqual([{ sessionId: 's-2', title: 'Better name' }]);
+
+    fake.messageAnswers = [undefined, 'Delete'];
+    await chat.handle({ type: 'deleteSession' });
+    expect(server.calls.some((c) => c.command === 'toolgate.deleteSession')).toBe(false);
+    await chat.handle({ type: 'deleteSession' });
+    expect(server.calls.find((c) => c.command === 'toolgate.deleteSession')?.args).toEqual([{ sessionId: 's-2' }]);
+    expect(fake.messages.filter((m) => m.level === 'modal')).toHaveLength(2);
+    expect(last()).toMatchObject({ sessionId: undefined, entries: [] });
+    expect(memory.get(CURRENT_SESSION_KEY)).toBeUndefined();
+  });
+
+  it('shows an error when the server has no sessions, and still works as a chat', async () => {
+    const { chat, server, last } = setup();
+    server.failWith = new Error('unknown command toolgate.listSessions');
+    await chat.restore();
+    expect(last().error).toMatch(/Could not list the sessions/);
+  });
+});
+
+describe('messages from the webview', () => {
+  it('accepts only well-formed messages', () => {
+    expect(isFromWebview({ type: 'send', text: 'hi' })).toBe(true);
+    expect(isFromWebview({ type: 'send', text: 3 })).toBe(false);
+    expect(isFromWebview({ type: 'accept', proposalId: 'p', hunks: [0, 2] })).toBe(true);
+    expect(isFromWebview({ type: 'accept', proposalId: 'p', hunks: ['0'] })).toBe(false);
+    expect(isFromWebview({ type: 'runCommand', id: 'workbench.action.terminal.new' })).toBe(false);
+    expect(isFromWebview(null)).toBe(false);
+  });
+});

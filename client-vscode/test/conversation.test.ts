@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { Conversation, proposalCard, toolTarget } from '../src/chat/conversation';
+import { makeProposal } from './helpers';
+
+describe('Conversation', () => {
+  it('ties the person\'s message to the run that starts, and streams the answer into one entry', () => {
+    const chat = new Conversation('s-1');
+    chat.addUser('fix add');
+    chat.apply({ type: 'run_started', runId: 'r-1', sessionId: 's-1', task: 'fix add' });
+    chat.apply({ type: 'text_delta', runId: 'r-1', sessionId: 's-1', text: '**add** ' });
+    chat.apply({ type: 'text_delta', runId: 'r-1', sessionId: 's-1', text: 'is fixed' });
+    expect(chat.list()).toMatchObject([
+      { kind: 'user', text: 'fix add', runId: 'r-1' },
+      { kind: 'assistant', text: '**add** is fixed', runId: 'r-1' },
+    ]);
+  });
+
+  it('shows the streamed text once when the server sends both assistant_text and text_delta', () => {
+    const chat = new Conversation('s-1');
+    chat.apply({ type: 'run_started', runId: 'r-1', task: 't' });
+    chat.apply({ type: 'assistant_text', runId: 'r-1', text: 'Hel' });
+    chat.apply({ type: 'assistant_text', runId: 'r-1', text: 'lo' });
+    chat.apply({ type: 'text_delta', runId: 'r-1', text: 'Hello' });
+    chat.apply({ type: 'assistant_text', runId: 'r-1', text: ' there' });
+    chat.apply({ type: 'text_delta', runId: 'r-1', text: ' there' });
+    const answers = chat.list().filter((e) => e.kind === 'assistant');
+    expect(answers).toHaveLength(1);
+    expect(answers[0]).toMatchObject({ text: 'Hello there' });
+  });
+
+  it('adds the person\'s message for a run started elsewhere (the Ask command, a quick fix)', () => {
+    const chat = new Conversation('s-1');
+    chat.apply({ type: 'run_started', runId: 'r-2', sessionId: 's-1', task: 'Fix test_add' });
+    expect(chat.list()).toMatchObject([{ kind: 'user', text: 'Fix test_add', runId: 'r-2' }]);
+  });
+
+  it('ignores the events of another session', () => {
+    const chat = new Conversation('s-1');
+    expect(chat.apply({ type: 'run_started', runId: 'r-9', sessionId: 's-2', task: 'elsewhere' })).toBe(false);
+    expect(chat.apply({ type: 'text_delta', runId: 'r-9', sessionId: 's-2', text: 'x' })).toBe(false);
+    expect(chat.list()).toEqual([]);
+  });
+
+  it('puts text after a tool call into a new entry below the call\'s card', () => {
+    const chat = new Conversation();
+    chat.apply({ type: 'text_delta', runId: 'r-1', text: 'Reading.' });
+    chat.apply({ type: 'tool_call', runId: 'r-1', callId: 'c1', tool: 'read_file', arguments: { path: 'calc.py' }, decision: 'auto' });
+    chat.apply({ type: 'tool_result', runId: 'r-1', callId: 'c1', tool: 'read_file', success: true, decision: 'auto' });
+    chat.apply({ type: 'text_delta', runId: 'r-1', text: 'Done.' });
+    expect(chat.list().map((e) => e.kind)).toEqual(['assistant', 'tool', 'assistant']);
+    expect(chat.list()[1]).toMatchObject({ name: 'read_file', target: 'calc.py', status: 'ok' });
+  });
+
+  it('joins a proposal to the card of the call that made it, and records its decision and reason', () => {
+    const chat = new Conversation('s-1');
+    chat.apply({ type: 'tool_call', runId: 'r-1', callId: 'c1', tool: 'write_file', arguments: { path: 'calc.py', content: '[9 characters]' }, decision: 'ask', why: 'add subtracts' });
+    expect(chat.list()[0]).toMatchObject({ status: 'waiting' });
+    expect(chat.addProposal(makeProposal(), 'calc.py')).toBe(true);
+    const card = chat.list()[0];
+    expect(card.kind === 'tool' && card.proposal).toMatchObject({ id: 'p-1', path: 'calc.py', added: 3, removed: 2, status: 'pending' });
+    chat.resolveProposal({ id: 'p-1', status: 'rejected', reason: 'keep it' });
+    expect(chat.list()[0]).toMatchObject({ status: 'rejected', proposal: { status: 'rejected', reason: 'Reason: keep it' } });
+    chat.apply({ type: 'tool_result', runId: 'r-1', callId: 'c1', tool: 'write_file', success: false, decision: 'rejected', error: 'rejected: keep it' });
+    expect(chat.list()).toHaveLength(1);
+  });
+
+  it('gives a proposal without a card one of its own, unless its run belongs to another session', () => {
+    const chat = new Conversation('s-1');
+    chat.apply({ type: 'run_started', runId: 'r-1', sessionId: 's-1', task: 't' });
+    expect(chat.addProposal(makeProposal({ id: 'p-2' }), 'calc.py')).toBe(true);
+    expect(chat.addProposal(makeProposal({ id: 'p-3', runId: 'r-other' }), 'calc.py')).toBe(false);
+    expect(chat.list().filter((e) => e.kind === 'tool')).toHaveLength(1);
+  });
+
+  it('attaches the test summary to the run_tests card and notes a run that did not complete', () => {
+    const chat = new Conversation();
+    chat.apply({ type: 'tool_call', runId: 'r-1', callId: 'c1', tool: 'run_tests', arguments: {}, decision: 'auto' });
+    chat.apply({ type: 'tests_finished', runId: 'r-1', summary: { total: 2, passed: 1, failed: 1, skipped: 0, errors: 0, duration_seconds: 0.1 } });
+    chat.apply({ type: 'run_finished', runId: 'r-1', status: 'limit_reached', reason: 'max steps' });
+    expect(chat.list()).toMatchObject([
+      { kind: 'tool', name: 'run_tests', tests: { failed: 1 } },
+      { kind: 'note', text: 'Run limit reached: max steps' },
+    ]);
+  });
+
+  it('loads a stored transcript: messages, answers, calls with their proposal, notes', () => {
+    const chat = new Conversation();
+    chat.load('s-7', [
+      { kind: 'user', text: 'fix add', runId: 'r-1' },
+      { kind: 'tool', runId: 'r-1', callId: 'c1', name: 'write_file', arguments: { path: 'calc.py', _reasoningForCall: 'add subtracts' }, status: 'rejected', summary: 'rejected: no', proposalId: 'p-1' },
+      { kind: 'assistant', text: 'Done.', runId: 'r-1' },
+      { kind: 'note', text: 'Older turns summarised.' },
+    ]);
+    expect(chat.sessionId).toBe('s-7');
+    expect(chat.list()).toMatchObject([
+      { kind: 'user', text: 'fix add' },
+      { kind: 'tool', name: 'write_file', target: 'calc.py', status: 'rejected', summary: 'rejected: no', proposal: { id: 'p-1', why: 'add subtracts', reason: 'rejected: no' } },
+      { kind: 'assistant', text: 'Done.' },
+      { kind: 'note', text: 'Older turns summarised.' },
+    ]);
+    // A proposal still pending after the reload fills in the card that names it.
+    chat.addProposal(makeProposal({ id: 'p-1' }), 'calc.py');
+    const card = chat.list()[1];
+    expect(card.kind === 'tool' && card.proposal?.hunks).toHaveLength(2);
+  });
+
+  it('keeps a message that could not be sent from taking the next run', () => {
+    const chat = new Conversation('s-1');
+    chat.addUser('first');
+    chat.markUnsent();
+    chat.apply({ type: 'run_started', runId: 'r-2', task: 'second' });
+    expect(chat.list()).toMatchObject([
+      { kind: 'user', text: 'first', runId: 'unsent' },
+      { kind: 'user', text: 'second', runId: 'r-2' },
+    ]);
+  });
+});
+
+describe('card helpers', () => {
+  it('counts added and removed lines per hunk', () => {
+    const card = proposalCard(makeProposal(), 'calc.py');
+    expect(card.hunks).toEqual([
+      { index: 0, header: '@@ -2 +2 @@', added: 1, removed: 1 },
+      { index: 1, header: '@@ -6,1 +6,2 @@', added: 2, removed: 1 },
+    ]);
+  });
+
+  it('names a call\'s target by its path, pattern or command', () => {
+    expect(toolTarget({ path: 'a.py', content: '[3 characters]' })).toBe('a.py');
+    expect(toolTarget({ pattern: 'def add' })).toBe('def add');
+    expect(toolTarget({ command: 'pytest -q' })).toBe('pytest -q');
+    expect(toolTarget(null)).toBe('');
+  });
+});

@@ -1,0 +1,121 @@
+import { describe, expect, it, vi } from 'vitest';
+
+vi.mock('../src/vscodeapi', () => import('./fakeapi'));
+
+import { escapeHtml, renderEntry, renderMarkdown, renderSessionOptions, statusText, testSummaryText } from '../src/webview/render';
+import { chatHtml } from '../src/chat/chatView';
+import { proposalCard } from '../src/chat/conversation';
+import type { ChatEntry } from '../src/chat/messages';
+import { makeProposal } from './helpers';
+
+const none = new Map<string, Set<number>>();
+
+function tool(overrides: Partial<Extract<ChatEntry, { kind: 'tool' }>>): ChatEntry {
+  return { kind: 'tool', key: 'k', callId: 'c1', name: 'read_file', target: 'calc.py', status: 'ok', ...overrides };
+}
+
+describe('markdown', () => {
+  it('renders the model\'s markdown and shows raw HTML as text', () => {
+    const html = renderMarkdown('**bold** `code`\n\n<img src=x onerror=alert(1)><script>alert(1)</script>');
+    expect(html).toContain('<strong>bold</strong>');
+    expect(html).toContain('<code>code</code>');
+    expect(html).not.toContain('<img');
+    expect(html).not.toContain('<script');
+    expect(html).toContain('&lt;script&gt;');
+  });
+
+  it('drops javascript: links', () => {
+    expect(renderMarkdown('[x](javascript:alert(1))')).not.toContain('href="javascript');
+  });
+
+  it('escapes the person\'s own text', () => {
+    const html = renderEntry({ kind: 'user', key: 'u', text: '<b>hi</b> & "you"' }, none);
+    expect(html).toContain('&lt;b&gt;hi&lt;/b&gt; &amp; &quot;you&quot;');
+    expect(escapeHtml("'")).toBe('&#39;');
+  });
+});
+
+describe('cards', () => {
+  it('folds a read to one line', () => {
+    const html = renderEntry(tool({}), none);
+    expect(html).toMatch(/^<div class="entry tool line read"/);
+    expect(html).toContain('<code>calc.py</code>');
+    expect(html).toContain('done');
+  });
+
+  it('shows a pending proposal with file, +/- summary, the reason, the three buttons and per-hunk choices', () => {
+    const entry = tool({ name: 'write_file', status: 'waiting', proposal: proposalCard(makeProposal(), 'calc.py') });
+    const html = renderEntry(entry, none);
+    expect(html).toContain('<span class="path">calc.py</span>');
+    expect(html).toContain('+3');
+    expect(html).toContain('−2');
+    expect(html).toContain('add subtracts');
+    expect(html).toContain('data-action="openDiff" data-id="p-1">Open Diff<');
+    expect(html).toContain('data-action="accept" data-id="p-1">Accept<');
+    expect(html).toContain('data-action="reject" data-id="p-1">Reject…<');
+    expect(html.match(/type="checkbox"/g)).toHaveLength(2);
+    expect(html.match(/ checked/g)).toHaveLength(2);
+    // One hunk unticked: the button says how many hunks it accepts.
+    const some = renderEntry(entry, new Map([['p-1', new Set([1])]]));
+    expect(some.match(/ checked/g)).toHaveLength(1);
+    expect(some).toContain('>Accept 1 hunk<');
+  });
+
+  it('has no hunk choices for a one-hunk proposal and no buttons once decided', () => {
+    const one = makeProposal({ hunks: [makeProposal().hunks[0]] });
+    expect(renderEntry(tool({ proposal: proposalCard(one, 'calc.py') }), none)).not.toContain('checkbox');
+    const decided = { ...proposalCard(one, 'calc.py'), status: 'rejected', reason: 'Reason: keep it' };
+    const html = renderEntry(tool({ status: 'rejected', proposal: decided }), none);
+    expect(html).not.toContain('data-action="accept"');
+    expect(html).toContain('Reason: keep it');
+    // Drawn from a stored transcript: no hunks, so no counts.
+    const stored = renderEntry(tool({ proposal: { ...decided, hunks: [] } }), none);
+    expect(stored).not.toContain('class="added"');
+  });
+
+  it('shows a test run\'s summary with a link to Problems when something failed', () => {
+    const summary = { total: 3, passed: 2, failed: 1, skipped: 0, errors: 0, duration_seconds: 0.2 };
+    const html = renderEntry(tool({ name: 'run_tests', target: '', tests: summary }), none);
+    expect(html).toContain('2 passed, 1 failed');
+    expect(html).toContain('data-action="showProblems"');
+    const passing = renderEntry(tool({ name: 'run_tests', target: '', tests: { ...summary, passed: 3, failed: 0 } }), none);
+    expect(passing).not.toContain('showProblems');
+    expect(testSummaryText({ ...summary, errors: 2, skipped: 1 })).toBe('2 passed, 1 failed, 2 errors, 1 skipped');
+  });
+});
+
+describe('status and sessions', () => {
+  it('says what the run does', () => {
+    expect(statusText({ state: 'running', detail: 'write_file' })).toBe('Working: write_file…');
+    expect(statusText({ state: 'idle', detail: 'cancelled' })).toBe('Ready — last run cancelled');
+    expect(statusText({ state: 'starting' })).toBe('Starting the server…');
+  });
+
+  it('lists the sessions with the current one selected', () => {
+    const html = renderSessionOptions({
+      sessionId: 's-2',
+      title: 'Fix <add>',
+      sessions: [
+        { id: 's-2', title: 'Fix <add>', turns: 2, lastActivity: '' },
+        { id: 's-1', title: 'Older', turns: 1, lastActivity: '' },
+      ],
+      entries: [],
+      status: { state: 'idle' },
+    });
+    expect(html).toBe(
+      '<option value="s-2" selected>Fix &lt;add&gt; (2 turns)</option><option value="s-1">Older (1 turn)</option>',
+    );
+  });
+});
+
+describe('the page', () => {
+  it('allows only its own script (by nonce) and stylesheet', () => {
+    const html = chatHtml('vscode-resource:', 'vscode-resource:/dist/webview.js', 'vscode-resource:/media/chat.css', 'abc123');
+    expect(html).toContain(
+      "default-src 'none'; style-src vscode-resource:; img-src vscode-resource: data:; font-src vscode-resource:; script-src 'nonce-abc123'",
+    );
+    expect(html).toContain('<script nonce="abc123" src="vscode-resource:/dist/webview.js"></script>');
+    expect(html.match(/<script/g)).toHaveLength(1);
+    expect(html).not.toMatch(/apiKey|api key/i);
+  });
+});
