@@ -49,6 +49,8 @@ FRAGMENTS = [
     '\n```xml\n<tool name="read_file" args>{"path": "example"}</tool>\n```\n',
     'Inline `<tool name="read_file" args>{}</tool>` example.\n',
     "~~~\n[TOOL_CALLS] in a tilde fence\n~~~\n",
+    "\nsrc/a.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n",
+    "```\nb.py\n<<<<<<< SEARCH\nold\n=======\n```\n",
     "```\nunclosed fence",
     '<tool name="edit_file" args>{"path": "a", "search": "x",',
     "[TOOL_CALLS]",

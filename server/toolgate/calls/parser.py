@@ -30,6 +30,7 @@ from toolgate.calls.arguments import (
 from toolgate.calls.content import Content
 from toolgate.calls.records import CallParseError, Item, ParsedCall, ParseResult, excerpt
 from toolgate.calls.syntaxes import Failed, Prose, Syntax, registered
+from toolgate.calls.syntaxes.aider import clean_path, opens_edit, read_edits
 from toolgate.calls.syntaxes.continue_tool import is_continue_block, read_continue_block
 
 MAX_CALL_CHARS = 4 * 1024 * 1024
@@ -48,6 +49,7 @@ SYNTAXES: dict[str, str] = {
     "pythonic": '[name(a=1, b="x"), other()] alone on its line',
     "xml_element": "<NAME><param>value</param>…</NAME> for a registered tool NAME",
     "fenced_json": '```json / ```tool / ```tool_call fence holding {"name": …, "arguments": …}',
+    "aider": "path line, then a fence of <<<<<<< SEARCH … ======= … >>>>>>> REPLACE (edit_file)",
 }
 
 
@@ -255,6 +257,7 @@ class StreamingCallParser:
         "_content",
         "_delimited",
         "_delimited_re",
+        "_edit_path",
         "_eof",
         "_finished",
         "_items",
@@ -299,6 +302,7 @@ class StreamingCallParser:
         self._buf = ""
         self._pos = 0
         self._prev = "\n"
+        self._edit_path = ""  # the file of the last SEARCH/REPLACE block
         self._eof = False
         self._finished = False
         self._items: list[Item] = []
@@ -1730,6 +1734,13 @@ class StreamingCallParser:
         if mode == "plain" and _inline_code(run, info):
             return None
         lang = _fence_lang(info)
+        if mode == "plain" and nl >= 0 and "edit_file" in self._tools:
+            seg = buf[nl + 1 : nl + 1 + _WINDOW]
+            edit = opens_edit(seg, self._eof or len(seg) >= _WINDOW)
+            if edit is None:
+                return False
+            if edit:
+                mode = "edit"
         if mode == "plain" and lang in _CALL_FENCE_LANGS:
             mode = "call"
         if mode == "plain":
@@ -1739,7 +1750,12 @@ class StreamingCallParser:
         else:
             # constructs start after the indentation, however the indentation arrived
             self._prose_to(m.start(1))
+            path = ""
+            if mode == "edit":  # Aider names the file on the line before the fence
+                self._say()
+                path = clean_path(self._content.last_line()) or self._edit_path
             k = self._start("fence", self._st_fence)
+            k.name = path
         _set_fence(k, run, lang, mode)
         end = nl + 1 if nl >= 0 else m.end()
         k.body_ls = nl >= 0
@@ -1861,6 +1877,14 @@ class StreamingCallParser:
             return True
         if k.mode == "run":
             self._arrow_command(body.strip(), text)
+            return True
+        if k.mode == "edit":
+            for found in read_edits(body, k.name or ""):
+                if isinstance(found, Failed):
+                    self._error(found.message, text)
+                    continue
+                self._edit_path = found.arguments["path"]
+                self._call(found.name, found.arguments, "aider", text)
             return True
         self._resolve_call_fence(k, body, text)
         return True
@@ -2057,6 +2081,8 @@ def _what(k: _Construct) -> str:
         return f'<tool name="{k.name}">' if k.name else "<tool>"
     if k.kind == "hermes":
         return "<tool_call>"
+    if k.kind == "fence" and k.mode == "edit":
+        return "SEARCH/REPLACE block"
     if k.kind == "fence":
         return f"```{k.lang}" if k.lang else "fenced block"
     if k.kind == "arrow":
