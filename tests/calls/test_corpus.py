@@ -22,6 +22,8 @@ CLAIMED = 0.95
 # pythonic, llama_json: a list or object inside a line of prose, or several on one line joined
 # by `;`, is prose here (an ambiguous syntax must stand alone on its line);
 # hermes, granite: a call whose </tool_call> never came is not run (nothing cut off is ever run);
+# hermes also: llama.cpp reads call objects in plain and ```xml fences and <function name="…">,
+# which are examples or prose here; pythonic also: bare NAME(a=1) lines (Granite) are prose;
 # xlam: a JSON list right after `</think>` on its line is prose, as other text before it would be.
 # harmony: vLLM passes a non-JSON message ("foo") on as the arguments; here arguments must be
 # a JSON object, so that call is an error for the model.
