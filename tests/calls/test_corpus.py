@@ -26,7 +26,9 @@ CLAIMED = 0.95
 # which are examples or prose here; pythonic also: bare NAME(a=1) lines (Granite) are prose;
 # xlam: a JSON list right after `</think>` on its line is prose, as other text before it would be.
 # harmony: vLLM passes a non-JSON message ("foo") on as the arguments; here arguments must be
-# a JSON object, so that call is an error for the model.
+# a JSON object, so that call is an error for the model; an answer that starts with the role
+# header's ` to=functions.NAME<|channel|>…` (the prompt ended with `<|start|>assistant`) has no
+# opening literal, so it is prose.
 # mistral: text before the list after [TOOL_CALLS] (`[TOOL_CALLS] junk [...]`) is an error here,
 # where vLLM searches past it.
 # deepseek_v32, phi4_mini: formats not read at all (DSML; `functools[...]`); their cases record
