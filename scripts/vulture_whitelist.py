@@ -18,6 +18,9 @@ accept_all
 list_proposals
 run_tests
 report_diagnostics
+run_plan
+run_workflow
+scaffold_tool
 
 # pytest calls its hooks by name (the plugin that reports a run to Toolgate, and the tests' own).
 pytest_runtest_logreport

@@ -24,6 +24,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 DEFAULT_ALLOWED_COMMANDS = ["pytest", "python -m pytest", "python3 -m pytest", "py.test"]
+# A plan's step under this coverage confidence is a gap (toolgate.planning), fail-closed.
+DEFAULT_MIN_CONFIDENCE = 0.6
 GATED_BY_DEFAULT = {"write_file", "edit_file", "git_add", "git_commit", "run_command"}
 
 
@@ -95,6 +97,15 @@ SCHEMA: dict[str, Any] = {
                     "propertyNames": {"pattern": "^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$"},
                     "additionalProperties": _MCP_SERVER,
                 },
+            },
+        },
+        "planning": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "min_confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                "allow_capabilities": _STRINGS,
+                "deny_capabilities": _STRINGS,
             },
         },
         "tool_calling": {
@@ -195,6 +206,8 @@ class Config:
     tool_calling: ToolCalling = field(default_factory=ToolCalling)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → table
     pending_trust: list[TrustItem] = field(default_factory=list)
+    # [planning]: min_confidence, allow_capabilities, deny_capabilities (toolgate.planning).
+    planning: dict[str, Any] = field(default_factory=dict)
 
     def policy(self) -> Policy:
         """The gate's policy from these settings."""
@@ -317,6 +330,22 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
     limits = doc.get("limits", {})
     for key, value in limits.items():
         setattr(config.limits, key, value)
+    planning = doc.get("planning", {})
+    plan_now = config.planning
+    if "deny_capabilities" in planning:
+        denied = set(plan_now.get("deny_capabilities", [])) | set(planning["deny_capabilities"])
+        plan_now["deny_capabilities"] = sorted(denied)
+    if "min_confidence" in planning:
+        # A workspace may ask for more confidence, never for less.
+        current = plan_now.get("min_confidence", DEFAULT_MIN_CONFIDENCE)
+        if trusted or planning["min_confidence"] > current:
+            plan_now["min_confidence"] = planning["min_confidence"]
+    if "allow_capabilities" in planning:
+        wanted = list(planning["allow_capabilities"])
+        allowed = plan_now.get("allow_capabilities")
+        if allowed is not None and not trusted:
+            wanted = [c for c in wanted if c in allowed]  # can only narrow
+        plan_now["allow_capabilities"] = wanted
     calling = doc.get("tool_calling", {})
     for key, value in calling.items():
         if key == "retention":

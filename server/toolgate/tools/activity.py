@@ -44,6 +44,8 @@ class ActivityContext:
     # Called with the structured result of every test run (the language server turns it
     # into diagnostics).
     on_test_run: Callable[[Any], None] | None = None
+    # Called with (tool name, line) for each line a tool writes to stderr while it runs.
+    on_progress: Callable[[str, str], None] | None = None
 
 
 @runtime_checkable
