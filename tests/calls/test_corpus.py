@@ -31,8 +31,7 @@ CLAIMED = 0.95
 # opening literal, so it is prose.
 # mistral: text before the list after [TOOL_CALLS] (`[TOOL_CALLS] junk [...]`) is an error here,
 # where vLLM searches past it.
-# deepseek_v32, phi4_mini: formats not read at all (DSML; `functools[...]`); their cases record
-# the gap (phi4_mini's "hits" are the outputs that hold no call).
+# deepseek_v32: a format not read at all (DSML); its cases record the gap.
 UNCLAIMED = {
     "deepseek_v32",
     "granite",
@@ -41,7 +40,6 @@ UNCLAIMED = {
     "llama_json",
     "lfm2",
     "mistral",
-    "phi4_mini",
     "pythonic",
     "xlam",
 }

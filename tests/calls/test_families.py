@@ -68,6 +68,7 @@ CASES = [
         "<start_function_call>call:read_file{path:<escape>a.py<escape>}<end_function_call>",
     ),
     ("mistral_v11", '[TOOL_CALLS]read_file{"path": "a.py"}'),
+    ("phi4_mini", 'functools[{"name": "read_file", "arguments": {"path": "a.py"}}]'),
     ("continue_tool", "```tool\nTOOL_NAME: read_file\nBEGIN_ARG: path\na.py\nEND_ARG\n```"),
 ]
 

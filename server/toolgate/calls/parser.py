@@ -49,6 +49,7 @@ SYNTAXES: dict[str, str] = {
     "pythonic": '[name(a=1, b="x"), other()] alone on its line',
     "xml_element": "<NAME><param>value</param>…</NAME> for a registered tool NAME",
     "fenced_json": '```json / ```tool / ```tool_call fence holding {"name": …, "arguments": …}',
+    "phi4_mini": 'functools[{"name": …, "arguments": …}, …] alone on its line (Phi-4-mini)',
     "aider": "path line, then a fence of <<<<<<< SEARCH … ======= … >>>>>>> REPLACE (edit_file)",
 }
 
@@ -98,16 +99,19 @@ _CLOSERS = {
     "_st_arrow_line": _CLOSE_LINE,
     "_st_standalone": _CLOSE_LINE_OR_TAG,  # other text on the line makes it prose
 }
-_BLANKS_AND_OPENERS = frozenset(" \t>{[~`")
-_PROSE_LINE = re.compile(r"[ \t]*+[>{\[~`]")
-_PROSE_LINES = re.compile(r"\n[ \t]*+[>{\[~`]")
+# `f`: Phi-4-mini's `functools[…]` at a line start
+_BLANKS_AND_OPENERS = frozenset(" \t>{[~`f")
+_PROSE_LINE = re.compile(r"[ \t]*+[>{\[~`f]")
+_PROSE_LINES = re.compile(r"\n[ \t]*+[>{\[~`f]")
 _FENCE_LINE = re.compile(r"[ \t]*+[~`]")
 _FENCE_LINES = re.compile(r"\n[ \t]*+[~`]")
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
-_LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,})")
-_LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2})?")
+_LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,}|functools\[)")
+_FUNCTOOLS = "functools"
+_FUNCTOOLS_PARTIAL = r"f(?:u(?:n(?:c(?:t(?:o(?:o(?:l(?:s)?)?)?)?)?)?)?)?"
+_LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
 _ARROW_NEXT_PARTIAL = re.compile(r"[ \t]*(?:`{1,2}|~{1,2}|\r)?")
-_NL_TAIL = re.compile(r"[ \t]*(?:>{1,2})?")
+_NL_TAIL = re.compile(r"[ \t]*(?:>{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
 _WORD = re.compile(r"[\w.-]*")
 _WS = re.compile(r"\s*")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\r?\n)*")
@@ -325,7 +329,7 @@ class StreamingCallParser:
             r"`[^`\n]{1,900}`(?!`)|`|<(?:tool[\s:>_]|function=|\|python_tag\|>"
             + (f"|(?:{element})>" if element else "")
             + "".join("|" + re.escape(lit[1:]) for lit in openings)
-            + r")|\[TOOL_CALLS\]|\n(?=[ \t]*(?:>>>|[{\[~`]))"
+            + r")|\[TOOL_CALLS\]|\n(?=[ \t]*(?:>>>|[{\[~`]|functools\[))"
         )
         self._lt_literals = ["<tool_", "<tool:", "<tool>", "<function=", _PYTHON_TAG, *openings]
         self._lt_literals += [f"<{name}>" for name in names if _XML_NAME.fullmatch(name)]
@@ -666,6 +670,14 @@ class StreamingCallParser:
             return self._at_fence(m)
         if tok == ">>>":
             return self._at_arrow()
+        if tok[0] == "f":  # Phi-4-mini: `functools[` and a JSON list of calls, alone on its line
+            self._prose_to(s)
+            k = self._start("phi4", self._st_json)
+            k.syntax, k.after, k.strict = "phi4_mini", "standalone", False
+            if not self._take(s + len(_FUNCTOOLS)):
+                return True
+            k.value_start = self._acc_n
+            return True
         if tok == "{":
             got = self._classify(_CALL_PREFIX, _CALL_VIABLE, s)
             if got is ...:
@@ -2097,4 +2109,6 @@ def _what(k: _Construct) -> str:
 def _expected(k: _Construct) -> str:
     if k.kind == "mistral":
         return '[TOOL_CALLS][{"name": "NAME", "arguments": {…}}] or ' + EXPECTED
+    if k.kind == "phi4":
+        return 'functools[{"name": "NAME", "arguments": {…}}] or ' + EXPECTED
     return EXPECTED
