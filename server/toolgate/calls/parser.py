@@ -99,16 +99,17 @@ _CLOSERS = {
     "_st_arrow_line": _CLOSE_LINE,
     "_st_standalone": _CLOSE_LINE_OR_TAG,  # other text on the line makes it prose
 }
-# `f`: Phi-4-mini's `functools[…]` at a line start
+# Phi-4-mini's `functools[` opens a call at a line start too, or its start cut by the chunk's end
+_FUNCTOOLS = "functools"
+_FUNCTOOLS_PARTIAL = r"f(?:u(?:n(?:c(?:t(?:o(?:o(?:l(?:s)?)?)?)?)?)?)?)?"
+_LINE_OPENER = r"[ \t]*+(?:[>{\[~`]|functools\[|" + _FUNCTOOLS_PARTIAL + r"\Z)"
 _BLANKS_AND_OPENERS = frozenset(" \t>{[~`f")
-_PROSE_LINE = re.compile(r"[ \t]*+[>{\[~`f]")
-_PROSE_LINES = re.compile(r"\n[ \t]*+[>{\[~`f]")
+_PROSE_LINE = re.compile(_LINE_OPENER)
+_PROSE_LINES = re.compile(r"\n" + _LINE_OPENER)
 _FENCE_LINE = re.compile(r"[ \t]*+[~`]")
 _FENCE_LINES = re.compile(r"\n[ \t]*+[~`]")
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
 _LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,}|functools\[)")
-_FUNCTOOLS = "functools"
-_FUNCTOOLS_PARTIAL = r"f(?:u(?:n(?:c(?:t(?:o(?:o(?:l(?:s)?)?)?)?)?)?)?)?"
 _LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
 _ARROW_NEXT_PARTIAL = re.compile(r"[ \t]*(?:`{1,2}|~{1,2}|\r)?")
 _NL_TAIL = re.compile(r"[ \t]*(?:>{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
