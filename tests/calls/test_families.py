@@ -252,12 +252,24 @@ def test_aider_paths_as_models_write_them_and_several_blocks() -> None:
     ]
 
 
-def test_aider_diff_fenced_form_names_the_file_inside_the_fence() -> None:
+def test_a_path_line_between_aider_blocks_changes_the_file() -> None:
+    text = (
+        "a.py\n```\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n"
+        "b.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```"
+    )
+    calls, errors, content = _edits(text, 4)
+    assert errors == [] and content == "a.py"
+    assert [c[1] for c in calls] == [
+        {"path": "a.py", "search": "old\n", "replace": "new\n"},
+        {"path": "b.py", "search": "x\n", "replace": "y\n"},
+    ]
+
+
+def test_aider_diff_fenced_form_is_not_read() -> None:
+    # the path as the fence's first line: the fence is decided on that line, so it is prose
     text = "```\nb.py\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```"
     calls, errors, content = _edits(text, 4)
-    assert errors == [] and content == ""
-    edit = {"path": "b.py", "search": "old\n", "replace": "new\n"}
-    assert calls == [("edit_file", edit, "aider")]
+    assert calls == [] and errors == [] and content == text
 
 
 @pytest.mark.parametrize(

@@ -51,6 +51,7 @@ FRAGMENTS = [
     "~~~\n[TOOL_CALLS] in a tilde fence\n~~~\n",
     "\nsrc/a.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```\n",
     "```\nb.py\n<<<<<<< SEARCH\nold\n=======\n```\n",
+    "c.py\n```\n<<<<<<< SEARCH\nold\n=======\n```\n",
     '\nfunctools[{"name": "read_file", "arguments": {"path": "phi"}}]\n',
     "\nfunctools[] and functools\nfun\n",
     "```\nunclosed fence",

@@ -11,10 +11,10 @@
     ```
 
 Each block is an `edit_file` call: `search` and `replace` are the sections' lines, line ends
-included. The path may also be the fence's first line (Aider's `diff-fenced` form, written by
-Gemini models); a fence may hold several blocks; a block with no path of its own edits the file
-of the block before it. Written by models prompted by Aider's `diff` edit format (Claude, GPT-4o,
-DeepSeek, Qwen and most models people use with Aider).
+included. A fence may hold several blocks, with a path line before a block to change the
+file; a block with no path of its own edits the file of the block before it. Written by
+models prompted by Aider's `diff` edit format (Claude, GPT-4o, DeepSeek, Qwen and most models
+people use with Aider).
 
 This syntax does not fit `Syntax`: it opens with a path line and a fence, not a literal, so the
 streaming driver reads it where it reads fences.
@@ -34,9 +34,10 @@ EXAMPLE = (
 _HEAD = re.compile(r"<{5,9} SEARCH>?[ \t]*\r?\n?")
 _DIVIDER = re.compile(r"={5,9}[ \t]*\r?\n?")
 _UPDATED = re.compile(r">{5,9} REPLACE[ \t]*\r?\n?")
-# what a fence's first body lines must be for the fence to be an edit: the head, or a path
-# line and then the head
-_OPENING = re.compile(r"(?:[^\n]{1,200}\n)?<{5,9} SEARCH>?[ \t]*\r?\n")
+# A fence is an edit when its first body line is the head. (Aider's `diff-fenced` form, with
+# the path as that first line, is not read: waiting for every fence's first line to end costs
+# the 16-byte streaming figure more than its target allows.)
+_OPENING = re.compile(r"<{5,9} SEARCH>?[ \t]*\r?\n")
 _HEAD_PREFIX = re.compile(r"<{0,9}(?: (?:S(?:E(?:A(?:R(?:C(?:H>?[ \t]*\r?)?)?)?)?)?)?)?")
 
 
@@ -49,13 +50,7 @@ def opens_edit(seg: str, final: bool) -> bool | None:
         return True
     if final:
         return False
-    first = seg.find("\n")
-    if first < 0:
-        return None  # the first line may still be a path or the head
-    rest = seg[first + 1 :]
-    if "\n" in rest or not _HEAD_PREFIX.fullmatch(rest):
-        return False
-    return None
+    return None if "\n" not in seg and _HEAD_PREFIX.fullmatch(seg) else False
 
 
 def clean_path(line: str) -> str:
