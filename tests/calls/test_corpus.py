@@ -32,7 +32,10 @@ CLAIMED = 0.95
 # mistral: text before the list after [TOOL_CALLS] (`[TOOL_CALLS] junk [...]`) is an error here,
 # where vLLM searches past it.
 # deepseek_v32: a format not read at all (DSML); its cases record the gap.
+# aider: the path as the fence's first line (`diff-fenced`) is not read; an empty SEARCH (a new
+# file) is an error that asks for write_file; a path in a fence of its own is not taken.
 UNCLAIMED = {
+    "aider",
     "deepseek_v32",
     "granite",
     "harmony",
