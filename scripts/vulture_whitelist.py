@@ -32,6 +32,7 @@ pytest_exception_interact
 session
 pytestmark
 _isolated_user_state
+_print_tally  # tests/security and tests/faults: prints the counts when the module ends
 
 # Context-manager arguments fixed by the protocol.
 exc_type

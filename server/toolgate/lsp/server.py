@@ -519,6 +519,7 @@ class ToolgateServer(LanguageServer):
             resolve_executable(argv, root, root=root),
             cwd=root,
             timeout_seconds=config.limits.command_timeout_seconds,
+            sandbox=config.sandbox,
         )
         self.publish_test_failures(test_run)
         data = test_run.to_data()

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from toolgate.records import ToolResult
+from toolgate.runner.sandbox import SandboxSettings
 from toolgate.workspace import Workspace
 
 
@@ -25,6 +26,7 @@ class ActivitySettings:
     command_timeout_seconds: float = 300.0
     max_output_bytes: int = 64_000
     trusted: bool = True  # False in a restricted (untrusted) workspace: nothing executes
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # for tests and commands
 
 
 async def _nothing_to_sync() -> list[str]:

@@ -104,6 +104,8 @@ class ManifestCommand:
             root,
             timeout_seconds=self.timeout_seconds or ctx.settings.command_timeout_seconds,
             max_output_bytes=ctx.settings.max_output_bytes,
+            sandbox=ctx.settings.sandbox,
+            root=root,
         )
         ok = outcome.exit_code == 0
         error = None
