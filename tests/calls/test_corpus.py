@@ -22,14 +22,20 @@ CLAIMED = 0.95
 # pythonic, llama_json: a list or object inside a line of prose, or several on one line joined
 # by `;`, is prose here (an ambiguous syntax must stand alone on its line);
 # hermes, granite: a call whose </tool_call> never came is not run (nothing cut off is ever run);
+# hermes also: llama.cpp reads call objects in plain and ```xml fences and <function name="…">,
+# which are examples or prose here; pythonic also: bare NAME(a=1) lines (Granite) are prose;
 # xlam: a JSON list right after `</think>` on its line is prose, as other text before it would be.
 # harmony: vLLM passes a non-JSON message ("foo") on as the arguments; here arguments must be
-# a JSON object, so that call is an error for the model.
+# a JSON object, so that call is an error for the model; an answer that starts with the role
+# header's ` to=functions.NAME<|channel|>…` (the prompt ended with `<|start|>assistant`) has no
+# opening literal, so it is prose.
 # mistral: text before the list after [TOOL_CALLS] (`[TOOL_CALLS] junk [...]`) is an error here,
 # where vLLM searches past it.
-# deepseek_v32, phi4_mini: formats not read at all (DSML; `functools[...]`); their cases record
-# the gap (phi4_mini's "hits" are the outputs that hold no call).
+# deepseek_v32: a format not read at all (DSML); its cases record the gap.
+# aider: the path as the fence's first line (`diff-fenced`) is not read; an empty SEARCH (a new
+# file) is an error that asks for write_file; a path in a fence of its own is not taken.
 UNCLAIMED = {
+    "aider",
     "deepseek_v32",
     "granite",
     "harmony",
@@ -37,7 +43,6 @@ UNCLAIMED = {
     "llama_json",
     "lfm2",
     "mistral",
-    "phi4_mini",
     "pythonic",
     "xlam",
 }

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from toolgate.calls import parse_text
+from toolgate.calls import CallParseError, ParsedCall, parse_text
 from toolgate.calls.syntaxes import BUILTIN
 
 from .helpers import TOOLS, run_in_chunks
@@ -66,6 +68,7 @@ CASES = [
         "<start_function_call>call:read_file{path:<escape>a.py<escape>}<end_function_call>",
     ),
     ("mistral_v11", '[TOOL_CALLS]read_file{"path": "a.py"}'),
+    ("phi4_mini", 'functools[{"name": "read_file", "arguments": {"path": "a.py"}}]'),
     ("continue_tool", "```tool\nTOOL_NAME: read_file\nBEGIN_ARG: path\na.py\nEND_ARG\n```"),
 ]
 
@@ -202,3 +205,106 @@ def test_a_family_inside_a_code_fence_is_an_example() -> None:
     result = parse_text(text, TOOLS)
     assert result.calls == [] and result.errors == []
     assert result.content == text
+
+
+# Aider's SEARCH/REPLACE blocks open with a path line and a fence, so they are read at fences.
+AIDER = (
+    "mathweb/flask/app.py\n```python\n<<<<<<< SEARCH\nfrom flask import Flask\n=======\n"
+    "import math\nfrom flask import Flask\n>>>>>>> REPLACE\n```"
+)
+AIDER_EDIT = {
+    "path": "mathweb/flask/app.py",
+    "search": "from flask import Flask\n",
+    "replace": "import math\nfrom flask import Flask\n",
+}
+
+
+def _edits(text: str, size: int = 0) -> tuple[list[tuple[str, Any, str]], list[str], str]:
+    cuts = list(range(size, len(text), size)) if size else []
+    items, content = run_in_chunks(text, cuts)
+    calls = [(i.name, i.arguments, i.syntax) for i in items if isinstance(i, ParsedCall)]
+    errors = [i.error for i in items if isinstance(i, CallParseError)]
+    return calls, errors, content
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 5, 16])
+def test_an_aider_block_is_an_edit_in_any_chunking(size: int) -> None:
+    calls, errors, content = _edits(f"I add the import.\n\n{AIDER}\nThat is all.\n", size)
+    assert errors == []
+    assert calls == [("edit_file", AIDER_EDIT, "aider")]
+    # the path line is prose the person reads; the block itself is taken out
+    assert content == "I add the import.\n\nmathweb/flask/app.py\n\nThat is all.\n"
+
+
+def test_aider_paths_as_models_write_them_and_several_blocks() -> None:
+    text = (
+        "**src/a.py**\n```\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n\n"
+        "<<<<<<< SEARCH\ny = 1\n=======\n>>>>>>> REPLACE\n```\n"
+        "And in the same file:\n\n```python\n<<<<<<< SEARCH\nz = 1\r\n=======\nz = 3\r\n"
+        ">>>>>>> REPLACE\n```\n"
+    )
+    calls, errors, _ = _edits(text, 3)
+    assert errors == []
+    assert [c[1] for c in calls] == [
+        {"path": "src/a.py", "search": "x = 1\n", "replace": "x = 2\n"},
+        {"path": "src/a.py", "search": "y = 1\n", "replace": ""},
+        {"path": "src/a.py", "search": "z = 1\r\n", "replace": "z = 3\r\n"},
+    ]
+
+
+def test_a_path_line_between_aider_blocks_changes_the_file() -> None:
+    text = (
+        "a.py\n```\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n"
+        "b.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```"
+    )
+    calls, errors, content = _edits(text, 4)
+    assert errors == [] and content == "a.py"
+    assert [c[1] for c in calls] == [
+        {"path": "a.py", "search": "old\n", "replace": "new\n"},
+        {"path": "b.py", "search": "x\n", "replace": "y\n"},
+    ]
+
+
+def test_aider_diff_fenced_form_is_not_read() -> None:
+    # the path as the fence's first line: the fence is decided on that line, so it is prose
+    text = "```\nb.py\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```"
+    calls, errors, content = _edits(text, 4)
+    assert calls == [] and errors == [] and content == text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (AIDER[: len(AIDER) * 2 // 3], "unclosed code fence (SEARCH/REPLACE block)"),
+        (
+            "a.py\n```\n<<<<<<< SEARCH\nold\n=======\nnew\n```\n",
+            "aider: the fence closed before >>>>>>> REPLACE; nothing was run",
+        ),
+        (
+            "a.py\n```\n<<<<<<< SEARCH\nold\n>>>>>>> REPLACE\n```\n",
+            "aider: the fence closed before =======",
+        ),
+        (
+            "Here it is:\n\n```\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n",
+            "aider: no file path on the line before the fence",
+        ),
+        (
+            "new.py\n```\n<<<<<<< SEARCH\n=======\nprint(1)\n>>>>>>> REPLACE\n```\n",
+            "aider: an empty SEARCH section for new.py; write a new file with write_file",
+        ),
+    ],
+)
+def test_a_broken_aider_block_is_one_precise_error(text: str, message: str) -> None:
+    for size in (0, 1, 7):
+        calls, errors, _ = _edits(text, size)
+        assert calls == []
+        assert len(errors) == 1 and errors[0].startswith(message), errors
+
+
+def test_aider_blocks_are_prose_without_an_edit_tool_and_in_other_fences() -> None:
+    tools = {k: v for k, v in TOOLS.items() if k != "edit_file"}
+    result = parse_text(AIDER, tools)
+    assert result.calls == [] and result.errors == [] and result.content == AIDER
+    shown = "````\n" + AIDER + "\n````"  # a longer fence around it shows the format
+    result = parse_text(shown, TOOLS)
+    assert result.calls == [] and result.errors == [] and result.content == shown

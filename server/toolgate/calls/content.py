@@ -66,6 +66,23 @@ class Content:
             self.parts.append(text)
             self.fresh.append(text)
 
+    def last_line(self, limit: int = 256) -> str:
+        """The last line of prose when the text so far ends with it and one line break.
+
+        Empty when a call was taken out since, or when the line is longer than `limit`.
+        """
+        if self.seam or self.held.count("\n") != 1 or not self.parts:
+            return ""
+        tail = ""
+        for part in reversed(self.parts):
+            tail = part[-limit:] + tail
+            if "\n" in tail or len(tail) >= limit:
+                break
+        nl = tail.rfind("\n")
+        if nl < 0 and len(tail) >= limit:
+            return ""
+        return tail[nl + 1 :]
+
     def take(self) -> str:
         """The prose added since the last take."""
         text = "".join(self.fresh)

@@ -30,6 +30,7 @@ from toolgate.calls.arguments import (
 from toolgate.calls.content import Content
 from toolgate.calls.records import CallParseError, Item, ParsedCall, ParseResult, excerpt
 from toolgate.calls.syntaxes import Failed, Prose, Syntax, registered
+from toolgate.calls.syntaxes.aider import clean_path, opens_edit, read_edits
 from toolgate.calls.syntaxes.continue_tool import is_continue_block, read_continue_block
 
 MAX_CALL_CHARS = 4 * 1024 * 1024
@@ -48,6 +49,8 @@ SYNTAXES: dict[str, str] = {
     "pythonic": '[name(a=1, b="x"), other()] alone on its line',
     "xml_element": "<NAME><param>value</param>…</NAME> for a registered tool NAME",
     "fenced_json": '```json / ```tool / ```tool_call fence holding {"name": …, "arguments": …}',
+    "phi4_mini": 'functools[{"name": …, "arguments": …}, …] alone on its line (Phi-4-mini)',
+    "aider": "path line, then a fence of <<<<<<< SEARCH … ======= … >>>>>>> REPLACE (edit_file)",
 }
 
 
@@ -96,16 +99,20 @@ _CLOSERS = {
     "_st_arrow_line": _CLOSE_LINE,
     "_st_standalone": _CLOSE_LINE_OR_TAG,  # other text on the line makes it prose
 }
-_BLANKS_AND_OPENERS = frozenset(" \t>{[~`")
-_PROSE_LINE = re.compile(r"[ \t]*+[>{\[~`]")
-_PROSE_LINES = re.compile(r"\n[ \t]*+[>{\[~`]")
+# Phi-4-mini's `functools[` opens a call at a line start too, or its start cut by the chunk's end
+_FUNCTOOLS = "functools"
+_FUNCTOOLS_PARTIAL = r"f(?:u(?:n(?:c(?:t(?:o(?:o(?:l(?:s)?)?)?)?)?)?)?)?"
+_LINE_OPENER = r"[ \t]*+(?:[>{\[~`]|functools\[|" + _FUNCTOOLS_PARTIAL + r"\Z)"
+_BLANKS_AND_OPENERS = frozenset(" \t>{[~`f")
+_PROSE_LINE = re.compile(_LINE_OPENER)
+_PROSE_LINES = re.compile(r"\n" + _LINE_OPENER)
 _FENCE_LINE = re.compile(r"[ \t]*+[~`]")
 _FENCE_LINES = re.compile(r"\n[ \t]*+[~`]")
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
-_LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,})")
-_LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2})?")
+_LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,}|functools\[)")
+_LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
 _ARROW_NEXT_PARTIAL = re.compile(r"[ \t]*(?:`{1,2}|~{1,2}|\r)?")
-_NL_TAIL = re.compile(r"[ \t]*(?:>{1,2})?")
+_NL_TAIL = re.compile(r"[ \t]*(?:>{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
 _WORD = re.compile(r"[\w.-]*")
 _WS = re.compile(r"\s*")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\r?\n)*")
@@ -255,6 +262,7 @@ class StreamingCallParser:
         "_content",
         "_delimited",
         "_delimited_re",
+        "_edit_path",
         "_eof",
         "_finished",
         "_items",
@@ -299,6 +307,7 @@ class StreamingCallParser:
         self._buf = ""
         self._pos = 0
         self._prev = "\n"
+        self._edit_path = ""  # the file of the last SEARCH/REPLACE block
         self._eof = False
         self._finished = False
         self._items: list[Item] = []
@@ -321,7 +330,7 @@ class StreamingCallParser:
             r"`[^`\n]{1,900}`(?!`)|`|<(?:tool[\s:>_]|function=|\|python_tag\|>"
             + (f"|(?:{element})>" if element else "")
             + "".join("|" + re.escape(lit[1:]) for lit in openings)
-            + r")|\[TOOL_CALLS\]|\n(?=[ \t]*(?:>>>|[{\[~`]))"
+            + r")|\[TOOL_CALLS\]|\n(?=[ \t]*(?:>>>|[{\[~`]|functools\[))"
         )
         self._lt_literals = ["<tool_", "<tool:", "<tool>", "<function=", _PYTHON_TAG, *openings]
         self._lt_literals += [f"<{name}>" for name in names if _XML_NAME.fullmatch(name)]
@@ -662,6 +671,14 @@ class StreamingCallParser:
             return self._at_fence(m)
         if tok == ">>>":
             return self._at_arrow()
+        if tok[0] == "f":  # Phi-4-mini: `functools[` and a JSON list of calls, alone on its line
+            self._prose_to(s)
+            k = self._start("phi4", self._st_json)
+            k.syntax, k.after, k.strict = "phi4_mini", "standalone", False
+            if not self._take(s + len(_FUNCTOOLS)):
+                return True
+            k.value_start = self._acc_n
+            return True
         if tok == "{":
             got = self._classify(_CALL_PREFIX, _CALL_VIABLE, s)
             if got is ...:
@@ -1730,6 +1747,13 @@ class StreamingCallParser:
         if mode == "plain" and _inline_code(run, info):
             return None
         lang = _fence_lang(info)
+        if mode == "plain" and nl >= 0 and "edit_file" in self._tools:
+            seg = buf[nl + 1 : nl + 1 + _WINDOW]
+            edit = opens_edit(seg, self._eof or len(seg) >= _WINDOW)
+            if edit is None:
+                return False
+            if edit:
+                mode = "edit"
         if mode == "plain" and lang in _CALL_FENCE_LANGS:
             mode = "call"
         if mode == "plain":
@@ -1739,7 +1763,12 @@ class StreamingCallParser:
         else:
             # constructs start after the indentation, however the indentation arrived
             self._prose_to(m.start(1))
+            path = ""
+            if mode == "edit":  # Aider names the file on the line before the fence
+                self._say()
+                path = clean_path(self._content.last_line()) or self._edit_path
             k = self._start("fence", self._st_fence)
+            k.name = path
         _set_fence(k, run, lang, mode)
         end = nl + 1 if nl >= 0 else m.end()
         k.body_ls = nl >= 0
@@ -1861,6 +1890,14 @@ class StreamingCallParser:
             return True
         if k.mode == "run":
             self._arrow_command(body.strip(), text)
+            return True
+        if k.mode == "edit":
+            for found in read_edits(body, k.name or ""):
+                if isinstance(found, Failed):
+                    self._error(found.message, text)
+                    continue
+                self._edit_path = found.arguments["path"]
+                self._call(found.name, found.arguments, "aider", text)
             return True
         self._resolve_call_fence(k, body, text)
         return True
@@ -2057,6 +2094,8 @@ def _what(k: _Construct) -> str:
         return f'<tool name="{k.name}">' if k.name else "<tool>"
     if k.kind == "hermes":
         return "<tool_call>"
+    if k.kind == "fence" and k.mode == "edit":
+        return "SEARCH/REPLACE block"
     if k.kind == "fence":
         return f"```{k.lang}" if k.lang else "fenced block"
     if k.kind == "arrow":
@@ -2071,4 +2110,6 @@ def _what(k: _Construct) -> str:
 def _expected(k: _Construct) -> str:
     if k.kind == "mistral":
         return '[TOOL_CALLS][{"name": "NAME", "arguments": {…}}] or ' + EXPECTED
+    if k.kind == "phi4":
+        return 'functools[{"name": "NAME", "arguments": {…}}] or ' + EXPECTED
     return EXPECTED

@@ -1,0 +1,103 @@
+"""Aider's SEARCH/REPLACE edit blocks: the file's path, then a fence holding the edit.
+
+    mathweb/flask/app.py
+    ```python
+    <<<<<<< SEARCH
+    from flask import Flask
+    =======
+    import math
+    from flask import Flask
+    >>>>>>> REPLACE
+    ```
+
+Each block is an `edit_file` call: `search` and `replace` are the sections' lines, line ends
+included. A fence may hold several blocks, with a path line before a block to change the
+file; a block with no path of its own edits the file of the block before it. Written by
+models prompted by Aider's `diff` edit format (Claude, GPT-4o, DeepSeek, Qwen and most models
+people use with Aider).
+
+This syntax does not fit `Syntax`: it opens with a path line and a fence, not a literal, so the
+streaming driver reads it where it reads fences.
+"""
+
+from __future__ import annotations
+
+import re
+
+from toolgate.calls.syntaxes.base import Failed, Found
+
+NAME = "aider"
+EXAMPLE = (
+    "path/to/file.py\n```python\n<<<<<<< SEARCH\nold lines\n=======\nnew lines\n"
+    ">>>>>>> REPLACE\n```"
+)
+_HEAD = re.compile(r"<{5,9} SEARCH>?[ \t]*\r?\n?")
+_DIVIDER = re.compile(r"={5,9}[ \t]*\r?\n?")
+_UPDATED = re.compile(r">{5,9} REPLACE[ \t]*\r?\n?")
+# A fence is an edit when its first body line is the head. (Aider's `diff-fenced` form, with
+# the path as that first line, is not read: waiting for every fence's first line to end costs
+# the 16-byte streaming figure more than its target allows.)
+_OPENING = re.compile(r"<{5,9} SEARCH>?[ \t]*\r?\n")
+_HEAD_PREFIX = re.compile(r"<{0,9}(?: (?:S(?:E(?:A(?:R(?:C(?:H>?[ \t]*\r?)?)?)?)?)?)?)?")
+
+
+def opens_edit(seg: str, final: bool) -> bool | None:
+    """Whether a fence whose body starts with `seg` is an edit block; None while undecided.
+
+    `final`: no more text will come, or `seg` is as long as the look-ahead.
+    """
+    if _OPENING.match(seg):
+        return True
+    if final:
+        return False
+    return None if "\n" not in seg and _HEAD_PREFIX.fullmatch(seg) else False
+
+
+def clean_path(line: str) -> str:
+    """A path as Aider's models write it on its own line: without `#`, `*`, backticks or `:`."""
+    path = line.strip().rstrip(":").lstrip("#").strip().strip("`*").strip()
+    return "" if not path or any(c.isspace() for c in path) else path
+
+
+def read_edits(body: str, path: str) -> list[Found | Failed]:
+    """The `edit_file` calls in a fence's body; `path` is the file named before the fence."""
+    lines = body.splitlines(keepends=True)
+    out: list[Found | Failed] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            i += 1
+            continue
+        if not _HEAD.fullmatch(line):
+            if i + 1 < len(lines) and _HEAD.fullmatch(lines[i + 1]) and clean_path(line):
+                path = clean_path(line)
+                i += 1
+                continue
+            out.append(_failure(f"unexpected text {line.strip()[:60]!r} outside a block"))
+            return out
+        j = i + 1
+        while j < len(lines) and not _DIVIDER.fullmatch(lines[j]):
+            j += 1
+        k = j + 1
+        while k < len(lines) and not _UPDATED.fullmatch(lines[k]):
+            k += 1
+        if k >= len(lines):
+            missing = "=======" if j >= len(lines) else ">>>>>>> REPLACE"
+            out.append(_failure(f"the fence closed before {missing}; nothing was run"))
+            return out
+        search, replace = "".join(lines[i + 1 : j]), "".join(lines[j + 1 : k])
+        if not path:
+            out.append(_failure("no file path on the line before the fence"))
+        elif not search:
+            out.append(
+                _failure(f"an empty SEARCH section for {path}; write a new file with write_file")
+            )
+        else:
+            out.append(Found("edit_file", {"path": path, "search": search, "replace": replace}))
+        i = k + 1
+    return out
+
+
+def _failure(message: str) -> Failed:
+    return Failed(f"{NAME}: {message}; expected {EXAMPLE}")
