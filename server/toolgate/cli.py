@@ -174,7 +174,14 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_RUN_FAILED
 
 
-async def _run_async(root: Path, config: Any, task: str, approve: str, json_lines: bool) -> int:
+async def _run_async(
+    root: Path,
+    config: Any,
+    task: str,
+    approve: str,
+    json_lines: bool,
+    endpoint: Any = None,
+) -> int:
     from toolgate.agent.events import EventBus
     from toolgate.review.reviewer import AutoReviewer, DenyReviewer
     from toolgate.session import RunSetup, create_run, resolve_endpoint
@@ -188,7 +195,8 @@ async def _run_async(root: Path, config: Any, task: str, approve: str, json_line
     reviewer = {"ask": TerminalReviewer, "auto": AutoReviewer, "deny": DenyReviewer}[approve](
         workspace
     )
-    endpoint = await resolve_endpoint(config, lambda m: print(m, file=sys.stderr))
+    if endpoint is None:
+        endpoint = await resolve_endpoint(config, lambda m: print(m, file=sys.stderr))
     try:
         setup = RunSetup(root=root, config=config, reviewer=reviewer, bus=bus)
         run = await create_run(setup, task, endpoint)
@@ -203,18 +211,56 @@ async def _run_async(root: Path, config: Any, task: str, approve: str, json_line
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from toolgate.demo import DEMO_TASK, make_workspace, summary
+    import tempfile
 
-    root = make_workspace()
-    print(f"toolgate demo: a throw-away project in {root}", file=sys.stderr)
-    print(f"toolgate demo: the task — {DEMO_TASK}\n", file=sys.stderr)
-    args.task = DEMO_TASK
-    args.workspace = str(root)
+    from toolgate.config import ConfigError, load_config
+    from toolgate.session import SetupError
+
     args.profile = None
-    args.json = False
-    code = _run(args)
+    try:
+        # The demo project has no settings of its own: the person's and the flags' only.
+        with tempfile.TemporaryDirectory(prefix="toolgate-demo-config-") as empty:
+            config = load_config(Path(empty), overrides=_overrides(args))
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return asyncio.run(_demo_async(args, config))
+    except SetupError as exc:
+        print(f"toolgate demo: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("toolgate demo: interrupted", file=sys.stderr)
+        return EXIT_RUN_FAILED
+
+
+async def _demo_async(args: argparse.Namespace, config: Any) -> int:
+    from toolgate.demo import DEMO_TASK, make_workspace, model_unreachable, summary
+    from toolgate.session import resolve_endpoint
+
+    # The model first: a demo that cannot reach one stops before it makes anything.
+    endpoint = await resolve_endpoint(config, lambda m: print(m, file=sys.stderr))
+    try:
+        problem = await model_unreachable(endpoint.base_url, config.api_key)
+        if problem is not None:
+            print(f"toolgate demo: {problem}", file=sys.stderr)
+            return EXIT_RUN_FAILED
+        root = make_workspace()
+        print(f"toolgate demo: a throw-away project in {root}", file=sys.stderr)
+        print(f"toolgate demo: the task — {DEMO_TASK}\n", file=sys.stderr)
+        code = await _run_async(root, config, DEMO_TASK, args.approve, False, endpoint)
+    finally:
+        if endpoint.close is not None:
+            await endpoint.close()
     print("\n" + summary(root), file=sys.stderr)
-    print(f"toolgate demo: the run log is in {root / '.toolgate' / 'runs'}", file=sys.stderr)
+    runs = root / ".toolgate" / "runs"
+    if runs.is_dir() and any(runs.iterdir()):
+        print(f"toolgate demo: the run log is in {runs}", file=sys.stderr)
+    if code != EXIT_OK:
+        print("toolgate demo: the run did not complete (see its last line above)", file=sys.stderr)
     return code
 
 

@@ -373,6 +373,7 @@ class ToolgateServer(LanguageServer):
                 except Exception:
                     token = None
             await self._confirm_trust(root, config)
+            await self._forget_ended_local_model()
             try:
                 if self.endpoint is None or config.base_url:
                     endpoint = await resolve_endpoint(config, self.log)
@@ -411,6 +412,8 @@ class ToolgateServer(LanguageServer):
                 return
             outcome = await self.run.run()
             await self.run.model.close()
+            if outcome.status == "failed":
+                await self._forget_ended_local_model()
             if outcome.status not in ("completed", "cancelled"):
                 self.log(
                     f"run {run_id} {outcome.status}: {outcome.reason}", types.MessageType.Warning
@@ -451,6 +454,25 @@ class ToolgateServer(LanguageServer):
             if token is not None:
                 self._progress_token = None
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+
+    async def _forget_ended_local_model(self) -> None:
+        """Say so once if the kept embedded model server has ended; the next run starts another.
+
+        The person sees the one line that names the signal and the log, and the server stays up.
+        """
+        if self.endpoint is None:
+            return
+        from toolgate.model.local import exit_report_for
+
+        report = await exit_report_for(self.endpoint.base_url, wait=0)
+        if report is None:
+            return
+        endpoint, self.endpoint = self.endpoint, None
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=f"Toolgate: {report}")
+        )
+        if endpoint.close is not None:
+            await endpoint.close()
 
     async def _confirm_trust(self, root: Path, config: Config) -> None:
         from toolgate.trust import TrustStore
