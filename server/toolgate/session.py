@@ -57,6 +57,9 @@ class Endpoint:
     # "auto"): the embedded model calls tools far more reliably through the text protocol.
     preferred_mode: str | None = None
     small_model: bool = False  # short prompts: a compact tool list and a short role
+    # Builds a grammar (GBNF) from the offered tools that the endpoint constrains text-mode
+    # answers with (the embedded model: prose or one well-formed tool block).
+    grammar: Callable[[list[dict[str, Any]]], str] | None = None
 
 
 @dataclass
@@ -117,6 +120,7 @@ async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> End
         server.stop,
         preferred_mode="text",
         small_model=True,
+        grammar=server.tool_grammar if server.constrained else None,
     )
 
 
@@ -262,6 +266,8 @@ async def _assemble(
         calling = replace(calling, mode=endpoint.preferred_mode)
     if endpoint.small_model:
         calling = replace(calling, compact_prompt=True)
+    if endpoint.grammar is not None and calling.mode == "text":
+        settings.extra_body = {"grammar": endpoint.grammar(registry.openai_tools())}
     limits = RunLimits(
         max_steps=config.limits.max_steps,
         max_llm_calls=config.limits.max_llm_calls,

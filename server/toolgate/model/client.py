@@ -75,6 +75,8 @@ class ModelSettings:
     max_tokens: int | None = None
     timeout_seconds: float = 600.0
     max_retries: int = 1
+    # Fields the endpoint reads beyond the OpenAI API (the embedded model's `grammar`).
+    extra_body: dict[str, Any] | None = None
 
 
 class OpenAIChatModel:
@@ -112,6 +114,8 @@ class OpenAIChatModel:
             request["temperature"] = self.settings.temperature
         if self.settings.max_tokens is not None:
             request["max_tokens"] = self.settings.max_tokens
+        if self.settings.extra_body:
+            request["extra_body"] = dict(self.settings.extra_body)
         return request
 
     async def stream(

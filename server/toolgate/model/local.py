@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from toolgate.model.local_assets import (
     MODEL_NAME,
@@ -37,6 +38,8 @@ DEFAULT_N_CTX = 8192
 DEFAULT_STARTUP_TIMEOUT = 120.0
 # Seconds the server gets between SIGTERM and SIGKILL.
 STOP_GRACE_SECONDS = 5.0
+# Set to "off" to let the embedded model write freely instead of through the tool grammar.
+GRAMMAR_ENV = "TOOLGATE_LOCAL_GRAMMAR"
 # How long a failed request waits for a dying server to be reaped before blaming the transport.
 EXIT_WAIT_SECONDS = 3.0
 REINSTALL_HINT = "reinstall with scripts/install-local-model.sh"
@@ -81,6 +84,7 @@ class LocalModelServer:
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
         progress: ProgressFn | None = None,
         extra_args: Sequence[str] = (),
+        constrained: bool | None = None,
     ) -> None:
         """Configure the server; nothing runs until start().
 
@@ -89,7 +93,8 @@ class LocalModelServer:
         None uses half the cores (see default_threads). model_path: a GGUF to serve instead of
         the assembled default model.
         cache_dir: where the model is assembled; log_dir: where the server's output goes
-        (default ~/.cache/toolgate/logs).
+        (default ~/.cache/toolgate/logs). constrained: whether text-mode answers go through
+        the tool grammar (local_grammar); None reads TOOLGATE_LOCAL_GRAMMAR (default on).
         """
         self.chat_format = chat_format
         self.n_ctx = n_ctx
@@ -100,6 +105,9 @@ class LocalModelServer:
         self.startup_timeout = startup_timeout
         self.progress = progress
         self.extra_args = tuple(extra_args)
+        if constrained is None:
+            constrained = os.environ.get(GRAMMAR_ENV, "on").strip().lower() not in ("off", "0")
+        self.constrained = constrained
         self.port: int | None = None
         self.log_path: Path | None = None
         self.startup_seconds: float | None = None
@@ -165,6 +173,12 @@ class LocalModelServer:
         else:
             how = f"exit code {code}"
         return f"the local model server exited with {how} — log: {self.log_path}; {REINSTALL_HINT}"
+
+    def tool_grammar(self, tools: list[dict[str, Any]]) -> str:
+        """The grammar that lets this model answer in prose or one well-formed tool block."""
+        from toolgate.model.local_grammar import tool_grammar
+
+        return tool_grammar(tools)
 
     # --- lifecycle ------------------------------------------------------------------------
 
