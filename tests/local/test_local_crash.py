@@ -6,6 +6,7 @@ their child processes and sends it SIGSEGV, as a runtime built for another CPU w
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from tests.lsp.conftest import start_editor
 from tests.support.processes import alive
 
@@ -110,6 +112,18 @@ def test_a_run_whose_local_server_dies_fails_with_one_plain_line(repo: Path) -> 
     assert "cannot reach the model" not in err
 
 
+async def _ask_when_idle(editor: Any, timeout: float = 120.0) -> str:
+    """Ask again once the server has finished tidying up after the last run."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return str((await editor.command("toolgate.ask", {"task": TASK}))["runId"])
+        except JsonRpcInvalidParams as exc:
+            if "already active" not in str(exc) or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
+
+
 async def test_the_language_server_reports_the_crash_and_the_next_ask_restarts_it(
     repo: Path,
 ) -> None:
@@ -143,7 +157,7 @@ async def test_the_language_server_reports_the_crash_and_the_next_ask_restarts_i
         assert len(shown) == 1 and shown[0].startswith("Toolgate: the local model server")
 
         # The server is still up, and the next ask starts a new local model server.
-        second = (await editor.command("toolgate.ask", {"task": TASK}))["runId"]
+        second = await _ask_when_idle(editor)
         assert second != first
         restarted = _local_server_under(server_pid)
         assert restarted != crashed and alive(restarted)
