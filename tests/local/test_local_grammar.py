@@ -12,7 +12,7 @@ import pytest
 from toolgate.calls.parser import parse_text
 from toolgate.calls.prompt import compact_instructions
 from toolgate.model.local import LocalModelServer
-from toolgate.model.local_grammar import tool_grammar
+from toolgate.model.local_grammar import MAX_CALLS, tool_grammar
 from toolgate.tools.builtins import builtin_registry
 
 pytest.importorskip("llama_cpp", reason="the grammar converter ships with toolgate[local]")
@@ -26,7 +26,7 @@ def test_every_offered_tool_has_its_block_and_nothing_else_does() -> None:
     for name in SCHEMAS:
         assert f'"<tool name=\\"{name}\\" args>"' in grammar
     assert grammar.count("<tool name=") == len(SCHEMAS)
-    assert grammar.splitlines()[0] == "root ::= prose call?"
+    assert grammar.splitlines()[0] == f"root ::= prose (call prose){{0,{MAX_CALLS}}}"
     only_read = tool_grammar([t for t in TOOLS if t["function"]["name"] == "read_file"])
     assert only_read.count("<tool name=") == 1
 
@@ -34,7 +34,7 @@ def test_every_offered_tool_has_its_block_and_nothing_else_does() -> None:
 def test_building_the_grammar_does_not_load_the_native_runtime() -> None:
     code = (
         "import sys\n"
-        "from toolgate.model.local_grammar import tool_grammar\n"
+        "from toolgate.model.local_grammar import MAX_CALLS, tool_grammar\n"
         "from toolgate.tools.builtins import builtin_registry\n"
         "tool_grammar(builtin_registry().openai_tools())\n"
         "print(sorted(m for m in sys.modules if m.startswith('llama_cpp')))\n"
@@ -67,13 +67,17 @@ def _ask(server: LocalModelServer, task: str, grammar: str) -> str:
 
 
 @pytest.mark.local_model
-def test_the_model_writes_one_well_formed_call_and_stops(server: LocalModelServer) -> None:
-    text = _ask(server, 'Step 1: call read_file with path "README.md".', tool_grammar(TOOLS))
+def test_the_model_writes_only_well_formed_calls(server: LocalModelServer) -> None:
+    task = (
+        'Step 1: call read_file with path "README.md". '
+        'Step 2: call edit_file with path "README.md", search "# calc" and replace "# calculator".'
+    )
+    text = _ask(server, task, tool_grammar(TOOLS))
     parsed = parse_text(text, SCHEMAS)
     assert parsed.errors == [], text
-    assert len(parsed.calls) == 1, text
-    assert parsed.calls[0].name in SCHEMAS
-    assert text.rstrip().endswith("</tool>"), text
+    assert 1 <= len(parsed.calls) <= MAX_CALLS, text
+    assert parsed.calls[0].name == "read_file", text
+    assert all(call.name in SCHEMAS for call in parsed.calls)
 
 
 @pytest.mark.local_model

@@ -2,10 +2,13 @@
 
 llama.cpp can restrict what a model writes to a GBNF grammar sent with each request
 (`llama_cpp.server` reads a `grammar` field). The grammar built here allows prose that opens no
-tag, optionally followed by exactly one block of the text protocol,
-`<tool name="NAME" args>{JSON}</tool>`, whose name is one of the offered tools and whose JSON
-follows that tool's parameter schema; nothing may follow the block. So a small model's calls are
-always well-formed, and it cannot write a `<tool_result>` of its own.
+tag, and up to MAX_CALLS blocks of the text protocol, `<tool name="NAME" args>{JSON}</tool>`, each
+naming one of the offered tools with JSON that follows that tool's parameter schema. So a small
+model's calls are always well-formed, and it cannot write a `<tool_result>` of its own.
+
+Several blocks are allowed because the small model plans a whole step-by-step task in one answer,
+and after a tool result it tends to declare the task done: with one block per answer, the
+explicit edit tasks of the evaluation stopped after their first call (docs/LOCAL_MODEL.md).
 
 The JSON-schema to GBNF conversion is llama-cpp-python's own (`llama_cpp/llama_grammar.py`), read
 as a plain Python file: importing the `llama_cpp` package would load the native runtime into this
@@ -26,10 +29,13 @@ from toolgate.model.local_assets import LocalModelError
 
 # Prose may hold "<" but never "<t": a tag that starts with "t" can only be the tool block.
 _PROSE = 'prose ::= ([^<] | "<" [^t])*'
+# Tool blocks allowed in one answer: enough for the demo's four steps, and a bound on a model that
+# would repeat a call until its token cap.
+MAX_CALLS = 4
 
 
 def tool_grammar(tools: Sequence[Mapping[str, Any]]) -> str:
-    """A GBNF grammar: prose, then at most one tool block for one of `tools` (OpenAI shapes)."""
+    """A GBNF grammar: prose and up to MAX_CALLS tool blocks of `tools` (OpenAI shapes)."""
     converter = _schema_converter()
     alternatives: list[str] = []
     for tool in tools:
@@ -46,7 +52,7 @@ def tool_grammar(tools: Sequence[Mapping[str, Any]]) -> str:
     if not alternatives:
         return f"root ::= prose\n{_PROSE}\n{grammar}"
     call = " | ".join(alternatives)
-    return f"root ::= prose call?\ncall ::= {call}\n{_PROSE}\n{grammar}"
+    return f"root ::= prose (call prose){{0,{MAX_CALLS}}}\ncall ::= {call}\n{_PROSE}\n{grammar}"
 
 
 def _schema_converter() -> Any:
