@@ -16,6 +16,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from toolgate.agent.policy import Decision, Policy
+from toolgate.calls.writing import PROMPT_SYNTAXES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -106,6 +107,7 @@ SCHEMA: dict[str, Any] = {
                 "allow_deprecated_syntax": {"type": "boolean"},
                 "final_answer_tool": {"type": "boolean"},
                 "compact_prompt": {"type": "boolean"},
+                "text_syntax": {"enum": list(PROMPT_SYNTAXES)},
                 "retention": {
                     "type": "object",
                     "additionalProperties": False,
@@ -143,6 +145,7 @@ class ToolCalling:
     allow_deprecated_syntax: bool = True
     final_answer_tool: bool = True
     compact_prompt: bool = False  # short tool list and examples, for small local models
+    text_syntax: str = "tag"  # the call format the text-mode prompt asks for
     store_raw_tool_output: bool = False
     max_output_bytes: int = 16_000
 
@@ -190,7 +193,6 @@ class Config:
     allowed_commands: list[str] = field(default_factory=lambda: list(DEFAULT_ALLOWED_COMMANDS))
     limits: Limits = field(default_factory=Limits)
     tool_calling: ToolCalling = field(default_factory=ToolCalling)
-    base_url_source: str | None = None  # which file or flag set base_url
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → table
     pending_trust: list[TrustItem] = field(default_factory=list)
 
@@ -225,9 +227,10 @@ def _read_toml(path: Path, table: tuple[str, ...] = ()) -> dict[str, Any] | None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     for name in table:
-        doc = doc.get(name)
-        if not isinstance(doc, dict):
+        inner = doc.get(name)
+        if not isinstance(inner, dict):
             return None
+        doc = inner
     return doc
 
 
@@ -256,12 +259,12 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
         config.model = model["name"]
     if "base_url" in model:
         if trusted:
-            config.base_url, config.base_url_source = model["base_url"], source
+            config.base_url = model["base_url"]
         else:
             config.pending_trust.append(
                 TrustItem("base_url", "model.base_url", model["base_url"], source)
             )
-            config.base_url, config.base_url_source = model["base_url"], source
+            config.base_url = model["base_url"]
     if "api_key_env" in model and trusted:
         config.api_key = os.environ.get(model["api_key_env"]) or config.api_key
     for key, attr in (
@@ -363,7 +366,7 @@ def load_config(
         _check(doc, str(path))
         _apply(config, doc, str(path), trusted=False)
     if env.get("OPENAI_BASE_URL"):
-        config.base_url, config.base_url_source = env["OPENAI_BASE_URL"], "OPENAI_BASE_URL"
+        config.base_url = env["OPENAI_BASE_URL"]
         config.pending_trust = [t for t in config.pending_trust if t.kind != "base_url"]
     if env.get("OPENAI_API_KEY"):
         config.api_key = env["OPENAI_API_KEY"]

@@ -8,7 +8,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -34,8 +34,15 @@ from toolgate.calls.prompt import (
     format_tool_result,
     text_mode_instructions,
 )
+from toolgate.calls.reading import parser_for
 from toolgate.config import ToolCalling
-from toolgate.model.client import ChatModel, ModelError, NativeCall, ToolsRejected
+from toolgate.model.client import (
+    ChatModel,
+    ModelError,
+    NativeCall,
+    OpenAIChatModel,
+    ToolsRejected,
+)
 from toolgate.model.modes import AUTO, NATIVE, TEXT, ModeMemory
 from toolgate.records import ToolCall, ToolResult
 from toolgate.review.reviewer import Reviewer
@@ -138,7 +145,6 @@ class _Stop(Exception):
 class _Turn:
     text: str = ""
     native: list[NativeCall] = field(default_factory=list)
-    parsed: list[ToolCall] = field(default_factory=list)
     errors: list[CallParseError] = field(default_factory=list)
     outcomes: list[tuple[ToolCall, GateOutcome]] = field(default_factory=list)
     views: list[ToolResult] = field(default_factory=list)  # each result as the model reads it
@@ -180,6 +186,7 @@ class AgentRun:
         self.bus.redactor.extend(self.redact)
         self.metrics = Metrics()
         self.memory = mode_memory or ModeMemory(ctx.workspace.root)
+        self._learn_tool_streaming()
         self.mode = self._initial_mode()
         self.base_prompt = system_prompt
         self.gate = Gate(
@@ -215,6 +222,17 @@ class AgentRun:
         # What the run holds open for its tools (MCP sessions): released when it ends.
         self._cleanups = list(cleanups)
 
+    def _learn_tool_streaming(self) -> None:
+        """Let the client skip streaming where the endpoint was found to need it, and learn it."""
+        model = self.model
+        if not isinstance(model, OpenAIChatModel):
+            return  # the embedded model and tests' fakes stream no tools over HTTP
+        base_url, name = model.base_url, model.model
+        model.stream_tools = self.memory.streams_tools(base_url, name)
+        model.on_no_tool_streaming = lambda why: self.memory.remember_no_tool_streaming(
+            base_url, name, why
+        )
+
     def _initial_mode(self) -> str:
         if not self.calling.enabled:
             return "off"
@@ -231,7 +249,7 @@ class AgentRun:
 
     async def run(self) -> RunOutcome:
         """Run to the end; never raises for the run's own failures."""
-        self._task = asyncio.current_task()  # type: ignore[assignment]
+        self._task = asyncio.current_task()
         started = time.monotonic()
         self.bus.emit(
             RUN_STARTED,
@@ -294,7 +312,9 @@ class AgentRun:
         if self.mode == TEXT and self.calling.compact_prompt:
             return self.base_prompt + "\n" + compact_instructions(self._tool_list(text=True))
         if self.mode == TEXT:
-            return self.base_prompt + "\n" + text_mode_instructions(self._tool_list(text=True))
+            tools = self._tool_list(text=True)
+            syntax = self.calling.text_syntax
+            return self.base_prompt + "\n" + text_mode_instructions(tools, syntax)
         return self.base_prompt
 
     def _tool_list(self, *, text: bool = False) -> list[dict[str, Any]]:
@@ -524,10 +544,7 @@ class AgentRun:
         return None
 
     def _parser(self) -> StreamingCallParser:
-        return StreamingCallParser(
-            self.registry.argument_schemas(),
-            allow_deprecated_syntax=self.calling.allow_deprecated_syntax,
-        )
+        return parser_for(self.registry.argument_schemas(), self.calling)
 
     def _text_items(
         self,
@@ -618,8 +635,3 @@ class AgentRun:
         if outcome.result.success:
             self._seen.add(key)  # a failed or refused call may fairly be tried again
         return outcome
-
-
-async def collect(stream: AsyncIterator[Any]) -> list[Any]:
-    """Drain an async iterator (a small helper for tests and front ends)."""
-    return [item async for item in stream]

@@ -7,67 +7,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolgate.calls.parser import parse_text
-
-
-def _obj(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
-
-
-_PATH = {"type": "string"}
-
-# Used only when the tool registry cannot be imported; mirrors the built-in tools' arguments.
-_FALLBACK_SCHEMAS: dict[str, dict[str, Any]] = {
-    "run_tests": _obj(
-        {
-            "command": {"type": "string", "default": "pytest -q --tb=short"},
-            "cwd": {**_PATH, "default": "."},
-        },
-        [],
-    ),
-    "read_file": _obj({"path": _PATH}, ["path"]),
-    "write_file": _obj({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
-    "list_directory": _obj(
-        {"path": {**_PATH, "default": "."}, "recursive": {"type": "boolean", "default": False}},
-        [],
-    ),
-    "git_status": _obj({}, []),
-    "git_add": _obj({"files": {"type": "array", "items": {"type": "string"}}}, ["files"]),
-    "git_commit": _obj({"message": {"type": "string"}}, ["message"]),
-    "search_code": _obj(
-        {
-            "pattern": {"type": "string"},
-            "path": {**_PATH, "default": "."},
-            "glob": {"type": "string"},
-        },
-        ["pattern"],
-    ),
-    "edit_file": _obj(
-        {"path": _PATH, "search": {"type": "string"}, "replace": {"type": "string"}},
-        ["path", "search", "replace"],
-    ),
-    "run_command": _obj(
-        {"command": {"type": "string"}, "cwd": {**_PATH, "default": "."}}, ["command"]
-    ),
-}
+from toolgate.calls.parser import read_whole
+from toolgate.calls.reading import ReadingSettings, parser_for
 
 
 def default_tool_schemas() -> dict[str, dict[str, Any]]:
     """Tool name → argument schema of the built-in tools."""
-    try:
-        from toolgate.tools.builtins import builtin_registry
+    # Imported here: the text protocol sits below the tools and must load without them.
+    from toolgate.tools.builtins import builtin_registry
 
-        schemas = builtin_registry().argument_schemas()
-        if schemas:
-            return {name: dict(schema) for name, schema in schemas.items()}
-    except Exception:  # noqa: BLE001 - any failure here means "use the copy below"
-        pass
-    return {name: dict(schema) for name, schema in _FALLBACK_SCHEMAS.items()}
+    return builtin_registry().argument_schemas()
 
 
 def schemas_from_tools(tools: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -95,12 +44,14 @@ def load_tools_file(path: str) -> dict[str, dict[str, Any]]:
 
 
 def calls_parse_main(
-    stdin_text: str, tools_file: str | None, allow_deprecated: bool
+    stdin_text: str, tools_file: str | None, settings: ReadingSettings
 ) -> tuple[dict[str, Any], int]:
-    """The JSON for `toolgate calls parse`, and the exit code (2 when the tools file is bad)."""
+    """The JSON for `toolgate calls parse`, and the exit code (2 when the tools file is bad).
+
+    `settings` are the config's `tool_calling`: the text is read exactly as a run reads it.
+    """
     try:
         tools = load_tools_file(tools_file) if tools_file else default_tool_schemas()
     except (OSError, ValueError) as exc:
         return {"error": f"cannot read tools file {tools_file}: {exc}"}, 2
-    result = parse_text(stdin_text, tools, allow_deprecated_syntax=allow_deprecated)
-    return result.to_json(), 0
+    return read_whole(parser_for(tools, settings), stdin_text).to_json(), 0

@@ -52,17 +52,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EVENT = "toolgate/event"
-COMMANDS = [
-    "toolgate.ask",
-    "toolgate.acceptProposal",
-    "toolgate.rejectProposal",
-    "toolgate.acceptAll",
-    "toolgate.listProposals",
-    "toolgate.cancel",
-    "toolgate.runTests",
-    "toolgate.fixFailure",
-    "toolgate.reportDiagnostics",
-]
 
 
 class ToolgateServer(LanguageServer):

@@ -28,6 +28,7 @@ from toolgate.model.local_assets import (
     ensure_model_file,
     local_runtime_available,
 )
+from toolgate.runner.process import end_process_group
 
 __all__ = ["LocalModelError", "LocalModelServer", "exit_report_for"]
 
@@ -248,7 +249,7 @@ class LocalModelServer:
             _live.discard(self)
             if process is None:
                 return
-            _end_process_group(process)
+            end_process_group(process, grace=STOP_GRACE_SECONDS)
         finally:
             self._stopping = False
 
@@ -430,28 +431,6 @@ def _prune_logs(folder: Path) -> None:
     for old in logs[KEEP_LOGS - 1 :]:
         with contextlib.suppress(OSError):
             old.unlink()
-
-
-def _end_process_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group, then SIGKILL it if it is still there after a grace period."""
-    if os.name != "posix":
-        process.terminate()
-        try:
-            process.wait(STOP_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(STOP_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        pass
-    # The group may hold children that outlive the leader; SIGKILL whatever is left.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
 
 
 @atexit.register
