@@ -29,6 +29,9 @@ fi
 say "installing toolgate with its test dependencies"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
 
+say "installing bubblewrap (the OS sandbox test runs and commands use)"
+bash scripts/apt-install.sh bubblewrap
+
 if [[ $quick == 0 ]]; then
     say "installing the embedded local model (first time: compiles for about 10 minutes)"
     PYTHON=.venv/bin/python bash scripts/install-local-model.sh

@@ -18,6 +18,9 @@ accept_all
 list_proposals
 run_tests
 report_diagnostics
+run_plan
+run_workflow
+scaffold_tool
 
 # pytest calls its hooks by name (the plugin that reports a run to Toolgate, and the tests' own).
 pytest_runtest_logreport
@@ -29,6 +32,7 @@ pytest_exception_interact
 session
 pytestmark
 _isolated_user_state
+_print_tally  # tests/security and tests/faults: prints the counts when the module ends
 
 # Context-manager arguments fixed by the protocol.
 exc_type

@@ -1,4 +1,4 @@
-"""The `toolgate` command: run | lsp | tools | calls | trust | mcp."""
+"""The `toolgate` command: run | lsp | tools | plan | workflow | calls | trust | demo | mcp."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolgate import __version__
+from toolgate import __version__, cli_tools
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -41,16 +41,12 @@ def _parser() -> argparse.ArgumentParser:
         help="how tools are offered to the model",
     )
     run.add_argument("--json", action="store_true", help="print events as JSON lines on stdout")
+    run.add_argument("--llm-log", metavar="FILE", help="write every model request and response")
 
     lsp = sub.add_parser("lsp", help="serve the language server (stdio by default)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
 
-    tools = sub.add_parser("tools", help="list or export the tool schemas")
-    tools_sub = tools.add_subparsers(dest="tools_command", required=True)
-    export = tools_sub.add_parser("export", help="write .agent/tools/schemas.json")
-    export.add_argument("--workspace", default=".")
-    export.add_argument("--output", help="file to write (default .agent/tools/schemas.json)")
-    tools_sub.add_parser("list", help="print each tool and its gate default")
+    cli_tools.add_parsers(sub)
 
     calls = sub.add_parser("calls", help="the text protocol")
     calls_sub = calls.add_subparsers(dest="calls_command", required=True)
@@ -115,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         from toolgate.lsp.server import serve
 
         return serve(tcp=args.tcp)
-    if args.command == "tools":
-        return _tools(args)
+    if args.command in cli_tools.COMMANDS:
+        return cli_tools.main(args)
     if args.command == "calls":
         return _calls_parse(args)
     if args.command == "trust":
@@ -178,6 +174,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     approve = args.approve or ("ask" if sys.stdin.isatty() else "deny")
+    from toolgate.model.llm_log import enable_for
+
+    enable_for(root, getattr(args, "llm_log", None))
     try:
         return asyncio.run(_run_async(root, config, args.task, approve, args.json))
     except SetupError as exc:
@@ -279,30 +278,6 @@ async def _demo_async(args: argparse.Namespace, config: Any) -> int:
     if code != EXIT_OK:
         print("toolgate demo: the run did not complete (see its last line above)", file=sys.stderr)
     return code
-
-
-def _tools(args: argparse.Namespace) -> int:
-    from toolgate.tools.builtins import builtin_registry
-
-    registry = builtin_registry()
-    if args.tools_command == "export":
-        root = Path(args.workspace).resolve()
-        target = Path(args.output) if args.output else root / ".agent" / "tools" / "schemas.json"
-        registry.export(target)
-        print(f"wrote {len(registry.names())} tool schemas to {target}", file=sys.stderr)
-        return EXIT_OK
-    from toolgate.config import Config
-
-    policy = Config().policy()
-    for tool in registry:
-        decision = policy.decide(tool, command_allowed=True if tool.kind == "command" else None)
-        mark = "*" if tool.kind == "command" else " "
-        print(f"{tool.name:16} {decision.value:5}{mark} {tool.summary}")
-    print(
-        "* auto only for commands on the allow-list; any other command is asked for, "
-        "by its exact argv"
-    )
-    return EXIT_OK
 
 
 def _trust(args: argparse.Namespace) -> int:

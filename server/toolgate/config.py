@@ -17,6 +17,8 @@ from jsonschema import Draft202012Validator
 
 from toolgate.agent.policy import Decision, Policy
 from toolgate.calls.writing import PROMPT_SYNTAXES
+from toolgate.runner.sandbox import MODES as SANDBOX_MODES
+from toolgate.runner.sandbox import SandboxSettings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,6 +26,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 DEFAULT_ALLOWED_COMMANDS = ["pytest", "python -m pytest", "python3 -m pytest", "py.test"]
+# A plan's step under this coverage confidence is a gap (toolgate.planning), fail-closed.
+DEFAULT_MIN_CONFIDENCE = 0.6
 GATED_BY_DEFAULT = {"write_file", "edit_file", "git_add", "git_commit", "run_command"}
 
 
@@ -96,6 +100,29 @@ SCHEMA: dict[str, Any] = {
                     "additionalProperties": _MCP_SERVER,
                 },
             },
+        },
+        "planning": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "min_confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                "allow_capabilities": _STRINGS,
+                "deny_capabilities": _STRINGS,
+            },
+        },
+        "sandbox": {
+            # `sandbox = "required"` is short for `[sandbox] mode = "required"`.
+            "oneOf": [
+                {"enum": list(SANDBOX_MODES)},
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "mode": {"enum": list(SANDBOX_MODES)},
+                        "network": {"type": "boolean"},
+                    },
+                },
+            ]
         },
         "tool_calling": {
             "type": "object",
@@ -194,7 +221,10 @@ class Config:
     limits: Limits = field(default_factory=Limits)
     tool_calling: ToolCalling = field(default_factory=ToolCalling)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → table
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     pending_trust: list[TrustItem] = field(default_factory=list)
+    # [planning]: min_confidence, allow_capabilities, deny_capabilities (toolgate.planning).
+    planning: dict[str, Any] = field(default_factory=dict)
 
     def policy(self) -> Policy:
         """The gate's policy from these settings."""
@@ -314,9 +344,26 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
             config.pending_trust.append(
                 TrustItem("widening", f"mcp.servers.{name}", dict(server), source)
             )
+    _apply_sandbox(config, doc.get("sandbox"), source, trusted=trusted)
     limits = doc.get("limits", {})
     for key, value in limits.items():
         setattr(config.limits, key, value)
+    planning = doc.get("planning", {})
+    plan_now = config.planning
+    if "deny_capabilities" in planning:
+        denied = set(plan_now.get("deny_capabilities", [])) | set(planning["deny_capabilities"])
+        plan_now["deny_capabilities"] = sorted(denied)
+    if "min_confidence" in planning:
+        # A workspace may ask for more confidence, never for less.
+        current = plan_now.get("min_confidence", DEFAULT_MIN_CONFIDENCE)
+        if trusted or planning["min_confidence"] > current:
+            plan_now["min_confidence"] = planning["min_confidence"]
+    if "allow_capabilities" in planning:
+        wanted = list(planning["allow_capabilities"])
+        allowed = plan_now.get("allow_capabilities")
+        if allowed is not None and not trusted:
+            wanted = [c for c in wanted if c in allowed]  # can only narrow
+        plan_now["allow_capabilities"] = wanted
     calling = doc.get("tool_calling", {})
     for key, value in calling.items():
         if key == "retention":
@@ -324,6 +371,26 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
                 setattr(config.tool_calling, rkey, rvalue)
         else:
             setattr(config.tool_calling, key, value)
+
+
+# How much each sandbox mode confines: a workspace file may only raise it without a confirmation.
+_SANDBOX_STRENGTH = {"off": 0, "auto": 1, "required": 2}
+
+
+def _apply_sandbox(config: Config, table: Any, source: str, *, trusted: bool) -> None:
+    if table is None:
+        return
+    if isinstance(table, str):
+        table = {"mode": table}
+    mode = table.get("mode", config.sandbox.mode)
+    network = table.get("network", config.sandbox.network)
+    if not trusted and _SANDBOX_STRENGTH[mode] < _SANDBOX_STRENGTH[config.sandbox.mode]:
+        config.pending_trust.append(TrustItem("widening", "sandbox.mode", mode, source))
+        mode = config.sandbox.mode
+    if not trusted and network and not config.sandbox.network:
+        config.pending_trust.append(TrustItem("widening", "sandbox.network", True, source))
+        network = False
+    config.sandbox = SandboxSettings(mode=mode, network=network)
 
 
 def _widens(current: str | None, tool: str, decision: str) -> bool:
@@ -347,6 +414,10 @@ def apply_trust(config: Config, confirmed: set[str]) -> list[TrustItem]:
             config.allowed_commands.append(item.value)
         elif item.kind == "widening" and item.key.startswith("mcp.servers."):
             config.mcp_servers[item.key[12:]] = dict(item.value)
+        elif item.kind == "widening" and item.key == "sandbox.mode":
+            config.sandbox = SandboxSettings(mode=item.value, network=config.sandbox.network)
+        elif item.kind == "widening" and item.key == "sandbox.network":
+            config.sandbox = SandboxSettings(mode=config.sandbox.mode, network=bool(item.value))
     config.pending_trust = still
     return still
 

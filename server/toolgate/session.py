@@ -172,6 +172,7 @@ def activity_settings(config: Config, *, trusted: bool) -> ActivitySettings:
         command_timeout_seconds=config.limits.command_timeout_seconds,
         max_output_bytes=max(config.tool_calling.max_output_bytes, 64_000),
         trusted=trusted,
+        sandbox=config.sandbox,
     )
 
 

@@ -17,6 +17,7 @@ from toolgate.agent.events import (
     TOOL_CALL_EXECUTED,
     TOOL_CALL_PARSE_ERROR,
     TOOL_CALL_PROPOSED,
+    TOOL_PROGRESS,
     Event,
 )
 from toolgate.review.proposal import Proposal
@@ -191,6 +192,12 @@ class Printer:
             self._line(f"(tool calling switched to {f['mode']} mode: {f['reason']})", _DIM)
         elif event.type == NOTICE:
             self._line(f["message"], _DIM)
+        elif event.type == TOOL_PROGRESS:
+            self._line(f"  [{f['tool_name']}] {f['line']}", _DIM)
         elif event.type == RUN_FINISHED:
             reason = f" — {f['reason']}" if f.get("reason") else ""
             self._line(f"run {event.run_id} {f['status']}{reason}", _BOLD)
+            if f.get("done"):
+                self._line(f"  done: {', '.join(f['done'])}", _DIM)
+            if f.get("missing"):
+                self._line(f"  missing: {', '.join(f['missing'])}", _DIM)

@@ -14,6 +14,11 @@ carries `tools`), `repeat_name` (every tool-call delta repeats the function name
 message has content null), `chunk` (characters per streamed text delta), `empty_tool_stream`
 (a streamed request with `tools` gets an empty stream, or this text when it is a string, as
 llama-cpp-python's `chatml-function-calling` answers; without streaming it answers as scripted).
+
+Faults, per entry: `"headers"` adds headers to an HTTP error (`Retry-After`), `"sleep"` waits
+that many seconds before answering, `"cut_after"` closes a stream after that many tool-call
+argument pieces, `"piece"` sets the characters per argument delta (10); a call's
+`"arguments"` given as a string are sent as they are (not JSON).
 """
 
 from __future__ import annotations
@@ -119,9 +124,17 @@ class ScriptedModel:
                 entry = {"content": "(script exhausted)"}
         return entry(body) if callable(entry) else entry
 
-    def _json(self, handler: BaseHTTPRequestHandler, status: int, doc: dict[str, Any]) -> None:
+    def _json(
+        self,
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        doc: dict[str, Any],
+        headers: dict[str, str] | None = None,
+    ) -> None:
         data = json.dumps(doc).encode()
         handler.send_response(status)
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))
         handler.end_headers()
@@ -159,8 +172,15 @@ class ScriptedModel:
             self._stream(handler, stub, [])
             return
         entry = self._next(body)
+        if entry.get("sleep"):
+            time.sleep(entry["sleep"])
         if "status" in entry:
-            self._json(handler, entry["status"], {"error": {"message": entry.get("error", "")}})
+            self._json(
+                handler,
+                entry["status"],
+                {"error": {"message": entry.get("error", "")}},
+                entry.get("headers"),
+            )
             return
         calls = [
             {
@@ -174,7 +194,7 @@ class ScriptedModel:
         ]
         content = entry.get("content", "")
         if body.get("stream"):
-            self._stream(handler, content, calls)
+            self._stream(handler, content, calls, entry.get("cut_after"), entry.get("piece", 10))
         else:
             message: dict[str, Any] = {"role": "assistant", "content": content or None}
             if calls:
@@ -205,7 +225,12 @@ class ScriptedModel:
             )
 
     def _stream(
-        self, handler: BaseHTTPRequestHandler, content: str, calls: list[dict[str, Any]]
+        self,
+        handler: BaseHTTPRequestHandler,
+        content: str,
+        calls: list[dict[str, Any]],
+        cut_after: int | None = None,
+        piece_size: int = 10,
     ) -> None:
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
@@ -229,7 +254,8 @@ class ScriptedModel:
             send({"content": content[i : i + self.chunk]})
         for index, call in enumerate(calls):
             args = call["arguments"]
-            pieces = [args[i : i + 10] for i in range(0, len(args), 10)] or [""]
+            step = max(1, piece_size)
+            pieces = [args[i : i + step] for i in range(0, len(args), step)] or [""]
             for n, piece in enumerate(pieces):
                 fn: dict[str, Any] = {"arguments": piece}
                 if n == 0 or self.repeat_name:
@@ -239,6 +265,9 @@ class ScriptedModel:
                     tc["id"] = call["id"]
                     tc["type"] = "function"
                 send({"tool_calls": [tc]})
+                if cut_after is not None and n + 1 >= cut_after:
+                    handler.close_connection = True
+                    return  # the connection ends mid-call, as when a server dies
         send({}, "tool_calls" if calls else "stop")
         if not self.omit_done:
             handler.wfile.write(b"data: [DONE]\n\n")

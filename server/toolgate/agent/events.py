@@ -25,6 +25,7 @@ PROPOSAL_RESOLVED = "ProposalResolved"
 MODE_CHANGED = "ToolCallingModeChanged"
 TESTS_FINISHED = "TestsFinished"
 NOTICE = "notice"
+TOOL_PROGRESS = "ToolProgress"
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from toolgate.agent.events import (
     TOOL_CALL_DECIDED,
     TOOL_CALL_EXECUTED,
     TOOL_CALL_PROPOSED,
+    TOOL_PROGRESS,
     EventBus,
 )
 from toolgate.agent.policy import Decision, Policy
@@ -87,6 +88,12 @@ class Gate:
         self.bus = bus
         self.redact = redactor
         self.max_depth = max_depth
+        if ctx.on_progress is None:
+            # A tool's stderr reaches every front end as events, like the rest of the run.
+            ctx.on_progress = self._progress
+
+    def _progress(self, tool: str, line: str) -> None:
+        self.bus.emit(TOOL_PROGRESS, self.run_id, tool_name=tool, line=self.redact.text(line))
 
     @property
     def run_id(self) -> str:

@@ -47,6 +47,7 @@ from toolgate.model.modes import AUTO, NATIVE, TEXT, ModeMemory
 from toolgate.records import ToolCall, ToolResult
 from toolgate.review.reviewer import Reviewer
 from toolgate.tools.activity import ActivityContext
+from toolgate.tools.capabilities import operations_done
 from toolgate.tools.registry import ToolRegistry
 from toolgate.tools.schema import Tool
 
@@ -284,8 +285,15 @@ class AgentRun:
             )
         finally:
             self.runlog.set(answer=self.answer, tool_calling_mode=self.runlog_mode)
+            done = operations_done(self.runlog.doc["steps"], self.registry)
+            self.runlog.set(account={"done": done})
             self.bus.emit(
-                RUN_FINISHED, self.run_id, status=status, reason=reason, answer=self.answer
+                RUN_FINISHED,
+                self.run_id,
+                status=status,
+                reason=reason,
+                answer=self.answer,
+                done=done,
             )
             self.runlog.finish(status, reason, self.metrics.snapshot())
             await self.release()

@@ -36,6 +36,8 @@ class Policy:
             return Decision.DENY if explicit == Decision.DENY else Decision.ASK
         if tool.name in self.approvals:
             return self.approvals[tool.name]
+        if tool.gate is not None:
+            return Decision(tool.gate)
         if tool.kind == "read":
             return Decision.AUTO
         if tool.kind == "command":

@@ -34,11 +34,14 @@ from toolgate.agent.events import (
     TOOL_CALL_EXECUTED,
     TOOL_CALL_PARSE_ERROR,
     TOOL_CALL_PROPOSED,
+    TOOL_PROGRESS,
     Event,
     EventBus,
 )
 from toolgate.agent.redact import Redactor
 from toolgate.lsp.convert import failure_diagnostic, path_to_uri, uri_to_path
+from toolgate.lsp.planning import plan_actions
+from toolgate.lsp.planning import register as register_planning
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
 
 if TYPE_CHECKING:
@@ -274,6 +277,10 @@ class ToolgateServer(LanguageServer):
                 "decision": f["decision"],
             }
             self._progress_report(f"{f['tool_name']}: {'ok' if f['success'] else 'failed'}")
+        elif event.type == TOOL_PROGRESS:
+            # A tool's stderr: the chat view shows it, and so does the run's progress.
+            payload = {"type": "tool_progress", "tool": f["tool_name"], "line": f["line"]}
+            self._progress_report(f"{f['tool_name']}: {f['line'][:120]}")
         elif event.type == TOOL_CALL_PARSE_ERROR:
             payload = {
                 "type": "parse_error",
@@ -295,6 +302,8 @@ class ToolgateServer(LanguageServer):
                 "reason": f.get("reason"),
                 "answer": f.get("answer"),
             }
+            if "done" in f:  # a workflow's final account
+                payload.update(done=f["done"], missing=f.get("missing", []))
         if payload is not None:
             payload["runId"] = event.run_id
             self.notify(EVENT, payload)
@@ -532,6 +541,7 @@ class ToolgateServer(LanguageServer):
             resolve_executable(argv, root, root=root),
             cwd=root,
             timeout_seconds=config.limits.command_timeout_seconds,
+            sandbox=config.sandbox,
         )
         self.publish_test_failures(test_run)
         data = test_run.to_data()
@@ -543,6 +553,7 @@ class ToolgateServer(LanguageServer):
 
 
 server = ToolgateServer()
+register_planning(server)
 
 
 def _arg(args: Any, index: int, default: Any = None) -> Any:
@@ -679,6 +690,7 @@ def code_action(ls: ToolgateServer, params: types.CodeActionParams) -> list[type
                                 ),
                             )
                         )
+        actions += plan_actions(ls, real)
     for diagnostic in params.context.diagnostics:
         if diagnostic.source != "toolgate":
             continue

@@ -83,6 +83,8 @@ class ModelSettings:
     max_retries: int = 1
     # Fields the endpoint reads beyond the OpenAI API (the embedded model's `grammar`).
     extra_body: dict[str, Any] | None = None
+    # Structured output (`{"type": "json_schema", …}`) for callers that want one JSON answer.
+    response_format: dict[str, Any] | None = None
 
 
 class OpenAIChatModel:
@@ -101,12 +103,15 @@ class OpenAIChatModel:
         # must answer `initialize` long before any run needs it.
         import openai
 
+        from toolgate.model.llm_log import http_client
+
         self._client = openai.AsyncOpenAI(
             base_url=settings.base_url,
             # Local servers need no key, but the client insists on one.
             api_key=settings.api_key or "not-needed",
             timeout=settings.timeout_seconds,
             max_retries=settings.max_retries,
+            http_client=http_client(redact),  # None unless the LLM log is on
         )
 
     async def close(self) -> None:
@@ -131,6 +136,8 @@ class OpenAIChatModel:
             request["max_tokens"] = self.settings.max_tokens
         if self.settings.extra_body:
             request["extra_body"] = dict(self.settings.extra_body)
+        if self.settings.response_format is not None:
+            request["response_format"] = self.settings.response_format
         return request
 
     async def stream(

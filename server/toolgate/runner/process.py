@@ -10,11 +10,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from toolgate.runner.output import OutputCapture
+from toolgate.runner.sandbox import SandboxSettings, SandboxUnavailable, sandbox_command
 
 # Seconds a process group gets between SIGTERM and SIGKILL.
 TERM_GRACE_SECONDS = 2.0
@@ -45,6 +46,8 @@ class ProcessOutcome:
     output_size_bytes: int
     timed_out: bool
     duration_seconds: float
+    sandboxed: bool = False  # ran inside the OS sandbox (toolgate.runner.sandbox)
+    sandbox_note: str | None = None  # why it ran without one, said once per process
 
 
 def _venv_bins(cwd: Path, root: Path | None) -> list[Path]:
@@ -120,6 +123,14 @@ def child_environment(overrides: Mapping[str, str] | None = None) -> dict[str, s
     for name in SECRET_ENV_NAMES:
         env.pop(name, None)
     return env
+
+
+def _find_program(name: str, cwd: Path, env: Mapping[str, str]) -> str | None:
+    """Where `name` would be executed from, as execvp finds it; None when nowhere."""
+    if os.sep in name:
+        path = name if os.path.isabs(name) else os.path.join(cwd, name)
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    return shutil.which(name, path=env.get("PATH", os.defpath))
 
 
 def _signal_group(pgid: int, signum: int) -> None:
@@ -204,6 +215,9 @@ async def run_process(
     timeout_seconds: float,
     max_output_bytes: int,
     env: Mapping[str, str] | None = None,
+    sandbox: SandboxSettings | None = None,
+    root: Path | None = None,
+    writable: Sequence[Path] = (),
 ) -> ProcessOutcome:
     """Run argv (never through a shell) in cwd and return how it ended.
 
@@ -212,6 +226,10 @@ async def run_process(
     person's secrets (`SECRET_ENV_NAMES`). On timeout or cancellation the whole group is
     ended (SIGTERM, a short grace, SIGKILL) and reaped. Output is capped while it is read. A
     command that cannot start is an outcome with `exit_code=None` and the reason as output.
+
+    With `sandbox`, the command runs inside the OS sandbox (`toolgate.runner.sandbox`) where
+    only `root` (the workspace, default `cwd`) and `writable` can be written; when the sandbox
+    is required and unavailable, the command does not start and the outcome says why.
     """
     started = time.monotonic()
     argv = [str(arg) for arg in argv]
@@ -219,6 +237,26 @@ async def run_process(
         return _failed_start(argv, "cannot run an empty command", started)
     if not _is_dir(cwd):
         return _failed_start(argv, f"working directory does not exist: {cwd}", started)
+    sandboxed, note = False, None
+    shown = argv
+    if sandbox is not None:
+        # Inside bwrap a missing program is bwrap's own error: tell it as for any command.
+        if _find_program(argv[0], cwd, child_environment(env)) is None:
+            return _failed_start(
+                argv, f"command not found: {argv[0]!r} is not an executable on PATH", started
+            )
+        try:
+            wrapped = await asyncio.to_thread(
+                sandbox_command,
+                argv,
+                settings=sandbox,
+                root=root if root is not None else cwd,
+                cwd=cwd,
+                writable=writable,
+            )
+        except SandboxUnavailable as error:
+            return _failed_start(argv, str(error), started)
+        argv, sandboxed, note = wrapped.argv, wrapped.active, wrapped.note
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -231,12 +269,12 @@ async def run_process(
         )
     except FileNotFoundError:
         return _failed_start(
-            argv, f"command not found: {argv[0]!r} is not an executable on PATH", started
+            shown, f"command not found: {shown[0]!r} is not an executable on PATH", started
         )
     except PermissionError:
-        return _failed_start(argv, f"permission denied: {argv[0]!r} cannot be executed", started)
+        return _failed_start(shown, f"permission denied: {shown[0]!r} cannot be executed", started)
     except OSError as error:
-        return _failed_start(argv, f"the command could not start: {error}", started)
+        return _failed_start(shown, f"the command could not start: {error}", started)
 
     capture = OutputCapture(max_output_bytes)
     assert process.stdout is not None
@@ -284,11 +322,13 @@ async def run_process(
             f"\n[timed out after {timeout_seconds:g} s; the command and its children were ended]"
         )
     return ProcessOutcome(
-        argv=argv,
+        argv=shown,
         exit_code=None if timed_out else process.returncode,
         output=output,
         output_truncated=capture.truncated,
         output_size_bytes=capture.total,
         timed_out=timed_out,
         duration_seconds=time.monotonic() - started,
+        sandboxed=sandboxed,
+        sandbox_note=note,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,8 @@ class TestRun:
     output_size_bytes: int
     timed_out: bool
     report_missing: bool
+    sandboxed: bool = False
+    sandbox_note: str | None = None
 
     def to_data(self) -> dict[str, Any]:
         """The JSON-able shape a tool result carries."""
@@ -85,15 +88,22 @@ class TestRun:
             "output": self.output,
             "timed_out": self.timed_out,
             "report_missing": self.report_missing,
+            "sandboxed": self.sandboxed,
         }
 
 
-def workspace_path(path: str, root: Path) -> str:
-    """`path` relative to `root` in POSIX form when it lies inside it, else absolute."""
+Realpath = Callable[[str], str]
+
+
+def workspace_path(path: str, root: Path, realpath: Realpath = os.path.realpath) -> str:
+    """`path` relative to `root` in POSIX form when it lies inside it, else absolute.
+
+    `realpath` may be a cached `os.path.realpath` when many paths of one run are converted.
+    """
     if not path:
         return path
-    real = os.path.realpath(path)
-    real_root = os.path.realpath(root)
+    real = realpath(path)
+    real_root = realpath(str(root))
     try:
         inside = os.path.commonpath([real, real_root]) == real_root
     except ValueError:
@@ -115,11 +125,13 @@ def _line(value: Any) -> int:
         return 1
 
 
-def failure_from_report(entry: dict[str, Any], root: Path) -> TestFailure:
+def failure_from_report(
+    entry: dict[str, Any], root: Path, realpath: Realpath = os.path.realpath
+) -> TestFailure:
     """A TestFailure from one failure entry of the plugin's JSON report."""
     frames = [
         Frame(
-            file=workspace_path(str(frame.get("file", "")), root),
+            file=workspace_path(str(frame.get("file", "")), root, realpath),
             line=_line(frame.get("line")),
             name=str(frame.get("name") or ""),
         )
@@ -129,7 +141,7 @@ def failure_from_report(entry: dict[str, Any], root: Path) -> TestFailure:
     longrepr, _, _ = cap_output(str(entry.get("longrepr") or ""), MAX_LONGREPR_BYTES)
     return TestFailure(
         test_id=str(entry.get("test_id", "")),
-        file=workspace_path(str(entry.get("file", "")), root),
+        file=workspace_path(str(entry.get("file", "")), root, realpath),
         line=_line(entry.get("line")),
         message=_message(entry.get("message")),
         frames=frames,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from toolgate.runner.process import resolve_executable, run_process
+from toolgate.runner.sandbox import SandboxSettings
 from toolgate.testing.results import (
     TestRun,
     TestSummary,
@@ -20,8 +22,11 @@ from toolgate.testing.results import (
 PLUGIN_DIR = Path(__file__).resolve().parent / "pytest_plugin"
 PLUGIN_MODULE = "toolgate_pytest_report"
 REPORT_ENV_VAR = "TOOLGATE_PYTEST_REPORT"
+WORKSPACE_ENV_VAR = "TOOLGATE_PYTEST_WORKSPACE"
 
 _PYTEST_NAMES = ("pytest", "py.test")
+
+_DEFAULT_SANDBOX = SandboxSettings()
 
 
 def pytest_head_length(argv: list[str]) -> int:
@@ -59,6 +64,7 @@ async def run_pytest(
     cwd: Path | None = None,
     timeout_seconds: float = 300,
     max_output_bytes: int = 64_000,
+    sandbox: SandboxSettings | None = _DEFAULT_SANDBOX,
 ) -> TestRun:
     """Run a pytest command in the workspace `root` and return its structured results.
 
@@ -66,7 +72,9 @@ async def run_pytest(
     'python'/'pytest' resolve to the workspace's own environment first. The report plugin is
     added with `-p`; failure paths come back relative to `root`. When no report was written
     (pytest crashed, timed out, or the command is not pytest) `report_missing` is true and the
-    run holds what the process gave.
+    run holds what the process gave. The tests run inside the OS sandbox `sandbox` describes
+    (by default: when bubblewrap works here, without network), `root` writable; `None` runs
+    them without one.
     """
     root = Path(root)
     work_dir = Path(cwd) if cwd is not None else root
@@ -78,7 +86,11 @@ async def run_pytest(
     env: dict[str, str] = {}
     if head:
         resolved = [*resolved[:head], "-p", PLUGIN_MODULE, *resolved[head:]]
-        env = {"PYTHONPATH": _python_path(), REPORT_ENV_VAR: str(report_path)}
+        env = {
+            "PYTHONPATH": _python_path(),
+            REPORT_ENV_VAR: str(report_path),
+            WORKSPACE_ENV_VAR: str(root),
+        }
     try:
         outcome = await run_process(
             resolved,
@@ -86,6 +98,9 @@ async def run_pytest(
             timeout_seconds=timeout_seconds,
             max_output_bytes=max_output_bytes,
             env=env,
+            sandbox=sandbox,
+            root=root,
+            writable=[report_dir],
         )
         data = None if outcome.timed_out or not head else _read_report(report_path)
     finally:
@@ -96,8 +111,10 @@ async def run_pytest(
         failures = []
     else:
         summary = summary_from_report(data)
+        # A run's failures share a few files: resolve each path once.
+        realpath = functools.lru_cache(maxsize=4096)(os.path.realpath)
         failures = [
-            failure_from_report(entry, root)
+            failure_from_report(entry, root, realpath)
             for entry in data.get("failures") or []
             if isinstance(entry, dict)
         ]
@@ -111,4 +128,6 @@ async def run_pytest(
         output_size_bytes=outcome.output_size_bytes,
         timed_out=outcome.timed_out,
         report_missing=data is None,
+        sandboxed=outcome.sandboxed,
+        sandbox_note=outcome.sandbox_note,
     )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from toolgate.records import ToolResult
+from toolgate.runner.sandbox import SandboxSettings
 from toolgate.workspace import Workspace
 
 
@@ -25,6 +26,7 @@ class ActivitySettings:
     command_timeout_seconds: float = 300.0
     max_output_bytes: int = 64_000
     trusted: bool = True  # False in a restricted (untrusted) workspace: nothing executes
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)  # for tests and commands
 
 
 async def _nothing_to_sync() -> list[str]:
@@ -44,6 +46,8 @@ class ActivityContext:
     # Called with the structured result of every test run (the language server turns it
     # into diagnostics).
     on_test_run: Callable[[Any], None] | None = None
+    # Called with (tool name, line) for each line a tool writes to stderr while it runs.
+    on_progress: Callable[[str, str], None] | None = None
 
 
 @runtime_checkable

@@ -563,8 +563,19 @@ class RunCommand:
     default_command = ""
 
     def argv(self, ctx: ActivityContext, args: dict[str, Any]) -> list[str]:
-        """Split the command line into argv (never through a shell)."""
-        return split_command(args.get("command") or self.default_command)
+        """Split the command line into argv (no shell); refuse pytest paths outside the root."""
+        from toolgate.testing.options import check_pytest_paths
+        from toolgate.testing.runner import pytest_head_length
+
+        argv = split_command(args.get("command") or self.default_command)
+        head = pytest_head_length(argv)
+        if head:
+            try:
+                cwd = self._cwd(ctx, args)
+            except PathRefused:
+                cwd = ctx.workspace.root  # the cwd itself is refused when the call runs
+            check_pytest_paths(argv, head=head, root=ctx.workspace.root, cwd=cwd)
+        return argv
 
     def _cwd(self, ctx: ActivityContext, args: dict[str, Any]) -> Path:
         cwd = ctx.workspace.resolve(args.get("cwd", ".") or ".")
@@ -576,7 +587,8 @@ class RunCommand:
         """The argv and folder of this call; raises CommandRefused, PathRefused or Untrusted."""
         if not ctx.settings.trusted:
             raise _Untrusted
-        return self.argv(ctx, args), self._cwd(ctx, args)
+        cwd = self._cwd(ctx, args)
+        return self.argv(ctx, args), cwd
 
     async def run(self, ctx: ActivityContext, args: dict[str, Any]) -> ToolResult:
         """Run the program and report its exit code and (capped) output."""
@@ -590,13 +602,18 @@ class RunCommand:
             cwd,
             timeout_seconds=ctx.settings.command_timeout_seconds,
             max_output_bytes=ctx.settings.max_output_bytes,
+            sandbox=ctx.settings.sandbox,
+            root=ctx.workspace.root,
         )
-        data = {
+        data: dict[str, Any] = {
             "argv": argv,
             "exit_code": outcome.exit_code,
             "output": outcome.output,
             "timed_out": outcome.timed_out,
+            "sandboxed": outcome.sandboxed,
         }
+        if outcome.sandbox_note:
+            data["notes"] = [outcome.sandbox_note]
         result = ToolResult(
             success=outcome.exit_code == 0,
             data=data,
@@ -641,7 +658,7 @@ class RunTests(RunCommand):
         if not is_pytest(argv):
             result = await super().run(ctx, args)
             if notes and isinstance(result.data, dict):
-                result.data["notes"] = notes
+                result.data["notes"] = notes + result.data.get("notes", [])
             return result
         test_run = await run_pytest(
             ctx.workspace.root,
@@ -649,7 +666,10 @@ class RunTests(RunCommand):
             cwd=cwd,
             timeout_seconds=ctx.settings.command_timeout_seconds,
             max_output_bytes=ctx.settings.max_output_bytes,
+            sandbox=ctx.settings.sandbox,
         )
+        if test_run.sandbox_note:
+            notes = [*notes, test_run.sandbox_note]
         if ctx.on_test_run is not None:
             ctx.on_test_run(test_run)
         data = test_run.to_data()
@@ -659,6 +679,9 @@ class RunTests(RunCommand):
             data["notes"] = notes
         if test_run.timed_out:
             error: str | None = "the test run timed out; its process group was killed"
+        elif test_run.exit_code is None:
+            # Never started (e.g. the sandbox is required and unavailable): say why.
+            error = test_run.output.strip()[:500] or "the tests could not be started"
         elif test_run.report_missing and test_run.exit_code not in (0, 5):
             error = f"pytest did not produce results (exit status {test_run.exit_code})"
         elif test_run.exit_code in _PYTEST_USAGE_ERRORS:

@@ -6,6 +6,7 @@
     description = "Lint one file with ruff."
     command = ["ruff", "check", "{path}"]     # argv template; each "{param}" is one argument
     timeout_seconds = 60
+    capabilities = ["code.lint"]              # optional: what the registry resolves it for
 
     [parameters]
     type = "object"
@@ -15,6 +16,11 @@
 
 A manifest tool runs like any command: without a shell, in its own process group, and only
 when its argv is on the allow-list or the person says yes to that exact command.
+
+This is the `tool.yaml` contract (see `toolgate.tools.yaml_manifest`) in another syntax, for
+wrapping an existing program: `parameters` is the input schema, the output is always
+`{argv, exit_code, output}`, and the allow-list stands where a `tool.yaml` has trust by hash.
+`load_manifests` returns the tools of both kinds.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from jsonschema.exceptions import SchemaError
 from toolgate.records import ToolResult
 from toolgate.runner.allowlist import CommandRefused
 from toolgate.runner.process import resolve_executable, run_process
-from toolgate.tools.activity import ActivityContext
+from toolgate.tools.activity import Activity, ActivityContext
 from toolgate.tools.schema import Tool
 
 if sys.version_info >= (3, 11):
@@ -41,6 +47,17 @@ else:  # pragma: no cover
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
+_CAPABILITY = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
+
+# What every argv-template tool gives back.
+COMMAND_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "argv": {"type": "array", "items": {"type": "string"}},
+        "exit_code": {"type": ["integer", "null"]},
+        "output": {"type": "string"},
+    },
+}
 
 
 class ManifestError(ValueError):
@@ -87,6 +104,8 @@ class ManifestCommand:
             root,
             timeout_seconds=self.timeout_seconds or ctx.settings.command_timeout_seconds,
             max_output_bytes=ctx.settings.max_output_bytes,
+            sandbox=ctx.settings.sandbox,
+            root=root,
         )
         ok = outcome.exit_code == 0
         error = None
@@ -111,7 +130,14 @@ def load_manifest(path: Path) -> tuple[Tool, ManifestCommand]:
             doc = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ManifestError(f"{path}: {exc}") from None
-    unknown = set(doc) - {"name", "description", "command", "parameters", "timeout_seconds"}
+    unknown = set(doc) - {
+        "name",
+        "description",
+        "command",
+        "parameters",
+        "timeout_seconds",
+        "capabilities",
+    }
     if unknown:
         raise ManifestError(f"{path}: unknown key '{sorted(unknown)[0]}'")
     name = doc.get("name", path.stem)
@@ -130,19 +156,43 @@ def load_manifest(path: Path) -> tuple[Tool, ManifestCommand]:
     timeout = doc.get("timeout_seconds")
     if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
         raise ManifestError(f"{path}: 'timeout_seconds' must be a positive number")
+    capabilities = doc.get("capabilities", [])
+    if not isinstance(capabilities, list) or not all(
+        isinstance(c, str) and _CAPABILITY.match(c) for c in capabilities
+    ):
+        raise ManifestError(
+            f"{path}: 'capabilities' must be a list of domain.action names (e.g. \"code.lint\")"
+        )
     tool = Tool(
         name=name,
         description=str(doc.get("description", name)),
         parameters=params,
+        output=COMMAND_OUTPUT,
         kind="command",
         executes=True,
+        capabilities=tuple(capabilities),
     )
     return tool, ManifestCommand(list(command), timeout)
 
 
-def load_manifests(root: Path) -> list[tuple[Tool, ManifestCommand]]:
+def load_toml_manifests(root: Path) -> list[tuple[Tool, ManifestCommand]]:
     """Every manifest in `.agent/tools/*.toml`, in name order."""
     folder = root / ".agent" / "tools"
     if not folder.is_dir():
         return []
     return [load_manifest(path) for path in sorted(folder.glob("*.toml"))]
+
+
+def load_manifests(root: Path) -> list[tuple[Tool, Activity]]:
+    """Every manifest tool of a run: `.agent/tools/*.toml`, then every `tool.yaml`."""
+    from toolgate.tools.yaml_manifest import EntrypointActivity, load_tool_manifests
+
+    found: list[tuple[Tool, Activity]] = list(load_toml_manifests(root))
+    names = {tool.name for tool, _ in found}
+    for manifest in load_tool_manifests(root):
+        if manifest.name in names:
+            raise ManifestError(
+                f"{manifest.path}: name: {manifest.name!r} is already a tool in .agent/tools/"
+            )
+        found.append((manifest.tool(), EntrypointActivity(manifest, root)))
+    return found

@@ -25,6 +25,10 @@ class Tool:
     kind: str = "read"
     # Whether calling it runs a program (git, tests, commands): refused in untrusted workspaces.
     executes: bool = False
+    # A default decision the tool declares itself (a tool.yaml's `gate`); config approvals win.
+    gate: str | None = None
+    # What the tool can do, as `domain.action` names (the capability registry reads them).
+    capabilities: tuple[str, ...] = ()
 
     @property
     def summary(self) -> str:

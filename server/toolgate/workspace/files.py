@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import os
+import secrets
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,25 +109,152 @@ def encode_text(text: str, like: TextFile | None) -> bytes:
         return normalised.encode("utf-8")
 
 
+# Named temporary files end in this; a start sweeps the ones whose writer is gone.
+TEMP_MARK = ".toolgate.tmp"
+
+# Folders the sweep never walks into: they hold no file Toolgate writes, and can be huge.
+_SWEEP_SKIP = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox"})
+
+
+def _read_umask() -> int:
+    # The umask can only be read by setting it: done once, at import, before any thread writes.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
+def _temp_name(path: Path) -> str:
+    # The writer's pid is in the name, so a sweep can leave a live writer's file alone.
+    return f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_MARK}"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)
+
+
+def _unnamed_file(folder: Path, mode: int) -> int | None:
+    """An unnamed file in `folder` (Linux O_TMPFILE): it vanishes if the process dies."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(folder, flag | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), mode)
+    except OSError:
+        # The filesystem cannot (EOPNOTSUPP, EISDIR on old kernels): use a named file.
+        return None
+
+
+def _link_unnamed(fd: int, path: Path) -> None:
+    """Give the unnamed file `fd` the name `path`, replacing what is there atomically."""
+    source = f"/proc/self/fd/{fd}"
+    folder = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        # Passing a dir fd makes Python call linkat(2) with AT_SYMLINK_FOLLOW (without one it
+        # calls link(2), which links the /proc symlink itself and fails with EXDEV).
+        try:
+            # A new file: linking is the whole write, and nothing else is ever named.
+            os.link(source, path.name, dst_dir_fd=folder, follow_symlinks=True)
+            return
+        except FileExistsError:
+            pass
+        # link(2) cannot replace, rename(2) can: the named file lives only between the two calls.
+        tmp = _temp_name(path)
+        os.link(source, tmp, dst_dir_fd=folder, follow_symlinks=True)
+        try:
+            os.replace(path.parent / tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=folder)
+            raise
+    finally:
+        os.close(folder)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write a temporary file in the same folder, then rename: no reader sees half a file."""
+    """Write `data` to `path` so that a reader (or a crash) sees the old file or the new one.
+
+    On Linux the data goes to an unnamed file (O_TMPFILE) that is linked into place when
+    complete, so a process killed while writing leaves nothing behind. Elsewhere, a named
+    temporary file in the same folder is renamed over the target; `sweep_temporaries` removes
+    such files left by a writer that died.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode: int | None = None
+    mode = 0o666 & ~_UMASK
     with contextlib.suppress(FileNotFoundError):
         mode = stat.S_IMODE(path.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd = _unnamed_file(path.parent, mode)
+    if fd is not None:
+        try:
+            _write_all(fd, data)
+            os.fchmod(fd, mode)
+            _link_unnamed(fd, path)
+            return
+        except OSError as error:
+            # Linking through /proc can be refused (no /proc, another mount namespace): the
+            # named file below still replaces the target atomically.
+            if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES):
+                raise
+        finally:
+            os.close(fd)
+    tmp = path.parent / _temp_name(path)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), mode)
+        try:
+            _write_all(fd, data)
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _writer_alive(name: str) -> bool:
+    parts = name[: -len(TEMP_MARK)].rsplit(".", 2)
+    try:
+        pid = int(parts[-2])
+    except (IndexError, ValueError):
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_temporaries(root: Path) -> list[Path]:
+    """Remove the named temporary files of writers that died under `root`; returns them."""
+    removed: list[Path] = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in _SWEEP_SKIP:
+                        stack.append(Path(entry.path))
+                elif entry.name.endswith(TEMP_MARK) and not _writer_alive(entry.name):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+            except OSError:
+                continue
+    return removed
 
 
 def atomic_write_text(path: Path, text: str, like: TextFile | None = None) -> None:

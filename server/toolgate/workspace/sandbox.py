@@ -14,6 +14,7 @@ from toolgate.workspace.files import (
     conventions_of,
     decode_text,
     normalise_newlines,
+    sweep_temporaries,
 )
 
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -34,6 +35,10 @@ def _no_buffers() -> Mapping[Path, str]:
     return {}
 
 
+# Roots swept in this process: the sweep runs at the first start in a workspace, not every run.
+_SWEPT: set[Path] = set()
+
+
 @dataclass
 class Workspace:
     """A root folder and the rules for touching anything below it."""
@@ -44,6 +49,9 @@ class Workspace:
 
     def __post_init__(self) -> None:
         self.root = Path(os.path.realpath(self.root))
+        if self.root not in _SWEPT and self.root.is_dir():
+            _SWEPT.add(self.root)
+            sweep_temporaries(self.root)
 
     def resolve(self, path: str, *, for_write: bool = False) -> Path:
         """Turn a workspace-relative path into a real absolute path inside the root, or refuse."""

@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 
 ENV_VAR = "TOOLGATE_PYTEST_REPORT"
+# The workspace root: pytest's own writes (cache, temporary folders, logs) must stay inside it.
+WORKSPACE_ENV_VAR = "TOOLGATE_PYTEST_WORKSPACE"
 REPORT_VERSION = 1
 
 _ATTRIBUTE = "toolgate_failure"
@@ -392,8 +394,60 @@ class _SessionHooks:
         self.recorder.write(int(exitstatus))
 
 
+def _outside(root: str, path: str) -> str | None:
+    real = os.path.realpath(path)
+    try:
+        return None if os.path.commonpath([root, real]) == root else real
+    except ValueError:
+        return real
+
+
+def _refuse_writes_outside(config: Any) -> None:
+    """Stop the run when pytest's configuration would write outside the workspace.
+
+    Toolgate checks the command line before the run; this catches what only pytest knows:
+    `addopts` and `cache_dir` from the workspace's own ini files, or an ini file in a folder
+    above the workspace that moves the rootdir (and the cache) out of it.
+    """
+    root = os.environ.get(WORKSPACE_ENV_VAR)
+    if not root:
+        return
+    root = os.path.realpath(root)
+    here = str(config.invocation_params.dir)
+    places: list[tuple[str, str]] = []
+    if config.pluginmanager.has_plugin("cacheprovider"):
+        cache_dir = os.path.expanduser(os.path.expandvars(str(config.getini("cache_dir"))))
+        places.append(("pytest's cache (cache_dir)", os.path.join(str(config.rootpath), cache_dir)))
+    for option, what in (
+        ("basetemp", "--basetemp"),
+        ("xmlpath", "--junitxml"),
+        ("report_log", "--report-log"),
+        ("log_file", "--log-file"),
+    ):
+        value = getattr(config.option, option, None)
+        if value:
+            places.append((what, os.path.join(here, str(value))))
+    try:
+        log_file = config.getini("log_file")
+    except ValueError:
+        log_file = None
+    if log_file:
+        places.append(("log_file", os.path.join(here, str(log_file))))
+    for what, path in places:
+        real = _outside(root, path)
+        if real is not None:
+            raise pytest.UsageError(
+                f"Toolgate refused this test run: {what} would be written at {real}, outside "
+                f"the workspace {root} (set by the command line or an ini file pytest read). "
+                "Keep pytest's paths inside the workspace, or pass -p no:cacheprovider when "
+                "the cache is what lands outside."
+            )
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: Any) -> None:
     """Start recording when Toolgate asked for a report (and not inside an xdist worker)."""
+    _refuse_writes_outside(config)
     path = os.environ.get(ENV_VAR)
     if path and not hasattr(config, "workerinput"):
         config.pluginmanager.register(_SessionHooks(_Recorder(config, path)), _SESSION_PLUGIN)

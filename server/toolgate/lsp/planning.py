@@ -1,0 +1,248 @@
+"""Plans in the editor: `toolgate.plan`, its `toolgate/plan` notification, and scaffolding.
+
+`toolgate.scaffoldTool` is the action behind "Scaffold missing tool" on a gap: each gap in the
+notification carries the command and arguments that scaffold it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from toolgate.lsp.convert import path_to_uri
+
+if TYPE_CHECKING:
+    from toolgate.lsp.server import ToolgateServer
+
+PLAN_NOTIFICATION = "toolgate/plan"
+log = logging.getLogger(__name__)
+
+
+def _params(args: Any, name: str) -> dict[str, Any]:
+    first = args[0] if isinstance(args, (list, tuple)) and args else None
+    if first is None or first == []:
+        return {}
+    if not isinstance(first, dict):
+        raise JsonRpcInvalidParams(f"{name} takes one object argument")
+    return first
+
+
+def _strings(params: dict[str, Any], key: str) -> list[str]:
+    value = params.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise JsonRpcInvalidParams(f"{key} must be a list of strings")
+    return value
+
+
+def register(server: ToolgateServer) -> None:
+    """Add the planning commands to the language server."""
+
+    # The handlers take no `ls`: pygls reads a handler's type hints at run time, and the server's
+    # class is only known here for type checking; `server` is the same object, typed.
+    @server.command("toolgate.plan")
+    async def plan(*args: Any) -> dict[str, Any]:
+        """`[{"task"}]` → the resolved plan with its gaps; also sent as `toolgate/plan`."""
+        from toolgate.planning.service import PlanningError, make_plan
+        from toolgate.tools.manifest import ManifestError
+
+        task = _params(args, "toolgate.plan").get("task")
+        if not isinstance(task, str) or not task.strip():
+            raise JsonRpcInvalidParams('toolgate.plan needs [{"task": "…"}]')
+        root = server.workspace_root()
+        plan_id = f"p-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        try:
+            made = await make_plan(root, server.config(), task, plan_id, server.log)
+        except (PlanningError, ManifestError) as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        payload = {**made.to_dict(), "uri": path_to_uri(made.path)}
+        for gap in payload["gaps"]:
+            gap["scaffold"] = {
+                "command": "toolgate.scaffoldTool",
+                "arguments": [
+                    {
+                        "name": gap["proposed_tool_name"],
+                        "capability": gap["missing_capability"],
+                        "inputs": list(gap["proposed_input_schema"].get("properties", {})),
+                        "outputs": list(gap["proposed_output_schema"].get("properties", {})),
+                    }
+                ],
+            }
+        server.notify(PLAN_NOTIFICATION, payload)
+        return payload
+
+    @server.command("toolgate.runPlan")
+    async def run_plan(*args: Any) -> dict[str, Any]:
+        """`[{"planId"}]` → `{"runId"}`: the kept plan runs through the gate, reviewed here."""
+        from toolgate.planning.service import PlanningError, load_kept, resolve
+        from toolgate.tools.manifest import ManifestError
+
+        plan_id = _params(args, "toolgate.runPlan").get("planId")
+        if not isinstance(plan_id, str) or not plan_id:
+            raise JsonRpcInvalidParams('toolgate.runPlan needs [{"planId": "…"}]')
+        _no_active_run()
+        root = server.workspace_root()
+        config = server.config()
+        try:
+            resolved = resolve(root, config, load_kept(root, plan_id))
+        except (PlanningError, ManifestError) as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        if resolved.gaps:
+            missing = ", ".join(g.missing_capability for g in resolved.gaps)
+            raise JsonRpcInvalidParams(f"the plan is partial and does not run: missing {missing}")
+        return _start(resolved, {}, config)
+
+    @server.command("toolgate.runWorkflow")
+    async def run_workflow(*args: Any) -> dict[str, Any]:
+        """`[{"name", "inputs"?: {…}}]` → `{"runId"}`: a saved workflow, run like a plan."""
+        from toolgate.planning.service import resolve
+        from toolgate.planning.workflow import WorkflowError, find_workflow
+        from toolgate.tools.manifest import ManifestError
+
+        params = _params(args, "toolgate.runWorkflow")
+        name, values = params.get("name"), params.get("inputs", {})
+        if not isinstance(name, str) or not name or not isinstance(values, dict):
+            raise JsonRpcInvalidParams('toolgate.runWorkflow needs [{"name": "…", "inputs": {}}]')
+        _no_active_run()
+        root = server.workspace_root()
+        config = server.config()
+        try:
+            workflow = find_workflow(root, name)
+            inputs = workflow.bind(
+                {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
+            )
+            resolved = resolve(root, config, workflow.plan)
+        except (WorkflowError, ManifestError) as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        if resolved.gaps:
+            missing = ", ".join(g.missing_capability for g in resolved.gaps)
+            raise JsonRpcInvalidParams(
+                f"the workflow is partial and does not run: missing {missing}"
+            )
+        return _start(resolved, inputs, config)
+
+    def _no_active_run() -> None:
+        if server.run_task is not None and not server.run_task.done():
+            raise JsonRpcInvalidParams(
+                f"a run is already active ({server.active_run_id}); cancel it or wait for it"
+            )
+
+    def _start(resolved: Any, inputs: dict[str, Any], config: Any) -> dict[str, Any]:
+        run_id = f"w-{uuid.uuid4().hex[:10]}"
+        server.active_run_id = run_id
+        server.run = None  # a workflow has no agent run: cancel ends its task
+        server.run_task = asyncio.ensure_future(_run(run_id, resolved, inputs, config))
+        return {"runId": run_id}
+
+    async def _run(run_id: str, resolved: Any, inputs: dict[str, Any], config: Any) -> None:
+        from toolgate.agent.events import EventBus
+        from toolgate.planning.service import assemble_engine
+
+        bus = EventBus()
+        bus.subscribe(server.forward)
+        assert server.reviewer is not None
+        try:
+            engine = await assemble_engine(
+                server.workspace_root(),
+                config,
+                server.reviewer,
+                bus,
+                trusted=server.editor.trusted,
+                buffers=server.buffers,
+            )
+            try:
+                await engine.run(resolved, resolved.plan.goal, inputs, run_id)
+            finally:
+                await engine.close()
+        except Exception:  # a crash ends this workflow, never the server
+            log.exception("workflow %s crashed", run_id)
+            server.log(f"workflow {run_id} failed inside Toolgate; see the server log")
+
+    @server.command("toolgate.scaffoldTool")
+    async def scaffold_tool(*args: Any) -> dict[str, Any]:
+        """`[{"capability", "name"?, "inputs"?, "outputs"?, "language"?}]` → the files written."""
+        from toolgate.tools.scaffold import ScaffoldError, scaffold
+        from toolgate.tools.yaml_manifest import read_manifest
+        from toolgate.trust import TrustStore
+
+        params = _params(args, "toolgate.scaffoldTool")
+        capability = params.get("capability")
+        if not isinstance(capability, str):
+            raise JsonRpcInvalidParams('toolgate.scaffoldTool needs [{"capability": "…"}]')
+        name = params.get("name") or capability.replace(".", "_")
+        language = params.get("language", "python")
+        if not isinstance(name, str) or language not in ("python", "shell"):
+            raise JsonRpcInvalidParams("name must be a string and language python or shell")
+        root = server.workspace_root()
+        try:
+            files = scaffold(
+                root,
+                name,
+                capability,
+                language=language,
+                inputs=_strings(params, "inputs"),
+                outputs=_strings(params, "outputs"),
+            )
+        except ScaffoldError as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        # The person asked for it just now: this exact version is trusted; an edit asks again.
+        TrustStore().confirm(root, [read_manifest(files[0]).fingerprint])
+        return {"name": name, "files": [path_to_uri(f) for f in files]}
+
+
+def plan_actions(server: ToolgateServer, path: Path) -> list[types.CodeAction]:
+    """Code actions on a kept plan (`.toolgate/plans/ID.json`): scaffold each gap, or run it."""
+    root = server.root
+    if root is None or path.suffix != ".json":
+        return []
+    if path.parent != root.resolve() / ".toolgate" / "plans":
+        return []
+    try:
+        doc = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    gaps = doc.get("gaps") if isinstance(doc, dict) else None
+    if not isinstance(gaps, list):
+        return []
+    actions: list[types.CodeAction] = []
+    for gap in gaps:
+        if not isinstance(gap, dict) or not isinstance(gap.get("missing_capability"), str):
+            continue
+        name = str(gap.get("proposed_tool_name") or gap["missing_capability"].replace(".", "_"))
+        arguments = {
+            "name": name,
+            "capability": gap["missing_capability"],
+            "inputs": list((gap.get("proposed_input_schema") or {}).get("properties", {})),
+            "outputs": list((gap.get("proposed_output_schema") or {}).get("properties", {})),
+        }
+        actions.append(
+            types.CodeAction(
+                title=f"Scaffold missing tool {name} ({gap['missing_capability']})",
+                kind=types.CodeActionKind.QuickFix,
+                command=types.Command(
+                    title="Scaffold missing tool",
+                    command="toolgate.scaffoldTool",
+                    arguments=[arguments],
+                ),
+            )
+        )
+    if not gaps:
+        actions.append(
+            types.CodeAction(
+                title="Run this plan",
+                kind=types.CodeActionKind.Refactor,
+                command=types.Command(
+                    title="Run this plan",
+                    command="toolgate.runPlan",
+                    arguments=[{"planId": path.stem}],
+                ),
+            )
+        )
+    return actions

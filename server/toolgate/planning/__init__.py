@@ -1,0 +1,1 @@
+"""Plans of capability steps, gap reports, and workflows that run them through the gate."""
