@@ -327,7 +327,11 @@ def engine_info() -> dict[str, str]:
 
 
 def run_task(
-    task: Task, keep: bool, small_settings: bool = False, timeout: float = RUN_TIMEOUT_SECONDS
+    task: Task,
+    keep: bool,
+    small_settings: bool = False,
+    timeout: float = RUN_TIMEOUT_SECONDS,
+    grammar: bool = True,
 ) -> dict[str, Any]:
     """Run one task in a fresh repository and check the outcome."""
     root = make_repo(task)
@@ -335,6 +339,7 @@ def run_task(
         (root / ".toolgate").mkdir(exist_ok=True)
         (root / ".toolgate" / "config.toml").write_text(SMALL_SETTINGS, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
+    env["TOOLGATE_LOCAL_GRAMMAR"] = "on" if grammar else "off"
     load_before = os.getloadavg()
     start = time.monotonic()
     try:
@@ -423,6 +428,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="compact prompt, temperature 0, max_tokens 768 through .toolgate/config.toml",
     )
+    parser.add_argument(
+        "--no-grammar",
+        action="store_true",
+        help="let the model write freely (TOOLGATE_LOCAL_GRAMMAR=off) instead of the tool grammar",
+    )
     args = parser.parse_args(argv)
     tasks = [t for t in TASKS if not args.only or t.name in args.only]
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -430,7 +440,9 @@ def main(argv: list[str] | None = None) -> int:
     engine = {**engine_info(), "label": args.engine_label}
     for repetition in range(args.repeat):
         for task in tasks:
-            record = run_task(task, args.keep, args.small_settings, args.timeout)
+            record = run_task(
+                task, args.keep, args.small_settings, args.timeout, grammar=not args.no_grammar
+            )
             record["repetition"] = repetition + 1
             records.append(record)
             print(
@@ -450,6 +462,7 @@ def main(argv: list[str] | None = None) -> int:
                 },
                 "engine": engine,
                 "max_steps": MAX_STEPS,
+                "tool_grammar": not args.no_grammar,
                 "timeout_seconds": args.timeout,
                 "small_settings": SMALL_SETTINGS if args.small_settings else None,
                 "repeat": args.repeat,

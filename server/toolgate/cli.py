@@ -220,6 +220,7 @@ async def _run_async(
     json_lines: bool,
     session_id: str | None = None,
     latest: bool = False,
+    endpoint: Any = None,
 ) -> int:
     from toolgate.agent.events import EventBus
     from toolgate.conversation.store import SessionError
@@ -244,7 +245,9 @@ async def _run_async(
             raise SessionError(f"no session to continue in {root}")
     claim = service.claim(session_id, new=session_id is None)
     try:
-        turn = await service.start(claim, task, config=config, reviewer=reviewer, bus=bus)
+        turn = await service.start(
+            claim, task, config=config, reviewer=reviewer, bus=bus, endpoint=endpoint
+        )
     except BaseException:
         service.release(claim)
         await service.close()
@@ -276,18 +279,56 @@ def _sessions(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from toolgate.demo import DEMO_TASK, make_workspace, summary
+    import tempfile
 
-    root = make_workspace()
-    print(f"toolgate demo: a throw-away project in {root}", file=sys.stderr)
-    print(f"toolgate demo: the task — {DEMO_TASK}\n", file=sys.stderr)
-    args.task = DEMO_TASK
-    args.workspace = str(root)
+    from toolgate.config import ConfigError, load_config
+    from toolgate.session import SetupError
+
     args.profile = None
-    args.json = False
-    code = _run(args)
+    try:
+        # The demo project has no settings of its own: the person's and the flags' only.
+        with tempfile.TemporaryDirectory(prefix="toolgate-demo-config-") as empty:
+            config = load_config(Path(empty), overrides=_overrides(args))
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return asyncio.run(_demo_async(args, config))
+    except SetupError as exc:
+        print(f"toolgate demo: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("toolgate demo: interrupted", file=sys.stderr)
+        return EXIT_RUN_FAILED
+
+
+async def _demo_async(args: argparse.Namespace, config: Any) -> int:
+    from toolgate.demo import DEMO_TASK, make_workspace, model_unreachable, summary
+    from toolgate.session import resolve_endpoint
+
+    # The model first: a demo that cannot reach one stops before it makes anything.
+    endpoint = await resolve_endpoint(config, lambda m: print(m, file=sys.stderr))
+    try:
+        problem = await model_unreachable(endpoint.base_url, config.api_key)
+        if problem is not None:
+            print(f"toolgate demo: {problem}", file=sys.stderr)
+            return EXIT_RUN_FAILED
+        root = make_workspace()
+        print(f"toolgate demo: a throw-away project in {root}", file=sys.stderr)
+        print(f"toolgate demo: the task — {DEMO_TASK}\n", file=sys.stderr)
+        code = await _run_async(root, config, DEMO_TASK, args.approve, False, endpoint=endpoint)
+    finally:
+        if endpoint.close is not None:
+            await endpoint.close()
     print("\n" + summary(root), file=sys.stderr)
-    print(f"toolgate demo: the run log is in {root / '.toolgate' / 'runs'}", file=sys.stderr)
+    runs = root / ".toolgate" / "runs"
+    if runs.is_dir() and any(runs.iterdir()):
+        print(f"toolgate demo: the run log is in {runs}", file=sys.stderr)
+    if code != EXIT_OK:
+        print("toolgate demo: the run did not complete (see its last line above)", file=sys.stderr)
     return code
 
 

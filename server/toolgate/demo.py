@@ -6,6 +6,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+# Seconds the demo waits for the endpoint's model list before it says the model is unreachable.
+REACH_TIMEOUT_SECONDS = 15.0
+
 DEMO_TASK = (
     'The test fails because greet() in greet.py returns "Hello Ada" instead of "Hello, Ada!". '
     'Step 1: call edit_file with path "greet.py", search "\\"Hello \\" + name" and replace '
@@ -61,3 +64,30 @@ def summary(root: Path) -> str:
     return f"git log:\n{log}\n\ngit status:\n{status}\n\ngreet.py now:\n" + (
         root / "greet.py"
     ).read_text(encoding="utf-8")
+
+
+async def model_unreachable(base_url: str, api_key: str | None) -> str | None:
+    """None when the endpoint answers, else one line saying why the demo cannot use it.
+
+    Asks for the model list: any HTTP answer but a refused key counts as reachable, since some
+    servers do not list their models.
+    """
+    import openai
+
+    client = openai.AsyncOpenAI(
+        base_url=base_url,
+        api_key=api_key or "not-needed",
+        timeout=REACH_TIMEOUT_SECONDS,
+        max_retries=0,
+    )
+    try:
+        await client.models.list()
+    except openai.APIStatusError as exc:
+        if exc.status_code in (401, 403):
+            return f"the model endpoint {base_url} refused the API key (HTTP {exc.status_code})"
+    except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+        cause = exc.__cause__ or exc
+        return f"cannot reach the model at {base_url}: {str(cause)[:200] or type(cause).__name__}"
+    finally:
+        await client.close()
+    return None

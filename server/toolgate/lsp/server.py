@@ -429,6 +429,7 @@ class ToolgateServer(LanguageServer):
                         )
                 except Exception:
                     token = None
+            await self._forget_ended_local_model()
             try:
                 turn = await service.start(
                     claim,
@@ -462,6 +463,8 @@ class ToolgateServer(LanguageServer):
             self.run = turn.run
             started = True
             outcome = await service.finish(turn)
+            if outcome.status == "failed":
+                await self._forget_ended_local_model()
             if outcome.status not in ("completed", "cancelled"):
                 self.log(
                     f"run {run_id} {outcome.status}: {outcome.reason}", types.MessageType.Warning
@@ -514,6 +517,17 @@ class ToolgateServer(LanguageServer):
         except Exception:
             return False
         return choice == "Allow"
+
+    async def _forget_ended_local_model(self) -> None:
+        """Say so once if the kept embedded model server has ended; the next run starts another.
+
+        The person sees the one line that names the signal and the log, and the server stays up.
+        """
+        report = await self.service.forget_ended_endpoint()
+        if report is not None:
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Error, message=f"Toolgate: {report}")
+            )
 
     async def ask(self, message: str, actions: list[str], *, warning: bool = False) -> str | None:
         """Ask the person with `window/showMessageRequest`; the chosen title, or None."""

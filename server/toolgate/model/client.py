@@ -82,6 +82,8 @@ class ModelSettings:
     max_tokens: int | None = None
     timeout_seconds: float = 600.0
     max_retries: int = 1
+    # Fields the endpoint reads beyond the OpenAI API (the embedded model's `grammar`).
+    extra_body: dict[str, Any] | None = None
     # Structured output (`{"type": "json_schema", …}`) for callers that want one JSON answer.
     response_format: dict[str, Any] | None = None
 
@@ -133,6 +135,8 @@ class OpenAIChatModel:
             request["temperature"] = self.settings.temperature
         if self.settings.max_tokens is not None:
             request["max_tokens"] = self.settings.max_tokens
+        if self.settings.extra_body:
+            request["extra_body"] = dict(self.settings.extra_body)
         if self.settings.response_format is not None:
             request["response_format"] = self.settings.response_format
         return request
@@ -203,16 +207,35 @@ class OpenAIChatModel:
                 "timeout", f"the model at {self.base_url} did not answer in time"
             ) from None
         except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            raise ModelError(
-                "connection",
-                f"cannot reach the model at {self.base_url}: {self._redact(str(cause))[:200]}",
-            ) from None
+            raise await self._connection_error(exc.__cause__ or exc) from None
+        except Exception:
+            # A stream cut off midway surfaces as the HTTP library's own error; if the embedded
+            # model server died, that is what the person is told.
+            report = await self._local_exit_report()
+            if report is None:
+                raise
+            raise ModelError("local_server_exited", report) from None
         ordered = [calls[i] for i in sorted(calls)]
         for n, call in enumerate(ordered):
             call.id = call.id or f"call_{n}"
         yield StreamDelta(
             done=True, calls=ordered, finish_reason=finish, prompt_tokens=prompt_tokens
+        )
+
+    async def _local_exit_report(self) -> str | None:
+        from toolgate.model.local import exit_report_for
+
+        return await exit_report_for(self.base_url)
+
+    async def _connection_error(self, cause: BaseException) -> ModelError:
+        # When the embedded model server died, say that (signal, log, what to do), not the
+        # transport's view of it.
+        report = await self._local_exit_report()
+        if report is not None:
+            return ModelError("local_server_exited", report)
+        return ModelError(
+            "connection",
+            f"cannot reach the model at {self.base_url}: {self._redact(str(cause))[:200]}",
         )
 
     async def _once(

@@ -6,6 +6,7 @@ import asyncio
 import atexit
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from toolgate.model.local_assets import (
     MODEL_NAME,
@@ -28,7 +30,7 @@ from toolgate.model.local_assets import (
 )
 from toolgate.runner.process import end_process_group
 
-__all__ = ["LocalModelError", "LocalModelServer"]
+__all__ = ["LocalModelError", "LocalModelServer", "exit_report_for"]
 
 HOST = "127.0.0.1"
 # Enough for the system prompt, the tool descriptions and a few rounds of file contents.
@@ -37,6 +39,11 @@ DEFAULT_N_CTX = 8192
 DEFAULT_STARTUP_TIMEOUT = 120.0
 # Seconds the server gets between SIGTERM and SIGKILL.
 STOP_GRACE_SECONDS = 5.0
+# Set to "off" to let the embedded model write freely instead of through the tool grammar.
+GRAMMAR_ENV = "TOOLGATE_LOCAL_GRAMMAR"
+# How long a failed request waits for a dying server to be reaped before blaming the transport.
+EXIT_WAIT_SECONDS = 3.0
+REINSTALL_HINT = "reinstall with scripts/install-local-model.sh"
 # Log files kept in the cache folder, newest first; older ones are removed on start.
 KEEP_LOGS = 5
 _BIND_ATTEMPTS = 3
@@ -78,6 +85,7 @@ class LocalModelServer:
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
         progress: ProgressFn | None = None,
         extra_args: Sequence[str] = (),
+        constrained: bool | None = None,
     ) -> None:
         """Configure the server; nothing runs until start().
 
@@ -86,7 +94,8 @@ class LocalModelServer:
         None uses half the cores (see default_threads). model_path: a GGUF to serve instead of
         the assembled default model.
         cache_dir: where the model is assembled; log_dir: where the server's output goes
-        (default ~/.cache/toolgate/logs).
+        (default ~/.cache/toolgate/logs). constrained: whether text-mode answers go through
+        the tool grammar (local_grammar); None reads TOOLGATE_LOCAL_GRAMMAR (default on).
         """
         self.chat_format = chat_format
         self.n_ctx = n_ctx
@@ -97,11 +106,15 @@ class LocalModelServer:
         self.startup_timeout = startup_timeout
         self.progress = progress
         self.extra_args = tuple(extra_args)
+        if constrained is None:
+            constrained = os.environ.get(GRAMMAR_ENV, "on").strip().lower() not in ("off", "0")
+        self.constrained = constrained
         self.port: int | None = None
         self.log_path: Path | None = None
         self.startup_seconds: float | None = None
         self._started_at = 0.0
         self._process: subprocess.Popen[bytes] | None = None
+        self._stopping = False
 
     # --- what a client needs -------------------------------------------------------------
 
@@ -140,6 +153,33 @@ class LocalModelServer:
     def running(self) -> bool:
         """Whether the server process is alive."""
         return self._process is not None and self._process.poll() is None
+
+    def exit_report(self) -> str | None:
+        """One line saying how the server ended on its own, or None while it runs.
+
+        None too before start and after stop(): only an exit nobody asked for is reported.
+        """
+        process = self._process
+        if process is None or self._stopping:
+            return None
+        code = process.poll()
+        if code is None:
+            return None
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = "an unknown signal"
+            how = f"signal {-code} ({name})"
+        else:
+            how = f"exit code {code}"
+        return f"the local model server exited with {how} — log: {self.log_path}; {REINSTALL_HINT}"
+
+    def tool_grammar(self, tools: list[dict[str, Any]]) -> str:
+        """The grammar that lets this model answer in prose or one well-formed tool block."""
+        from toolgate.model.local_grammar import tool_grammar
+
+        return tool_grammar(tools)
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -203,11 +243,15 @@ class LocalModelServer:
 
     def stop_sync(self) -> None:
         """End the server and everything it started; safe to call twice."""
-        process, self._process = self._process, None
-        _live.discard(self)
-        if process is None:
-            return
-        end_process_group(process, grace=STOP_GRACE_SECONDS)
+        self._stopping = True
+        try:
+            process, self._process = self._process, None
+            _live.discard(self)
+            if process is None:
+                return
+            end_process_group(process, grace=STOP_GRACE_SECONDS)
+        finally:
+            self._stopping = False
 
     async def stop(self) -> None:
         """End the server without blocking the event loop."""
@@ -345,6 +389,24 @@ class LocalModelServer:
             f"The local model server did not answer on {HOST}:{self.port} within "
             f"{self.startup_timeout:.0f} s. Log {self.log_path}:\n{tail}"
         )
+
+
+async def exit_report_for(base_url: str, wait: float = EXIT_WAIT_SECONDS) -> str | None:
+    """If base_url is an embedded server of ours that has ended, one line saying how.
+
+    A request cut off by the server's death can fail a moment before the process is reaped, so
+    this waits up to `wait` seconds for a server that is going; a server that keeps running after
+    that is not to blame, and the answer is None.
+    """
+    server = next((s for s in list(_live) if s.port is not None and s.base_url == base_url), None)
+    if server is None:
+        return None
+    deadline = time.monotonic() + wait
+    while True:
+        report = server.exit_report()
+        if report is not None or time.monotonic() >= deadline:
+            return report
+        await asyncio.sleep(_POLL_SECONDS)
 
 
 def default_threads() -> int:

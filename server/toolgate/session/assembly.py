@@ -66,6 +66,9 @@ class Endpoint:
     small_model: bool = False  # short prompts: a compact tool list and a short role
     context_tokens: int | None = None  # the window the endpoint serves, once known
     probed: bool = False  # whether the endpoint was asked for its window
+    # Builds a grammar (GBNF) from the offered tools that the endpoint constrains text-mode
+    # answers with (the embedded model: prose and well-formed tool blocks).
+    grammar: Callable[[list[dict[str, Any]]], str] | None = None
 
 
 @dataclass
@@ -134,6 +137,7 @@ async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> End
         small_model=True,
         context_tokens=server.n_ctx,
         probed=True,
+        grammar=server.tool_grammar if server.constrained else None,
     )
 
 
@@ -280,6 +284,8 @@ async def _assemble(
         calling = replace(calling, mode=endpoint.preferred_mode)
     if endpoint.small_model:
         calling = replace(calling, compact_prompt=True)
+    if endpoint.grammar is not None and calling.mode == "text":
+        settings.extra_body = {"grammar": endpoint.grammar(registry.openai_tools())}
     run = AgentRun(
         task=task,
         model=model,

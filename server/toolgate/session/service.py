@@ -134,6 +134,20 @@ class SessionService:
             self._endpoint = await resolve_endpoint(config, self._notice)
         return self._endpoint
 
+    async def forget_ended_endpoint(self) -> str | None:
+        """If the kept embedded model server has ended, drop it and say how, in one line.
+
+        The next run then starts a new one; a front end shows the line to the person once.
+        """
+        if self._endpoint is None:
+            return None
+        from toolgate.model.local import exit_report_for
+
+        report = await exit_report_for(self._endpoint.base_url, wait=0)
+        if report is not None:
+            await self.close()
+        return report
+
     def _remember_window(self, endpoint: Endpoint) -> None:
         if endpoint.probed and endpoint is not self._endpoint:
             self._windows[(endpoint.base_url, endpoint.model)] = endpoint.context_tokens

@@ -1,0 +1,115 @@
+"""Generation speed of the embedded model with the installed llama-cpp-python build.
+
+Starts the real server (LocalModelServer, 1 thread by default as Toolgate uses it on 2 cores),
+streams a fixed completion a few times at temperature 0 and reports prompt time (to the first
+token) and generation speed (tokens after the first, per second). Each streamed chunk is one token.
+Which CPU features the build uses is read from llama.cpp's own system info, in a child process.
+
+    .venv/bin/python benchmarks/local_model_speed.py --key portable
+    PYTHONPATH=/path/to/other/build .venv/bin/python benchmarks/local_model_speed.py --key native
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from toolgate.model.local import LocalModelServer
+
+RESULTS = Path(__file__).resolve().parent / "results" / "local_model_speed.json"
+PROMPT = "Write a Python module with five small functions on lists, each with a docstring."
+
+
+def system_info() -> dict[str, str]:
+    """llama.cpp's report of the build (e.g. AVX2 = 1), and where the package was loaded from."""
+    code = (
+        "import llama_cpp, json\n"
+        "print(json.dumps({'system_info': llama_cpp.llama_print_system_info().decode(),"
+        " 'package': llama_cpp.__file__, 'version': llama_cpp.__version__}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def one_completion(client: openai.OpenAI, model: str, max_tokens: int) -> dict[str, float]:
+    """Stream one answer; time to the first token and tokens per second after it."""
+    start = time.monotonic()
+    first: float | None = None
+    tokens = 0
+    stream = client.chat.completions.create(
+        model=model,
+        messages=[{"role": "user", "content": PROMPT}],
+        temperature=0.0,
+        max_tokens=max_tokens,
+        stream=True,
+    )
+    for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            tokens += 1
+            if first is None:
+                first = time.monotonic()
+    end = time.monotonic()
+    assert first is not None, "the model wrote nothing"
+    return {
+        "first_token_seconds": round(first - start, 2),
+        "tokens": tokens,
+        "generation_tokens_per_second": round((tokens - 1) / max(end - first, 1e-9), 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure, print, and store the figures under --key."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--key", required=True, help="what build this is, e.g. portable")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    info = system_info()
+    runs: list[dict[str, float]] = []
+    load_before = os.getloadavg()
+    with LocalModelServer(n_threads=args.threads) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key=server.api_key, timeout=900)
+        one_completion(client, server.model, 8)  # warm-up: the first prompt is slow
+        for _ in range(args.repeat):
+            runs.append(one_completion(client, server.model, args.max_tokens))
+            print(runs[-1], flush=True)
+        threads = server.n_threads
+    record: dict[str, Any] = {
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"cores": os.cpu_count(), "platform": platform.platform()},
+        "threads": threads,
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        **info,
+        "runs": runs,
+        "median_generation_tokens_per_second": statistics.median(
+            r["generation_tokens_per_second"] for r in runs
+        ),
+        "median_first_token_seconds": statistics.median(r["first_token_seconds"] for r in runs),
+    }
+    earlier = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({**earlier, args.key: record}, indent=1) + "\n", "utf-8")
+    print(
+        f"{args.key}: median {record['median_generation_tokens_per_second']} tokens/s, "
+        f"first token {record['median_first_token_seconds']} s ({threads} thread(s))"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
