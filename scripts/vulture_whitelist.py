@@ -67,18 +67,3 @@ close_connection
 # pytest-lsp calls the test client's handlers by the method they are registered for.
 _resolved
 _event
-
-# The text protocol's shared pieces and syntax attributes used by calls/parser.py, which the
-# check leaves out (see pyproject.toml).
-unknown_tool
-is_json
-looks_like_calls
-strip_one_newline
-Content
-mark_seam
-Item
-excerpt
-trailer
-ends_at_output_end
-is_continue_block
-read_continue_block

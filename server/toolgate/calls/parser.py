@@ -469,9 +469,6 @@ class StreamingCallParser:
         items, self._items = self._items, []
         return items
 
-    def _prev_char(self) -> str:
-        return self._buf[self._pos - 1] if self._pos else self._prev
-
     def _prose_to(self, end: int) -> None:
         if end > self._pos:
             if self._prose_end != self._pos:  # not where the last stretch of prose ended
