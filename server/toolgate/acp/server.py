@@ -1,0 +1,452 @@
+"""The ACP agent: each request answered through the session service, each run's events as updates."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError, helpers
+from acp.agent.connection import AgentSideConnection
+from acp.schema import (
+    AgentCapabilities,
+    AuthenticateResponse,
+    AuthEnvVar,
+    AvailableCommand,
+    ClientCapabilities,
+    EmbeddedResourceContentBlock,
+    EnvVarAuthMethod,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    ResourceContentBlock,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    TextContentBlock,
+    TextResourceContents,
+)
+
+from toolgate import __version__
+from toolgate.acp import convert, framing
+from toolgate.acp.reviewer import AcpReviewer
+from toolgate.agent.events import (
+    RUN_FINISHED,
+    TESTS_FINISHED,
+    TOOL_CALL_DECIDED,
+    TOOL_CALL_EXECUTED,
+    TOOL_CALL_PROPOSED,
+    Event,
+    EventBus,
+)
+from toolgate.agent.loop import AgentRun
+from toolgate.config import ConfigError, load_config
+from toolgate.conversation.store import SessionError
+from toolgate.session import SessionService, SetupError
+from toolgate.session.deltas import TextDeltas
+from toolgate.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+API_KEY_METHOD = "openai-api-key"
+MAX_PROMPT_CHARS = 1_000_000  # a task is a message to a model; beyond this it is a mistake
+COMMANDS = [
+    AvailableCommand(name="tests", description="run the project's tests and fix what fails"),
+    AvailableCommand(name="new", description="start over in a new session"),
+]
+
+
+def _quoted(value: str) -> str:
+    return repr(value[:80] + ("…" if len(value) > 80 else ""))
+
+
+class Updates:
+    """`session/update` notifications sent in the order the run produced them."""
+
+    def __init__(self, conn: AgentSideConnection) -> None:
+        self.conn = conn
+        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self.task: asyncio.Task[None] | None = None
+
+    def put(self, session_id: str, update: Any) -> None:
+        """Queue one update (from a synchronous event sink)."""
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(self._send())
+        self.queue.put_nowait((session_id, update))
+
+    async def _send(self) -> None:
+        while True:
+            session_id, update = await self.queue.get()
+            try:
+                await self.conn.session_update(session_id=session_id, update=update)
+            except Exception as exc:  # a client gone mid-turn: the run goes on to its end
+                log.debug("session/update not sent: %s", exc)
+            finally:
+                self.queue.task_done()
+
+    async def flush(self) -> None:
+        """Wait until everything queued so far is sent."""
+        await self.queue.join()
+
+    async def close(self) -> None:
+        """Stop sending."""
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+
+
+@dataclass
+class AcpSession:
+    """One session this connection opened or loaded."""
+
+    id: str
+    root: Path
+    service: SessionService
+    always: set[str] = field(default_factory=set)  # tools allowed for the rest of the session
+    run: AgentRun | None = None
+    busy: bool = False
+    cancel_requested: bool = False
+
+
+class RunEvents:
+    """A run's events → `session/update` notifications for one session."""
+
+    def __init__(self, updates: Updates, session: AcpSession) -> None:
+        self.updates = updates
+        self.session = session
+        self.tests: dict[str, str] = {}  # call id → the test summary shown when it ends
+        self.current_call: str | None = None
+        self.failure: str | None = None
+
+    def text(self, run_id: str, text: str) -> None:
+        """Streamed answer text, coalesced."""
+        self.updates.put(self.session.id, helpers.update_agent_message_text(text))
+
+    def __call__(self, event: Event) -> None:
+        """Translate one event."""
+        f = event.fields
+        sid = self.session.id
+        if event.type == TOOL_CALL_PROPOSED:
+            self.current_call = str(f["call_id"])
+            args = f.get("raw_args") or {}
+            self.updates.put(
+                sid, convert.started(self.session.root, self.current_call, f["tool_name"], args)
+            )
+        elif event.type == TOOL_CALL_DECIDED and f.get("decision") == "auto":
+            self.updates.put(sid, convert.progress(str(f["call_id"]), "in_progress"))
+        elif event.type == TESTS_FINISHED and self.current_call is not None:
+            self.tests[self.current_call] = convert.tests_summary(
+                f.get("summary") or {}, int(f.get("failures") or 0)
+            )
+        elif event.type == TOOL_CALL_EXECUTED:
+            call_id = str(f["call_id"])
+            content: list[Any] = []
+            if call_id in self.tests:
+                content.append(convert.text_content(self.tests.pop(call_id)))
+            if f.get("error"):
+                content.append(convert.text_content(str(f["error"])))
+            status = "completed" if f.get("success") else "failed"
+            self.updates.put(sid, convert.progress(call_id, status, content or None))
+        elif event.type == RUN_FINISHED and f.get("status") == "failed":
+            self.failure = str(f.get("reason") or "the run failed")
+            self.updates.put(
+                sid, helpers.update_agent_message_text(f"\n\nThe turn failed: {self.failure}")
+            )
+
+
+def task_text(blocks: list[Any]) -> str:
+    """The prompt's text, with embedded resources given as context and links named."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            if isinstance(resource, TextResourceContents):
+                parts.append(f'<context uri="{resource.uri}">\n{resource.text}\n</context>')
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(f"[{block.name}]({block.uri})")
+    return "\n\n".join(parts)
+
+
+class ToolgateAgent:
+    """The ACP `Agent`: thin handlers over one SessionService per workspace root."""
+
+    def __init__(self, overrides: dict[str, Any] | None = None) -> None:
+        self.overrides = overrides or {}
+        self.conn: AgentSideConnection | None = None
+        self.updates: Updates | None = None
+        self.client = ClientCapabilities()
+        self.initialized = False
+        self.services: dict[Path, SessionService] = {}
+        self.sessions: dict[str, AcpSession] = {}
+        self.prompts: set[asyncio.Task[Any]] = set()
+
+    def on_connect(self, conn: AgentSideConnection) -> None:
+        """Keep the connection: updates, permission requests and files go through it."""
+        self.conn = conn
+        self.updates = Updates(conn)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        """Negotiate the version; say what Toolgate offers; remember what the client offers."""
+        self.client = client_capabilities or ClientCapabilities()
+        self.initialized = True
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            auth_methods=[
+                EnvVarAuthMethod(
+                    type="env_var",
+                    id=API_KEY_METHOD,
+                    name="OpenAI-compatible API key",
+                    description="The key of the endpoint Toolgate's configuration names",
+                    vars=[AuthEnvVar(name="OPENAI_API_KEY", label="API key", secret=True)],
+                )
+            ],
+            agent_info=Implementation(name="toolgate", title="Toolgate", version=__version__),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
+        """The API key comes in the environment the editor starts Toolgate with."""
+        if method_id != API_KEY_METHOD:
+            raise RequestError.invalid_params({"methodId": f"unknown method {_quoted(method_id)}"})
+        if not os.environ.get("OPENAI_API_KEY") and not self._config_has_key():
+            raise RequestError.auth_required(
+                {"message": "set OPENAI_API_KEY in the agent's environment or the user config"}
+            )
+        return AuthenticateResponse()
+
+    def _config_has_key(self) -> bool:
+        try:
+            return bool(load_config(Path.cwd(), overrides=self.overrides).api_key)
+        except ConfigError:
+            return False
+
+    async def shutdown(self) -> None:
+        """The client is gone: end every turn (the session files stay valid), stop services."""
+        for session in self.sessions.values():
+            if session.run is not None:
+                session.run.cancel("the editor disconnected")
+        if self.prompts:
+            await asyncio.wait(self.prompts, timeout=30)
+        if self.updates is not None:
+            await self.updates.close()
+        for service in self.services.values():
+            await service.close()
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def _service(self, cwd: str) -> SessionService:
+        root = Path(cwd)
+        if not root.is_absolute() or not root.is_dir():
+            raise RequestError.invalid_params({"cwd": f"not an absolute folder: {_quoted(cwd)}"})
+        root = root.resolve()
+        if root not in self.services:
+            overrides = self.overrides
+            self.services[root] = SessionService(
+                root,
+                lambda: load_config(root, overrides=overrides),
+                notice=lambda message: log.info("%s", message),
+            )
+        return self.services[root]
+
+    def _session(self, session_id: str) -> AcpSession:
+        if not self.initialized:
+            raise RequestError.invalid_request({"message": "initialize first"})
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params(
+                {"sessionId": f"unknown session {_quoted(session_id)}: session/new or load it"}
+            )
+        return session
+
+    def _opened(self, session_id: str, service: SessionService) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            session = AcpSession(session_id, service.root, service)
+            self.sessions[session_id] = session
+        assert self.updates is not None
+        self.updates.put(session_id, helpers.update_available_commands(COMMANDS))
+        return session
+
+    async def new_session(
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        """A new conversation in the workspace at `cwd`."""
+        if not self.initialized:
+            raise RequestError.invalid_request({"message": "initialize first"})
+        service = self._service(cwd)
+        session_id = service.new_session()
+        self._opened(session_id, service)
+        return NewSessionResponse(session_id=session_id)
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse | None:
+        """Replay a stored conversation as updates, then answer."""
+        if not self.initialized:
+            raise RequestError.invalid_request({"message": "initialize first"})
+        service = self._service(cwd)
+        try:
+            loaded = service.load(session_id)
+        except SessionError as exc:
+            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
+        assert self.updates is not None
+        for entry in loaded["transcript"]:
+            kind = entry.get("kind")
+            if kind == "user":
+                self.updates.put(session_id, helpers.update_user_message_text(entry["text"]))
+            elif kind == "assistant":
+                self.updates.put(session_id, helpers.update_agent_message_text(entry["text"]))
+            elif kind == "tool" and entry.get("callId"):
+                call_id, name = str(entry["callId"]), str(entry.get("name") or "")
+                args = entry.get("arguments") or {}
+                self.updates.put(session_id, convert.started(service.root, call_id, name, args))
+                status = "failed" if entry.get("status") in ("failed", "denied") else "completed"
+                summary = entry.get("summary") or ""
+                content = [convert.text_content(summary)] if summary else None
+                self.updates.put(session_id, convert.progress(call_id, status, content))
+        self._opened(session_id, service)
+        await self.updates.flush()
+        return LoadSessionResponse()
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """The stored sessions of `cwd` (or of every workspace this connection opened)."""
+        services = [self._service(cwd)] if cwd else list(self.services.values())
+        listed = [
+            SessionInfo(
+                session_id=info.id,
+                cwd=str(service.root),
+                title=info.title or None,
+                updated_at=info.last_activity or None,
+            )
+            for service in services
+            for info in service.sessions()
+        ]
+        return ListSessionsResponse(sessions=listed)
+
+    # -- turns ------------------------------------------------------------------------------
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        """Run one turn through the engine; answer its stop reason."""
+        session = self._session(session_id)
+        if session.busy:
+            raise RequestError.invalid_request(
+                {"message": "a turn is already running in this session"}
+            )
+        task = task_text(prompt)
+        if not task.strip():
+            raise RequestError.invalid_params({"prompt": "the prompt has no text"})
+        if len(task) > MAX_PROMPT_CHARS:
+            raise RequestError.invalid_params(
+                {"prompt": f"the prompt is over {MAX_PROMPT_CHARS} characters"}
+            )
+        current = asyncio.current_task()
+        if current is not None:
+            self.prompts.add(current)
+        session.busy, session.cancel_requested = True, False
+        try:
+            return await self._turn(session, task)
+        finally:
+            session.busy = False
+            if current is not None:
+                self.prompts.discard(current)
+
+    async def _turn(self, session: AcpSession, task: str) -> PromptResponse:
+        assert self.conn is not None and self.updates is not None
+        service = session.service
+        try:
+            config = service.config()
+            claim = service.claim(session.id)
+        except (ConfigError, SessionError) as exc:
+            raise RequestError.invalid_request({"message": str(exc)}) from None
+        bus = EventBus()
+        events = RunEvents(self.updates, session)
+        bus.subscribe(TextDeltas(events.text))
+        bus.subscribe(events)
+        fs = self.client.fs
+        reviewer = AcpReviewer(
+            Workspace(service.root, max_file_bytes=config.limits.max_file_bytes),
+            self.conn,
+            session.id,
+            always=session.always,
+            write_through_client=bool(fs and fs.write_text_file),
+            flush=self.updates.flush,
+        )
+        try:
+            turn = await service.start(claim, task, config=config, reviewer=reviewer, bus=bus)
+        except (SetupError, ConfigError) as exc:
+            service.release(claim)
+            raise RequestError.internal_error({"message": str(exc)}) from None
+        except BaseException:
+            service.release(claim)
+            raise
+        session.run = turn.run
+        if session.cancel_requested and turn.run is not None:
+            turn.run.cancel()
+        try:
+            outcome = await service.finish(turn)
+        finally:
+            session.run = None
+        await self.updates.flush()
+        return PromptResponse(stop_reason=convert.STOP_REASONS.get(outcome.status, "end_turn"))  # type: ignore[arg-type]
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """Stop the session's turn; its prompt answers `cancelled`."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return  # a notification has no answer; an unknown id has nothing to stop
+        session.cancel_requested = True
+        if session.run is not None:
+            session.run.cancel("cancelled by the person")
+
+
+def serve(overrides: dict[str, Any] | None = None) -> int:
+    """Serve ACP on stdin/stdout until the client closes stdin."""
+    asyncio.run(_serve(overrides))
+    return 0
+
+
+async def _serve(overrides: dict[str, Any] | None) -> None:
+    raw, writer, checked = await framing.stdio()
+    agent = ToolgateAgent(overrides)
+    conn = AgentSideConnection(agent, writer, checked, listening=False)
+    reading = asyncio.create_task(framing.pump(raw, checked, writer))
+    try:
+        await conn.listen()
+    finally:
+        await agent.shutdown()
+        reading.cancel()
+        await conn.close()
