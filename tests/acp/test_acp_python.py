@@ -1,0 +1,201 @@
+"""`toolgate acp` driven by the Python SDK's client side over real stdio, against the scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError, text_block
+
+from tests.acp.client import RecordingClient, connect
+from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
+
+pytestmark = pytest.mark.asyncio
+
+CALC = "def add(a, b):\n    return a - b\n"
+TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    """The tiny project with a failing test."""
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(TEST)
+    return repo
+
+
+def fix_script() -> list[Any]:
+    """Read, edit, run the tests, answer."""
+    return [
+        tool_call("read_file", path="calc.py"),
+        tool_call("edit_file", path="calc.py", search="return a - b", replace="return a + b"),
+        tool_call("run_tests"),
+        {"content": "Fixed add: the tests pass."},
+    ]
+
+
+async def prompt(conn: Any, session_id: str, text: str) -> Any:
+    return await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block(text)]), 120)
+
+
+async def test_read_edit_allowed_once_through_the_editor_tests_and_end_turn(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = fix_script()
+    client = RecordingClient(["allow_once"])
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        response = await prompt(conn, session.session_id, "fix add")
+    assert response.stop_reason == "end_turn"
+    # the read shown as a tool call of kind read, at the file
+    starts = client.kinds("tool_call")
+    read = next(u for u in starts if u.title.startswith("read_file"))
+    assert read.kind == "read" and read.locations[0].path == str(project / "calc.py")
+    # the edit asked with diff content, then written through fs/write_text_file
+    assert len(client.permissions) == 1
+    diff = client.permissions[0].content[0]
+    assert diff.type == "diff" and diff.old_text == CALC and "return a + b" in diff.new_text
+    assert client.writes == [(str(project / "calc.py"), CALC.replace("a - b", "a + b"))]
+    assert (project / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+    # run_tests ended with its summary
+    ends = client.kinds("tool_call_update")
+    texts = [c.content.text for u in ends for c in (u.content or []) if c.type == "content"]
+    assert any("1 passed, 0 failed" in t for t in texts), texts
+    # the streamed answer
+    said = "".join(u.content.text for u in client.kinds("agent_message_chunk"))
+    assert "Fixed add" in said
+    # what the model was told
+    assert last_tool_result(scripted.requests[2])["success"] is True
+    assert "passed" in json.dumps(last_tool_result(scripted.requests[3]))
+
+
+async def test_without_fs_the_change_lands_on_disk(project: Path, scripted: ScriptedModel) -> None:
+    scripted.script = fix_script()
+    client = RecordingClient(["allow_once"])
+    async with connect(client, scripted.base_url, fs=False) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        response = await prompt(conn, session.session_id, "fix add")
+    assert response.stop_reason == "end_turn"
+    assert client.writes == []
+    assert (project / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+
+
+async def test_rejection_is_told_to_the_model(project: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="return a - b", replace="return a + b"),
+        {"content": "Understood, leaving it."},
+    ]
+    client = RecordingClient(["reject_once"])
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        response = await prompt(conn, session.session_id, "fix add")
+    assert response.stop_reason == "end_turn"
+    assert (project / "calc.py").read_text() == CALC
+    assert client.writes == []
+    told = last_tool_result(scripted.requests[1])
+    assert told["success"] is False and "reject" in json.dumps(told).lower()
+
+
+async def test_allow_always_holds_for_that_session_only(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    def edit(old: str, new: str) -> dict[str, Any]:
+        return tool_call("edit_file", path="calc.py", search=old, replace=new)
+
+    scripted.script = [
+        edit("a - b", "a + b"),
+        edit("a + b", "b + a"),
+        {"content": "one"},
+        edit("b + a", "a + b"),
+        {"content": "two"},
+    ]
+    client = RecordingClient(["allow_always", "reject_once"])
+    async with connect(client, scripted.base_url) as (conn, _):
+        first = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, first.session_id, "edit twice")
+        assert len(client.permissions) == 1  # the second edit was not asked about
+        assert (project / "calc.py").read_text() == "def add(a, b):\n    return b + a\n"
+        second = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, second.session_id, "edit again")
+    assert len(client.permissions) == 2  # a new session asks again
+    assert (project / "calc.py").read_text() == "def add(a, b):\n    return b + a\n"
+
+
+async def test_cancel_mid_turn_answers_cancelled(project: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="return a - b", replace="return a + b"),
+        {"content": "never"},
+    ]
+    client = RecordingClient()
+    client.hold_permission = True
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        turn = asyncio.ensure_future(prompt(conn, session.session_id, "fix add"))
+        await asyncio.wait_for(client.permission_asked.wait(), 60)
+        await conn.cancel(session_id=session.session_id)
+        response = await turn
+    assert response.stop_reason == "cancelled"
+    assert (project / "calc.py").read_text() == CALC
+    assert len(scripted.requests) == 1
+
+
+async def test_load_replays_a_stored_session_and_list_names_it(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [tool_call("read_file", path="calc.py"), {"content": "It subtracts."}]
+    async with connect(RecordingClient(), scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "what does add do?")
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        listed = await conn.list_sessions(cwd=str(project))
+        assert [s.session_id for s in listed.sessions] == [session.session_id]
+        await conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        said = [u.content.text for u in client.kinds("user_message_chunk")]
+        answered = [u.content.text for u in client.kinds("agent_message_chunk")]
+        calls = [u.title for u in client.kinds("tool_call")]
+        assert said == ["what does add do?"]
+        assert "It subtracts." in "".join(answered)
+        assert calls == ["read_file calc.py"]
+        # and the loaded session goes on with its history
+        scripted.script = [{"content": "Still subtracts."}]
+        await prompt(conn, session.session_id, "and now?")
+    contents = [m.get("content") for m in scripted.requests[-1]["messages"]]
+    assert "what does add do?" in json.dumps(contents)
+
+
+async def test_path_escape_is_refused_before_any_request(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    outside = project.parent / "outside.txt"
+    outside.write_text("keep\n")
+    scripted.script = [
+        tool_call("write_file", path="../outside.txt", content="gone\n"),
+        tool_call("read_file", path="/etc/passwd"),
+        {"content": "refused"},
+    ]
+    client = RecordingClient(["allow_once", "allow_once"])
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "escape")
+    assert outside.read_text() == "keep\n"
+    assert client.writes == [] and client.reads == [] and client.permissions == []
+    assert last_tool_result(scripted.requests[1])["success"] is False
+
+
+async def test_prompt_before_new_and_unknown_session_are_errors(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    async with connect(RecordingClient(), scripted.base_url) as (conn, process):
+        with pytest.raises(RequestError) as unknown:
+            await prompt(conn, "no-such-session", "hello")
+        assert unknown.value.code == -32602
+        with pytest.raises(RequestError):
+            await conn.load_session(cwd=str(project), session_id="nope", mcp_servers=[])
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        assert session.session_id
+        assert process.returncode is None
+    assert scripted.requests == []
