@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
-# Install everything and run every test: lint, the Python suite (engine, text protocol, language
-# server, embedded local model, real VS Code, Emacs and Neovim end to end) and the extension's
-# own checks.
+# Install everything and run every test: lint, type check, dead-code check, the Python suite
+# (engine, text protocol, language server, embedded local model, real VS Code, Emacs and Neovim
+# end to end) and the extension's own checks.
+#
+#   bash scripts/test.sh           everything, as CI runs it
+#   bash scripts/test.sh --quick   the inner loop: lint, types, dead code and the Python suite
+#                                  without the embedded model, the real VS Code and the other
+#                                  editors (none of them is installed), one pytest worker per
+#                                  core; extra arguments go to pytest, e.g. --quick -x -k review
+#
 # Safe to run again: each installer skips what is already there and reuses its caches.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 say() { printf '==> %s\n' "$*"; }
 PY="${PYTHON:-python3}"
+
+quick=0
+if [[ "${1:-}" == "--quick" ]]; then
+    quick=1
+    shift
+fi
 
 if [[ ! -x .venv/bin/python ]]; then
     say "creating .venv"
@@ -16,20 +29,36 @@ fi
 say "installing toolgate with its test dependencies"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
 
-say "installing the embedded local model (first time: compiles for about 10 minutes)"
-PYTHON=.venv/bin/python bash scripts/install-local-model.sh
+if [[ $quick == 0 ]]; then
+    say "installing the embedded local model (first time: compiles for about 10 minutes)"
+    PYTHON=.venv/bin/python bash scripts/install-local-model.sh
 
-say "installing what the VS Code end-to-end test needs (first time: a few minutes)"
-bash scripts/install-vscode-test-deps.sh
+    say "installing what the VS Code end-to-end test needs (first time: a few minutes)"
+    bash scripts/install-vscode-test-deps.sh
 
-say "installing what the other editors' tests need (Emacs with eglot, Neovim)"
-bash scripts/install-editor-test-deps.sh
+    say "installing what the other editors' tests need (Emacs with eglot, Neovim)"
+    bash scripts/install-editor-test-deps.sh
 
-say "building and checking the VS Code extension (lint, types, unit tests, .vsix)"
-(cd client-vscode && npm ci --no-audit --no-fund --loglevel=error && npm test && npm run package)
+    say "building and checking the VS Code extension (lint, types, unit tests, .vsix)"
+    (cd client-vscode && npm ci --no-audit --no-fund --loglevel=error && npm test && npm run package)
+fi
 
 say "lint"
 .venv/bin/ruff check server tests benchmarks
+.venv/bin/ruff format --check server tests benchmarks
 
-say "the Python test suite"
-.venv/bin/python -m pytest
+say "type check (mypy, configured in pyproject.toml)"
+.venv/bin/mypy
+
+say "dead-code check (vulture, configured in pyproject.toml)"
+.venv/bin/vulture
+
+if [[ $quick == 1 ]]; then
+    say "the Python test suite, without the embedded model, VS Code and the other editors"
+    # One worker per core; `-n 0` among the arguments runs it in one process again.
+    .venv/bin/python -m pytest -m "not local_model and not vscode" --ignore=tests/editors \
+        -n auto "$@"
+else
+    say "the Python test suite"
+    .venv/bin/python -m pytest "$@"
+fi

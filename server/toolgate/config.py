@@ -190,7 +190,6 @@ class Config:
     allowed_commands: list[str] = field(default_factory=lambda: list(DEFAULT_ALLOWED_COMMANDS))
     limits: Limits = field(default_factory=Limits)
     tool_calling: ToolCalling = field(default_factory=ToolCalling)
-    base_url_source: str | None = None  # which file or flag set base_url
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → table
     pending_trust: list[TrustItem] = field(default_factory=list)
 
@@ -217,9 +216,10 @@ def _read_toml(path: Path, table: tuple[str, ...] = ()) -> dict[str, Any] | None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     for name in table:
-        doc = doc.get(name)
-        if not isinstance(doc, dict):
+        inner = doc.get(name)
+        if not isinstance(inner, dict):
             return None
+        doc = inner
     return doc
 
 
@@ -248,12 +248,12 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
         config.model = model["name"]
     if "base_url" in model:
         if trusted:
-            config.base_url, config.base_url_source = model["base_url"], source
+            config.base_url = model["base_url"]
         else:
             config.pending_trust.append(
                 TrustItem("base_url", "model.base_url", model["base_url"], source)
             )
-            config.base_url, config.base_url_source = model["base_url"], source
+            config.base_url = model["base_url"]
     if "api_key_env" in model and trusted:
         config.api_key = os.environ.get(model["api_key_env"]) or config.api_key
     for key, attr in (
@@ -356,7 +356,7 @@ def load_config(
         _check(doc, str(path))
         _apply(config, doc, str(path), trusted=False)
     if env.get("OPENAI_BASE_URL"):
-        config.base_url, config.base_url_source = env["OPENAI_BASE_URL"], "OPENAI_BASE_URL"
+        config.base_url = env["OPENAI_BASE_URL"]
         config.pending_trust = [t for t in config.pending_trust if t.kind != "base_url"]
     if env.get("OPENAI_API_KEY"):
         config.api_key = env["OPENAI_API_KEY"]

@@ -5,12 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from toolgate.calls import StreamingCallParser, default_tool_schemas
-from toolgate.calls.cli import _FALLBACK_SCHEMAS
 
 # The built-in tools' argument schemas, as the parser sees them in the product.
 TOOLS: dict[str, dict[str, Any]] = default_tool_schemas()
-# A stable copy, independent of the registry, for tests that assert on messages.
-FALLBACK = dict(_FALLBACK_SCHEMAS)
 
 
 def run_in_chunks(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from toolgate.calls import CallParseError, ParsedCall, StreamingCallParser, parse_text
 
-from .helpers import FALLBACK, TOOLS
+from .helpers import TOOLS
 
 
 def test_valid_canonical_tag() -> None:
@@ -58,7 +58,7 @@ def test_nested_tag_is_one_error() -> None:
 
 
 def test_empty_body_needing_arguments_is_an_error() -> None:
-    result = parse_text('<tool name="read_file" args></tool>', FALLBACK)
+    result = parse_text('<tool name="read_file" args></tool>', TOOLS)
     assert result.calls == []
     assert [e.error for e in result.errors] == [
         "empty arguments; tool 'read_file' needs: path; "
@@ -145,7 +145,7 @@ def test_unicode_and_crlf() -> None:
 
 
 def test_unknown_tool_in_a_tag_is_an_error_listing_the_tools() -> None:
-    result = parse_text('<tool name="delete_everything" args>{}</tool>', FALLBACK)
+    result = parse_text('<tool name="delete_everything" args>{}</tool>', TOOLS)
     [err] = result.errors
     assert err.error.startswith("unknown tool 'delete_everything'; available: edit_file, ")
     assert "write_file" in err.error

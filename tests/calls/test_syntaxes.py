@@ -6,7 +6,7 @@ import pytest
 
 from toolgate.calls import parse_text
 
-from .helpers import FALLBACK, TOOLS
+from .helpers import TOOLS
 
 
 def calls(text: str, tools=TOOLS, **kw) -> list[tuple[str, dict, str]]:
@@ -121,7 +121,7 @@ def test_hermes_tool_call() -> None:
 
 
 def test_hermes_unknown_tool_is_an_error() -> None:
-    result = parse_text('<tool_call>{"name": "rm", "arguments": {}}</tool_call>', FALLBACK)
+    result = parse_text('<tool_call>{"name": "rm", "arguments": {}}</tool_call>', TOOLS)
     assert result.errors[0].error.startswith("unknown tool 'rm'; available:")
 
 

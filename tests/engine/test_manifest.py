@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.support.reviewers import Approving
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 from toolgate.config import ConfigError, load_config
-from toolgate.review.reviewer import Approval, ApprovalRequest, AutoReviewer
+from toolgate.review.reviewer import AutoReviewer
 from toolgate.session import Endpoint, RunSetup, create_run
 from toolgate.workspace import Workspace
 
@@ -25,18 +26,6 @@ required = ["path"]
 type = "string"
 """
 SCRIPT = "import sys\nprint(open(sys.argv[1]).readline().upper())\n"
-
-
-class Approving(AutoReviewer):
-    """Says yes to everything it is asked, recording the questions."""
-
-    def __init__(self, workspace: Workspace) -> None:
-        super().__init__(workspace)
-        self.asked: list[ApprovalRequest] = []
-
-    async def confirm(self, request: ApprovalRequest) -> Approval:
-        self.asked.append(request)
-        return Approval(True)
 
 
 def _workspace(repo: Path) -> None:

@@ -11,12 +11,16 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
-from tests.lsp.harness import Editor, uri_of
+from tests.lsp.harness import Editor, make_client, uri_of
 from tests.support.scripted_model import ScriptedModel
 
-SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "toolgate", "lsp"])
+SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "toolgate", "lsp"], client_factory=make_client
+)
 # Logs everything, pygls' dumps of whole messages included.
-VERBOSE_SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "toolgate", "-v", "lsp"])
+VERBOSE_SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "toolgate", "-v", "lsp"], client_factory=make_client
+)
 API_KEY = "sk-test-SECRET-never-shown-0123456789"
 
 
@@ -59,5 +63,4 @@ def options(scripted: ScriptedModel) -> dict[str, Any]:
 async def editor(repo: Path, options: dict[str, Any]) -> AsyncIterator[Editor]:
     ed = await start_editor(repo, options, "visual-studio-code")
     yield ed
-    await ed.client.shutdown_session()
-    await ed.client.stop()
+    await ed.close()

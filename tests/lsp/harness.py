@@ -8,16 +8,44 @@ incremental `didChange` a real editor would), answers `toolgate/saveDocuments` a
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.protocol import default_converter
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 from pygls.uris import from_fs_path, to_fs_path
-from pytest_lsp import LanguageClient
+from pytest_lsp import LanguageClient, LanguageClientProtocol
+from pytest_lsp.client import register_lsp_features
+
+# Toolgate's own notifications, each recorded by the editor below.
+EVENT = "toolgate/event"
+PROPOSAL = "toolgate/proposal"
+PROPOSAL_RESOLVED = "toolgate/proposalResolved"
+
+
+class PlainCodeActionProtocol(LanguageClientProtocol):
+    """Reads `textDocument/codeAction` results as plain JSON, as a real editor does.
+
+    lsprotocol reads every code action that carries a command as a bare `Command`, losing its
+    kind and diagnostics; an editor sees the JSON itself.
+    """
+
+    def get_result_type(self, method: str) -> type[Any] | None:
+        if method == types.TEXT_DOCUMENT_CODE_ACTION:
+            return JsonRPCResponseMessage
+        return super().get_result_type(method)
+
+
+def make_client() -> LanguageClient:
+    """pytest-lsp's test client, reading code actions as plain JSON."""
+    client = LanguageClient(
+        protocol_cls=PlainCodeActionProtocol, converter_factory=default_converter
+    )
+    register_lsp_features(client)
+    return client
 
 
 def uri_of(path: Path) -> str:
@@ -72,15 +100,15 @@ class Editor:
 
         client.get_configuration = recording_configuration  # type: ignore[method-assign]
 
-        @client.feature("toolgate/proposal")
+        @client.feature(PROPOSAL)
         def _proposal(params: Any) -> None:
             self.proposals.append(_plain(params))
 
-        @client.feature("toolgate/proposalResolved")
+        @client.feature(PROPOSAL_RESOLVED)
         def _resolved(params: Any) -> None:
             self.resolved.append(_plain(params))
 
-        @client.feature("toolgate/event")
+        @client.feature(EVENT)
         def _event(params: Any) -> None:
             self.events.append(_plain(params))
 
@@ -178,14 +206,33 @@ class Editor:
     def text(self, uri: str) -> str:
         return self.buffers[uri][0]
 
+    async def close(self) -> None:
+        """Shut the server down as an editor does, and stop the client."""
+        await self.client.shutdown_session()
+        await self.client.stop()
+
     # -- waiting ---------------------------------------------------------------------------------
 
-    async def until(self, predicate: Any, timeout: float = 20.0) -> None:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not predicate():
-            if asyncio.get_running_loop().time() > deadline:
+    async def until(
+        self, predicate: Callable[[], Any], timeout: float = 20.0, on: str = EVENT
+    ) -> None:
+        """Wait until `predicate` holds, checking again as each `on` notification arrives.
+
+        Between notifications it checks again every quarter second too, for state outside the
+        protocol (files, processes, the scripted model's requests).
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            # Registered before the check, so a notification in between is not missed. A
+            # waiter left pending is replaced by the next one (pytest-lsp keeps one per method).
+            arrival = self.client.protocol.wait_for_notification_async(on)
+            if predicate():
+                return
+            remaining = deadline - loop.time()
+            if remaining <= 0:
                 raise AssertionError(f"timed out; events so far: {self.events[-5:]}")
-            await asyncio.sleep(0.02)
+            await asyncio.wait([arrival], timeout=min(remaining, 0.25))
 
     async def poll(self, fetch: Callable[[], Awaitable[Any]], timeout: float = 20.0) -> Any:
         """Ask again and again (as an editor refreshing its lightbulb would) until truthy."""
@@ -199,7 +246,9 @@ class Editor:
             await asyncio.sleep(0.05)
 
     async def proposal(self, n: int = 1) -> dict[str, Any]:
-        await self.until(lambda: len([p for p in self.proposals if p["status"] == "pending"]) >= n)
+        await self.until(
+            lambda: len([p for p in self.proposals if p["status"] == "pending"]) >= n, on=PROPOSAL
+        )
         return [p for p in self.proposals if p["status"] == "pending"][n - 1]
 
     async def finished(self) -> dict[str, Any]:
@@ -212,16 +261,8 @@ class Editor:
         )
 
     async def request_raw(self, method: str, params: Any) -> Any:
-        """A request whose result stays plain JSON, as a real editor reads it.
-
-        lsprotocol reads every code action that carries a command as a bare `Command`, losing
-        its kind and diagnostics; an editor sees the JSON itself.
-        """
-        protocol = self.client.protocol
-        msg_id = str(uuid.uuid4())
-        future = protocol.send_request(method, params, msg_id=msg_id)
-        protocol._result_types[msg_id] = JsonRPCResponseMessage
-        return _plain(await asyncio.wrap_future(future))
+        """A request whose result stays plain JSON (see `PlainCodeActionProtocol`)."""
+        return _plain(await self.client.protocol.send_request_async(method, params))
 
     async def code_actions(
         self,

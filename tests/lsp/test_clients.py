@@ -18,16 +18,14 @@ ORIGINAL = "".join(f"line {i}\n" for i in range(30))
 async def neovim(repo: Path, options: dict[str, Any]) -> AsyncIterator[Editor]:
     ed = await start_editor(repo, options, "neovim")
     yield ed
-    await ed.client.shutdown_session()
-    await ed.client.stop()
+    await ed.close()
 
 
 @pytest_asyncio.fixture
 async def no_apply(repo: Path, options: dict[str, Any]) -> AsyncIterator[Editor]:
     ed = await start_editor(repo, options, "neovim", apply_edit=False)
     yield ed
-    await ed.client.shutdown_session()
-    await ed.client.stop()
+    await ed.close()
 
 
 async def test_generic_client_reviews_with_code_actions_only(

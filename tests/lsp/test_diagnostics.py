@@ -114,8 +114,7 @@ async def test_run_tests_command_honours_severity_and_fix_clears(
         assert result["summary"] == {**result["summary"], "failed": 0, "passed": 3}
         assert list(editor.client.diagnostics[test_uri]) == []
     finally:
-        await editor.client.shutdown_session()
-        await editor.client.stop()
+        await editor.close()
 
 
 async def test_fix_code_action_starts_a_run(

@@ -91,5 +91,4 @@ async def test_other_unsaved_edits_are_named_in_the_result(
         ]
         assert told["data"]["summary"]["failed"] == 1
     finally:
-        await editor.client.shutdown_session()
-        await editor.client.stop()
+        await editor.close()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 from tests.lsp.conftest import API_KEY, start_editor
-from tests.lsp.harness import Editor
+from tests.lsp.harness import PROPOSAL_RESOLVED, Editor
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 ORIGINAL = "".join(f"line {i}\n" for i in range(30))
@@ -99,7 +99,7 @@ async def test_confirm_in_editor_reads_which_hunks_landed(
         new = ORIGINAL.replace("line 2\n", "LINE 2\n").replace("line 25\n", "LINE 25\n")
         scripted.script = [tool_call("write_file", path="a.py", content=new), {"content": "ok"}]
         await editor.command("toolgate.ask", {"task": "shout lines 2 and 25"})
-        await editor.until(lambda: bool(editor.resolved))
+        await editor.until(lambda: bool(editor.resolved), on=PROPOSAL_RESOLVED)
         # The edit went out by itself, marked for confirmation, with both hunks in it.
         (sent,) = editor.edits
         annotations = sent.edit.change_annotations or {}
@@ -116,5 +116,4 @@ async def test_confirm_in_editor_reads_which_hunks_landed(
         told = last_tool_result(scripted.requests[-1])
         assert told["data"]["hunks_applied"] == [1] and told["data"]["hunks_rejected"] == [0]
     finally:
-        await editor.client.shutdown_session()
-        await editor.client.stop()
+        await editor.close()

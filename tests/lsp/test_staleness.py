@@ -3,27 +3,37 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from tests.lsp.harness import Editor
+from tests.lsp.harness import PROPOSAL_RESOLVED, Editor
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 ORIGINAL = "".join(f"line {i}\n" for i in range(30))
 
 
-async def test_conflicting_edit_makes_proposal_stale(
-    editor: Editor, scripted: ScriptedModel, repo: Path
-) -> None:
+async def _proposal_for_line_10(
+    editor: Editor, scripted: ScriptedModel, repo: Path, answer: str
+) -> tuple[str, dict[str, Any]]:
+    """Open a.py and have the model propose to shout its line 10; the uri and the proposal."""
     (repo / "a.py").write_text(ORIGINAL)
     uri = editor.open("a.py")
     scripted.script = [
         tool_call("edit_file", path="a.py", search="line 10\n", replace="LINE 10\n"),
-        {"content": "I will read it again."},
+        {"content": answer},
     ]
     await editor.command("toolgate.ask", {"task": "shout line 10"})
-    proposal = await editor.proposal()
+    return uri, await editor.proposal()
+
+
+async def test_conflicting_edit_makes_proposal_stale(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    uri, proposal = await _proposal_for_line_10(editor, scripted, repo, "I will read it again.")
     mine = ORIGINAL.replace("line 10\n", "my own line 10\n")
     editor.change(uri, mine)
-    await editor.until(lambda: any(r["id"] == proposal["id"] for r in editor.resolved))
+    await editor.until(
+        lambda: any(r["id"] == proposal["id"] for r in editor.resolved), on=PROPOSAL_RESOLVED
+    )
     resolved = next(r for r in editor.resolved if r["id"] == proposal["id"])
     assert resolved["status"] == "stale"
     assert resolved["hunksApplied"] == []
@@ -40,14 +50,7 @@ async def test_conflicting_edit_makes_proposal_stale(
 async def test_edit_above_the_hunk_rebases_the_proposal(
     editor: Editor, scripted: ScriptedModel, repo: Path
 ) -> None:
-    (repo / "a.py").write_text(ORIGINAL)
-    uri = editor.open("a.py")
-    scripted.script = [
-        tool_call("edit_file", path="a.py", search="line 10\n", replace="LINE 10\n"),
-        {"content": "done"},
-    ]
-    await editor.command("toolgate.ask", {"task": "shout line 10"})
-    first = await editor.proposal()
+    uri, first = await _proposal_for_line_10(editor, scripted, repo, "done")
     assert first["hunks"][0]["range"]["start"]["line"] == 10
     mine = "# header one\n# header two\n" + ORIGINAL
     editor.change(uri, mine)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from tests.support.net import closed_port
+from tests.support.reviewers import Approving
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 from toolgate.agent.events import NOTICE, EventBus
@@ -24,18 +25,6 @@ from toolgate.workspace import Workspace
 pytest.importorskip("mcp", reason='needs the mcp SDK: pip install "toolgate[mcp]"')
 
 ECHO = Path(__file__).with_name("echo_server.py")
-
-
-class Approving(AutoReviewer):
-    """Says yes to everything it is asked, recording the questions."""
-
-    def __init__(self, workspace: Workspace) -> None:
-        super().__init__(workspace)
-        self.asked: list[ApprovalRequest] = []
-
-    async def confirm(self, request: ApprovalRequest) -> Approval:
-        self.asked.append(request)
-        return Approval(True)
 
 
 def _table(marker: Path, approval: str = "ask", command: list[str] | None = None) -> str:

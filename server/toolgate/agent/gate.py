@@ -21,7 +21,13 @@ from toolgate.records import ToolCall, ToolResult
 from toolgate.review.proposal import ProposalStatus, Resolution, make_proposal
 from toolgate.review.reviewer import ApprovalRequest, Reviewer
 from toolgate.runner.allowlist import CommandRefused, is_allowed
-from toolgate.tools.activity import ActivityContext, ChangeActivity, CommandActivity, FileChange
+from toolgate.tools.activity import (
+    Activity,
+    ActivityContext,
+    ChangeActivity,
+    CommandActivity,
+    FileChange,
+)
 from toolgate.tools.registry import ToolRegistry, strip_meta
 
 _ELIDE_OVER = 2_000  # bytes of an argument shown in events; file contents live in the diff
@@ -237,7 +243,7 @@ class Gate:
             return GateOutcome(await self._run(call, activity, args), "approved", args, reasoning)
         return GateOutcome(await self._run(call, activity, args), "auto", args, reasoning)
 
-    async def _run(self, call: ToolCall, activity: Any, args: dict[str, Any]) -> ToolResult:
+    async def _run(self, call: ToolCall, activity: Activity, args: dict[str, Any]) -> ToolResult:
         try:
             return await activity.run(self.ctx, args)
         except Exception as exc:  # a tool's bug is a result the model reads, never a crash

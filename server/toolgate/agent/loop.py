@@ -8,7 +8,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -136,7 +136,6 @@ class _Stop(Exception):
 class _Turn:
     text: str = ""
     native: list[NativeCall] = field(default_factory=list)
-    parsed: list[ToolCall] = field(default_factory=list)
     errors: list[CallParseError] = field(default_factory=list)
     outcomes: list[tuple[ToolCall, GateOutcome]] = field(default_factory=list)
     views: list[ToolResult] = field(default_factory=list)  # each result as the model reads it
@@ -241,7 +240,7 @@ class AgentRun:
 
     async def run(self) -> RunOutcome:
         """Run to the end; never raises for the run's own failures."""
-        self._task = asyncio.current_task()  # type: ignore[assignment]
+        self._task = asyncio.current_task()
         started = time.monotonic()
         self.bus.emit(
             RUN_STARTED,
@@ -812,8 +811,3 @@ def _result_summary(result: ToolResult) -> str:
                 return str(data[key])[:200]
     size = result.output_size_bytes or len(result_json(result))
     return f"{size} bytes"
-
-
-async def collect(stream: AsyncIterator[Any]) -> list[Any]:
-    """Drain an async iterator (a small helper for tests and front ends)."""
-    return [item async for item in stream]

@@ -10,64 +10,12 @@ from typing import Any
 from toolgate.calls.parser import parse_text
 
 
-def _obj(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
-
-
-_PATH = {"type": "string"}
-
-# Used only when the tool registry cannot be imported; mirrors the built-in tools' arguments.
-_FALLBACK_SCHEMAS: dict[str, dict[str, Any]] = {
-    "run_tests": _obj(
-        {
-            "command": {"type": "string", "default": "pytest -q --tb=short"},
-            "cwd": {**_PATH, "default": "."},
-        },
-        [],
-    ),
-    "read_file": _obj({"path": _PATH}, ["path"]),
-    "write_file": _obj({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
-    "list_directory": _obj(
-        {"path": {**_PATH, "default": "."}, "recursive": {"type": "boolean", "default": False}},
-        [],
-    ),
-    "git_status": _obj({}, []),
-    "git_add": _obj({"files": {"type": "array", "items": {"type": "string"}}}, ["files"]),
-    "git_commit": _obj({"message": {"type": "string"}}, ["message"]),
-    "search_code": _obj(
-        {
-            "pattern": {"type": "string"},
-            "path": {**_PATH, "default": "."},
-            "glob": {"type": "string"},
-        },
-        ["pattern"],
-    ),
-    "edit_file": _obj(
-        {"path": _PATH, "search": {"type": "string"}, "replace": {"type": "string"}},
-        ["path", "search", "replace"],
-    ),
-    "run_command": _obj(
-        {"command": {"type": "string"}, "cwd": {**_PATH, "default": "."}}, ["command"]
-    ),
-}
-
-
 def default_tool_schemas() -> dict[str, dict[str, Any]]:
     """Tool name → argument schema of the built-in tools."""
-    try:
-        from toolgate.tools.builtins import builtin_registry
+    # Imported here: the text protocol sits below the tools and must load without them.
+    from toolgate.tools.builtins import builtin_registry
 
-        schemas = builtin_registry().argument_schemas()
-        if schemas:
-            return {name: dict(schema) for name, schema in schemas.items()}
-    except Exception:  # noqa: BLE001 - any failure here means "use the copy below"
-        pass
-    return {name: dict(schema) for name, schema in _FALLBACK_SCHEMAS.items()}
+    return builtin_registry().argument_schemas()
 
 
 def schemas_from_tools(tools: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -127,10 +127,6 @@ class Budget:
         """Estimated tokens of one message of `size` bytes."""
         return self.tokens(size) + MESSAGE_OVERHEAD
 
-    def text_tokens(self, text: str) -> int:
-        """Estimated tokens of a text."""
-        return self.tokens(len(text.encode("utf-8", "backslashreplace")))
-
     def learn(self, sent_bytes: int, prompt_tokens: int) -> None:
         """Correct the ratio from what the endpoint counted (never towards larger requests)."""
         if prompt_tokens > 0 and sent_bytes > 0:

@@ -74,7 +74,6 @@ class Loaded:
     header: dict[str, Any]
     records: list[dict[str, Any]]
     notices: list[str] = field(default_factory=list)
-    valid_bytes: int = 0  # where the last complete line ends
 
 
 class SessionFile:
@@ -150,7 +149,6 @@ class SessionFile:
                 f"{self.path}: ignored an incomplete last line ({len(torn)} bytes), "
                 "left by an interrupted write"
             )
-        valid = len(data) - len(torn)
         if not lines:
             raise SessionError(f"session file {self.path} is empty or has no complete header")
         records: list[dict[str, Any]] = []
@@ -170,7 +168,7 @@ class SessionFile:
         header = records.pop(0)
         _check_header(self.path, header, root)
         self.stamp = stamp
-        return Loaded(header, records, notices, valid)
+        return Loaded(header, records, notices)
 
 
 def file_stamp(path: Path) -> tuple[int, int] | None:

@@ -119,12 +119,14 @@ def attrs_code_cache(path: Path | None = None) -> Iterator[dict[str, int]]:
         stats["misses"] += 1
         return code
 
+    # A module global that shadows the builtin for attrs' generated code alone; the module
+    # declares no such name, hence the ignore.
     attrs_make.compile = cached_compile  # type: ignore[attr-defined]
     try:
         yield stats
     finally:
         with contextlib.suppress(AttributeError):
-            del attrs_make.compile  # type: ignore[attr-defined]
+            del attrs_make.compile  # type: ignore[attr-defined]  # the global set above
         # A few scripts differ on every start (a frozen class's __hash__ carries the process's
         # hash salt): they are compiled each time rather than rewriting the file every start.
         if len(new) > (0 if not codes else _STRAYS):

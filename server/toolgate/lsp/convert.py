@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def path_to_uri(path: Path) -> str:
     """A file URI for an absolute path."""
-    uri = from_fs_path(str(path))
+    uri: str | None = from_fs_path(str(path))
     assert uri is not None
     return uri
 

@@ -14,7 +14,7 @@ from toolgate.lsp.client import EditorClient
 from toolgate.lsp.convert import hunk_edits, path_to_uri, proposal_payload, uri_to_path
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
 from toolgate.review.reviewer import Approval, ApprovalRequest
-from toolgate.workspace import PathRefused, Workspace
+from toolgate.workspace import PathRefused, Workspace, normalise_newlines
 
 log = logging.getLogger(__name__)
 
@@ -125,9 +125,9 @@ class LspReviewer:
                 disk = path.read_text("utf-8") if path.exists() else None
             except OSError:
                 disk = None
-            if disk is not None and disk.replace("\r\n", "\n") == expected:
+            if disk is not None and normalise_newlines(disk) == expected:
                 continue
-            if buffer is None or buffer.replace("\r\n", "\n") == expected:
+            if buffer is None or normalise_newlines(buffer) == expected:
                 # Nothing else unsaved in the buffer: the accepted text is what disk should hold.
                 try:
                     self.workspace.write(self.workspace.relative(path), expected)
@@ -184,7 +184,7 @@ class LspReviewer:
         for proposal_id, entry in list(self.pending.items()):
             if entry.busy or self.workspace.root / entry.proposal.path != path:
                 continue
-            current = text.replace("\r\n", "\n")
+            current = normalise_newlines(text)
             if current == entry.proposal.original:
                 continue
             rebased = entry.proposal.rebase(current)
@@ -282,7 +282,7 @@ class LspReviewer:
             on_disk = text_file.text if text_file else None
             current = on_disk
         expected = None if proposal.is_new_file else proposal.original
-        normalised = current.replace("\r\n", "\n") if current is not None else None
+        normalised = normalise_newlines(current) if current is not None else None
         if normalised != expected:
             rebased = proposal.rebase(normalised) if normalised is not None else None
             if rebased is None:
@@ -417,7 +417,7 @@ def _landed(chosen: set[int], all_hunks: set[int]) -> Resolution:
 def _hunks_that_landed(proposal: Proposal, text: str | None) -> set[int]:
     if text is None:
         return set(range(len(proposal.hunks)))
-    text = text.replace("\r\n", "\n")
+    text = normalise_newlines(text)
     if text == proposal.proposed:
         return set(range(len(proposal.hunks)))
     if text == proposal.original:

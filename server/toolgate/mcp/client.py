@@ -19,7 +19,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
@@ -83,7 +83,7 @@ def _parameters(spec: McpServerSpec, root: Path) -> Any:
     )
 
 
-def _client(spec: McpServerSpec, root: Path, errlog: IO[str]) -> Any:
+def _client(spec: McpServerSpec, root: Path, errlog: TextIO) -> Any:
     from mcp.client.stdio import stdio_client
 
     from mcp import Client
@@ -98,7 +98,7 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def _tail(errlog: IO[str], limit: int = 400) -> str:
+def _tail(errlog: TextIO, limit: int = 400) -> str:
     """The end of a server's stderr file, read without moving the offset the server writes at."""
     try:
         fd = errlog.fileno()
@@ -109,7 +109,7 @@ def _tail(errlog: IO[str], limit: int = 400) -> str:
     return data.decode("utf-8", "replace").strip().replace("\n", " | ")
 
 
-def describe_failure(exc: BaseException, errlog: IO[str] | None = None) -> str:
+def describe_failure(exc: BaseException, errlog: TextIO | None = None) -> str:
     """One line for the person: the error, and the end of the server's stderr when it said any."""
     leaf = _leaf(exc)
     if isinstance(leaf, (asyncio.TimeoutError, TimeoutError)):
@@ -143,7 +143,7 @@ class McpConnection:
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
-        self._errlog: IO[str] | None = None
+        self._errlog: TextIO | None = None
         self._last_tail = ""
 
     @property
@@ -223,7 +223,7 @@ class McpConnection:
                 ) from None
             return self._client
 
-    async def _own(self, ready: asyncio.Future[Any], stop: asyncio.Event, errlog: IO[str]) -> None:
+    async def _own(self, ready: asyncio.Future[Any], stop: asyncio.Event, errlog: TextIO) -> None:
         try:
             async with _client(self.spec, self.root, errlog) as client:
                 if not ready.done():

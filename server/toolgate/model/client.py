@@ -102,6 +102,11 @@ class OpenAIChatModel:
         """Close the HTTP client."""
         await self._client.close()
 
+    async def served_models(self) -> list[str]:
+        """The ids the endpoint's `/models` lists, in its order."""
+        page = await self._client.models.list()
+        return [model.id for model in page.data]
+
     def _request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> dict[str, Any]:

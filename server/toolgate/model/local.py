@@ -6,7 +6,6 @@ import asyncio
 import atexit
 import contextlib
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from toolgate.model.local_assets import (
     ensure_model_file,
     local_runtime_available,
 )
+from toolgate.runner.process import end_process_group
 
 __all__ = ["LocalModelError", "LocalModelServer"]
 
@@ -207,7 +207,7 @@ class LocalModelServer:
         _live.discard(self)
         if process is None:
             return
-        _end_process_group(process)
+        end_process_group(process, grace=STOP_GRACE_SECONDS)
 
     async def stop(self) -> None:
         """End the server without blocking the event loop."""
@@ -369,28 +369,6 @@ def _prune_logs(folder: Path) -> None:
     for old in logs[KEEP_LOGS - 1 :]:
         with contextlib.suppress(OSError):
             old.unlink()
-
-
-def _end_process_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the process group, then SIGKILL it if it is still there after a grace period."""
-    if os.name != "posix":
-        process.terminate()
-        try:
-            process.wait(STOP_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(STOP_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        pass
-    # The group may hold children that outlive the leader; SIGKILL whatever is left.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
 
 
 @atexit.register

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from toolgate.workspace.files import atomic_write_text, toolgate_dir
 
@@ -18,7 +19,7 @@ class ModeMemory:
     def __init__(self, root: Path) -> None:
         self.path = root / ".toolgate" / "state.json"
 
-    def _load(self) -> dict:
+    def _load(self) -> dict[str, Any]:
         try:
             data = json.loads(self.path.read_text("utf-8"))
         except (OSError, ValueError):

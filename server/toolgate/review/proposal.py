@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
 
 from toolgate.review.diff import Hunk, apply_hunks, diff_texts, locate, split_lines
 
@@ -77,23 +76,6 @@ class Proposal:
             why=self.why,
             proposal_id=self.id,
         )
-
-    def summary(self) -> dict[str, Any]:
-        """The proposal as the front ends show it (without the full texts)."""
-        return {
-            "id": self.id,
-            "runId": self.run_id,
-            "tool": self.tool,
-            "path": self.path,
-            "diff": self.diff,
-            "why": self.why,
-            "status": self.status.value,
-            "isNewFile": self.is_new_file,
-            "hunks": [
-                {"index": h.index, "start": h.start, "end": h.end, "header": h.header}
-                for h in self.hunks
-            ],
-        }
 
 
 @dataclass

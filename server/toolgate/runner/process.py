@@ -7,6 +7,7 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Mapping
@@ -124,6 +125,29 @@ def child_environment(overrides: Mapping[str, str] | None = None) -> dict[str, s
 def _signal_group(pgid: int, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
+
+
+def end_process_group(
+    process: subprocess.Popen[bytes], *, grace: float = TERM_GRACE_SECONDS
+) -> None:
+    """Stop a process started in its own group: SIGTERM, SIGKILL after `grace`, then reap it.
+
+    The blocking twin of what `run_process` does on a timeout, for long-lived servers.
+    """
+    if os.name != "posix":
+        process.terminate()
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        return
+    _signal_group(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(grace)
+    # The group may hold children that outlive the leader; SIGKILL whatever is left.
+    _signal_group(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 async def _wait_exit(process: asyncio.subprocess.Process, seconds: float) -> None:

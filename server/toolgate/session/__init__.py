@@ -16,7 +16,6 @@ from toolgate.session.assembly import (
     check_trust,
     create_run,
     gated_calls,
-    notify,
     pick_model,
     resolve_endpoint,
 )
@@ -38,7 +37,6 @@ __all__ = [
     "check_trust",
     "create_run",
     "gated_calls",
-    "notify",
     "pick_model",
     "resolve_endpoint",
 ]

@@ -29,6 +29,7 @@ from toolgate.tools.manifest import ManifestError, load_manifests
 from toolgate.tools.registry import ToolRegistry
 from toolgate.trust import TrustStore
 from toolgate.workspace import Workspace
+from toolgate.workspace.sandbox import Buffers
 
 NO_ENDPOINT = (
     "no model endpoint configured: pass --base-url URL (or set OPENAI_BASE_URL, or "
@@ -76,7 +77,7 @@ class RunSetup:
     reviewer: Reviewer
     bus: EventBus = field(default_factory=EventBus)
     registry: ToolRegistry | None = None
-    buffers: Any = None  # Workspace.buffers provider
+    buffers: Buffers | None = None
     trusted: bool = True
     on_test_run: Callable[[Any], None] | None = None
     conversation: Conversation | None = None  # the session the run continues; None: a fresh one
@@ -139,9 +140,8 @@ async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> End
 async def pick_model(client: OpenAIChatModel) -> str:
     """The endpoint's first listed model, for servers that serve just one."""
     with contextlib.suppress(Exception):
-        page = await client._client.models.list()
-        for model in page.data:
-            return model.id
+        for model in await client.served_models():
+            return model
     raise SetupError("no model configured: pass --model NAME (or set TOOLGATE_MODEL)")
 
 
@@ -361,8 +361,3 @@ def gated_calls(
     runlog = RunLog(workspace.root, run_id, task, "", "", "mcp", redactor, profile="mcp")
     bus.subscribe(runlog.on_event)
     return GatedCalls(registry, gate, runlog, ctx)
-
-
-def notify(bus: EventBus, run_id: str, message: str) -> None:
-    """Tell every front end something once, plainly."""
-    bus.emit(NOTICE, run_id, message=message)

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from toolgate.runner.process import resolve_executable, run_process
 from toolgate.tools.activity import ActivityContext, FileChange
 from toolgate.tools.registry import ToolRegistry
 from toolgate.tools.schema import Tool
-from toolgate.workspace import PathRefused
+from toolgate.workspace import PathRefused, normalise_newlines
 
 _SKIP_DIRS = {
     ".git",
@@ -218,7 +219,7 @@ class WriteFile:
         except (PathRefused, OSError) as exc:
             return _refusal(exc)
         original = current.text if current else None
-        proposed = args["content"].replace("\r\n", "\n")
+        proposed = normalise_newlines(args["content"])
         if original == proposed:
             return ToolResult.ok(
                 {
@@ -247,8 +248,8 @@ class EditFile:
             _, current = ctx.workspace.read(args["path"])
         except (PathRefused, OSError) as exc:
             return ToolResult.fail(str(exc), suggestions=_missing_hint(exc))
-        search = args["search"].replace("\r\n", "\n")
-        replacement = args["replace"].replace("\r\n", "\n")
+        search = normalise_newlines(args["search"])
+        replacement = normalise_newlines(args["replace"])
         if not _encodable(replacement):
             return ToolResult.fail(
                 "`replace` holds characters that cannot be written as UTF-8 (lone surrogates)"
@@ -331,7 +332,7 @@ class ListDirectory:
         )
 
 
-def _walk(folder: Path, recursive: bool):  # type: ignore[no-untyped-def]
+def _walk(folder: Path, recursive: bool) -> Iterator[Path]:
     try:
         children = sorted(folder.iterdir(), key=lambda p: p.name)
     except OSError:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +51,7 @@ class ToolRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
-    def __iter__(self) -> Iterable[Tool]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
 
     def names(self) -> list[str]:
@@ -65,10 +65,6 @@ class ToolRegistry:
     def activity(self, name: str) -> Activity | None:
         """The activity that runs a tool; None for a latent tool."""
         return self._activities.get(name)
-
-    def is_latent(self, name: str) -> bool:
-        """A tool with no activity: the model answers it itself."""
-        return name in self._tools and name not in self._activities
 
     def subset(self, names: Iterable[str]) -> ToolRegistry:
         """A registry with only the named tools (unknown names ignored)."""
@@ -119,6 +115,3 @@ def strip_meta(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
     args = dict(arguments)
     reason = args.pop(REASONING_FIELD, "")
     return args, reason if isinstance(reason, str) else str(reason)
-
-
-ActivityFn = Callable[..., Awaitable[Any]]

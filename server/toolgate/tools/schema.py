@@ -59,16 +59,3 @@ class Tool:
                 "parameters": self.model_parameters(),
             },
         }
-
-
-def tool_from_schema(doc: dict[str, Any]) -> Tool:
-    """Read a tool back from a composed schema or an OpenAI tools entry."""
-    body = doc.get("function", doc)
-    params = copy.deepcopy(body.get("parameters") or {"type": "object", "properties": {}})
-    params.get("properties", {}).pop(REASONING_FIELD, None)
-    return Tool(
-        name=body["name"],
-        description=body.get("description", ""),
-        parameters=params,
-        output=doc.get("_output"),
-    )

@@ -34,6 +34,11 @@ _BOMS = (
 )
 
 
+def normalise_newlines(text: str) -> str:
+    """CRLF as LF: the one form texts are compared, diffed and matched in."""
+    return text.replace("\r\n", "\n")
+
+
 def detect_newline(text: str) -> str:
     """The newline style a text mostly uses (CRLF or LF)."""
     crlf = text.count("\r\n")
@@ -62,7 +67,7 @@ def decode_text(raw: bytes) -> TextFile:
         text = raw.decode(encoding)
     newline = detect_newline(text)
     return TextFile(
-        text=text.replace("\r\n", "\n"),
+        text=normalise_newlines(text),
         encoding=encoding,
         newline=newline,
         final_newline=text.endswith("\n"),
@@ -91,7 +96,7 @@ def conventions_of(raw: bytes) -> TextFile:
 
 def encode_text(text: str, like: TextFile | None) -> bytes:
     """Encode new content in the conventions of the file it replaces."""
-    normalised = text.replace("\r\n", "\n")
+    normalised = normalise_newlines(text)
     newline = like.newline if like else "\n"
     encoding = like.encoding if like else "utf-8"
     if newline != "\n":

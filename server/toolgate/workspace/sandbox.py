@@ -13,6 +13,7 @@ from toolgate.workspace.files import (
     atomic_write_text,
     conventions_of,
     decode_text,
+    normalise_newlines,
 )
 
 DEFAULT_MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -94,7 +95,7 @@ class Workspace:
                 raise PathRefused(f"{path!r} is over the limit of {self.max_file_bytes} bytes")
             on_disk = self._disk_conventions(real)
             return real, TextFile(
-                text=buffered.replace("\r\n", "\n"),
+                text=normalise_newlines(buffered),
                 encoding=on_disk.encoding if on_disk else "utf-8",
                 newline=on_disk.newline if on_disk else "\n",
                 final_newline=buffered.endswith("\n"),

@@ -43,7 +43,8 @@ def _internal_dirs() -> tuple[str, ...]:
             module = __import__(module_name)
         except ImportError:
             continue
-        folders.append(os.path.dirname(os.path.realpath(module.__file__)) + os.sep)
+        if module.__file__ is not None:
+            folders.append(os.path.dirname(os.path.realpath(module.__file__)) + os.sep)
     return tuple(folders)
 
 
@@ -181,6 +182,16 @@ def _describe_test_failure(item: Any, excinfo: Any) -> dict[str, Any]:
     return located
 
 
+def _syntax_error_location(error: SyntaxError) -> dict[str, Any]:
+    """Where the parser stopped: the frames of a syntax error are all the import machinery's."""
+    return {
+        "file": _real(error.filename or ""),
+        "line": error.lineno or 1,
+        "frames": [],
+        "message": f"SyntaxError: {error.msg}",
+    }
+
+
 def _describe_collect_error(node: Any, excinfo: Any) -> dict[str, Any]:
     node_path = getattr(node, "path", None) or getattr(node, "fspath", None)
     own_file = _real(str(node_path)) if node_path else None
@@ -191,13 +202,7 @@ def _describe_collect_error(node: Any, excinfo: Any) -> dict[str, Any]:
     if isinstance(error, pytest.Collector.CollectError) and cause is not None:
         error = cause
         if isinstance(cause, SyntaxError) and cause.filename:
-            # Every frame of a syntax error is the import machinery's.
-            return {
-                "file": _real(cause.filename),
-                "line": cause.lineno or 1,
-                "frames": [],
-                "message": f"SyntaxError: {cause.msg}",
-            }
+            return _syntax_error_location(cause)
         frames = _frames_of_exception(cause)
         # Frames before the module's own are the import machinery's.
         starts = [index for index, frame in enumerate(frames) if frame["file"] == own_file]
@@ -209,12 +214,7 @@ def _describe_collect_error(node: Any, excinfo: Any) -> dict[str, Any]:
         )
         return located
     if isinstance(error, SyntaxError) and error.filename:
-        return {
-            "file": _real(error.filename),
-            "line": error.lineno or 1,
-            "frames": [],
-            "message": f"SyntaxError: {error.msg}",
-        }
+        return _syntax_error_location(error)
     frames = _frames_of_excinfo(excinfo, own_file, _plugin_files(node.config))
     located = _locate(frames, own_file, fallback)
     located["message"] = _short_message(excinfo.exconly(tryshort=True))
