@@ -94,9 +94,7 @@ async def connect(
     async with spawn_agent_process(
         client, sys.executable, "-m", "toolgate", "acp", env=agent_env(base_url)
     ) as (conn, process):
-        caps = ClientCapabilities(
-            fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
-        )
+        caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
         await asyncio.wait_for(
             conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps), 60
         )

@@ -1,4 +1,4 @@
-"""`toolgate acp` driven by the Python SDK's client side over real stdio, against the scripted model."""
+"""`toolgate acp` driven by the Python SDK's client over real stdio, against the scripted model."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from acp import RequestError, text_block
-
 from tests.acp.client import RecordingClient, connect
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
@@ -38,7 +37,9 @@ def fix_script() -> list[Any]:
 
 
 async def prompt(conn: Any, session_id: str, text: str) -> Any:
-    return await asyncio.wait_for(conn.prompt(session_id=session_id, prompt=[text_block(text)]), 120)
+    return await asyncio.wait_for(
+        conn.prompt(session_id=session_id, prompt=[text_block(text)]), 120
+    )
 
 
 async def test_read_edit_allowed_once_through_the_editor_tests_and_end_turn(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -9,11 +10,15 @@ from acp import helpers
 from acp.schema import (
     ContentToolCallContent,
     FileEditToolCallContent,
+    TerminalToolCallContent,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
     ToolKind,
 )
+
+ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+"""What a tool call may show: text, or a file's diff."""
 
 # The tool kinds ACP draws with their own icons; anything else is "other".
 _KINDS: dict[str, ToolKind] = {
@@ -79,7 +84,7 @@ def diff_content(root: Path, path: str, old: str | None, new: str) -> FileEditTo
 def progress(
     call_id: str,
     status: str,
-    content: list[ContentToolCallContent | FileEditToolCallContent] | None = None,
+    content: Sequence[ToolContent] | None = None,
 ) -> ToolCallProgress:
     """A `tool_call_update` with a status and, when there is some, content."""
     return helpers.update_tool_call(call_id, status=status, content=content)  # type: ignore[arg-type]

@@ -10,10 +10,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-
 from acp import RequestError
 from acp.agent.connection import AgentSideConnection
-from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
+from acp.schema import AllowedOutcome, PermissionOption, ToolCallLocation, ToolCallUpdate
 
 from toolgate.acp import convert
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
@@ -77,7 +76,7 @@ class AcpReviewer(DiskReviewer):
         if proposal.tool in self.always:
             return await self.write_change(proposal)
         original = None if proposal.is_new_file else proposal.original
-        content: list[convert.ContentToolCallContent | convert.FileEditToolCallContent] = [
+        content: list[convert.ToolContent] = [
             convert.diff_content(self.workspace.root, proposal.path, original, proposal.proposed)
         ]
         if proposal.why:
@@ -88,7 +87,7 @@ class AcpReviewer(DiskReviewer):
             kind="edit",
             status="pending",
             content=content,
-            locations=[convert.ToolCallLocation(path=str(self.workspace.root / proposal.path))],
+            locations=[ToolCallLocation(path=str(self.workspace.root / proposal.path))],
         )
         choice = await self._ask(update, offer_always=True)
         if choice is None:
@@ -146,5 +145,3 @@ class AcpReviewer(DiskReviewer):
         if choice == ALLOW_ALWAYS and not request.off_allow_list:
             self.always.add(request.tool)
         return Approval(True)
-
-

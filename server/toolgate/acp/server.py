@@ -1,4 +1,4 @@
-"""The ACP agent: each request answered through the session service, each run's events as updates."""
+"""The ACP agent: requests answered through the session service, run events as updates."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from acp import PROTOCOL_VERSION, RequestError, helpers
+from acp import PROTOCOL_VERSION, Agent, RequestError, helpers
 from acp.agent.connection import AgentSideConnection
 from acp.schema import (
     AgentCapabilities,
@@ -442,7 +442,8 @@ def serve(overrides: dict[str, Any] | None = None) -> int:
 async def _serve(overrides: dict[str, Any] | None) -> None:
     raw, writer, checked = await framing.stdio()
     agent = ToolgateAgent(overrides)
-    conn = AgentSideConnection(agent, writer, checked, listening=False)
+    # The SDK routes only the methods an agent defines; the rest are answered "method not found".
+    conn = AgentSideConnection(cast(Agent, agent), writer, checked, listening=False)
     reading = asyncio.create_task(framing.pump(raw, checked, writer))
     try:
         await conn.listen()
