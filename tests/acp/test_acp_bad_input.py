@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tests.acp.client import agent_env
 from tests.support.scripted_model import ScriptedModel, tool_call
 
