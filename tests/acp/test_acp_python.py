@@ -200,3 +200,62 @@ async def test_prompt_before_new_and_unknown_session_are_errors(
         assert session.session_id
         assert process.returncode is None
     assert scripted.requests == []
+
+
+async def test_config_options_profile_and_approval(project: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="return a - b", replace="return a + b"),
+        {"content": "done"},
+        tool_call("edit_file", path="calc.py", search="return a + b", replace="return b + a"),
+        {"content": "refused"},
+        {"content": "reviewed"},
+    ]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        current = {o.id: o.current_value for o in session.config_options}
+        assert current == {"profile": "developer", "approval": "ask"}
+        with pytest.raises(RequestError):
+            await conn.set_config_option(
+                config_id="approval", session_id=session.session_id, value="always"
+            )
+        await conn.set_config_option(
+            config_id="approval", session_id=session.session_id, value="auto-edits"
+        )
+        await prompt(conn, session.session_id, "fix add")
+        assert client.permissions == []  # applied without asking
+        assert (project / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+        await conn.set_config_option(
+            config_id="approval", session_id=session.session_id, value="read-only"
+        )
+        await prompt(conn, session.session_id, "swap them")
+        await conn.set_config_option(
+            config_id="profile", session_id=session.session_id, value="reviewer"
+        )
+        await prompt(conn, session.session_id, "review it")
+    assert client.permissions == []
+    assert (project / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+    assert "denied" in json.dumps(last_tool_result(scripted.requests[3]))
+    tools = [[t["function"]["name"] for t in r.get("tools", [])] for r in scripted.requests]
+    assert "edit_file" in tools[2] and "edit_file" not in tools[4]
+
+
+async def test_slash_tests_usage_and_commands(project: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [tool_call("run_tests"), {"content": "one failure in test_add"}]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "/tests")
+    commands = client.kinds("available_commands_update")
+    assert commands and "tests" in [c.name for c in commands[0].available_commands]
+    asked = json.dumps(scripted.requests[0]["messages"])
+    assert "Run the project's tests with run_tests" in asked
+    usage = client.kinds("usage_update")
+    assert usage and 0 < usage[-1].used < usage[-1].size
+    texts = [
+        c.content.text
+        for u in client.kinds("tool_call_update")
+        for c in (u.content or [])
+        if c.type == "content"
+    ]
+    assert any("0 passed, 1 failed" in t for t in texts), texts

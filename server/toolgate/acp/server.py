@@ -31,12 +31,14 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SetSessionConfigOptionResponse,
     TextContentBlock,
     TextResourceContents,
+    UsageUpdate,
 )
 
 from toolgate import __version__
-from toolgate.acp import convert, framing
+from toolgate.acp import convert, framing, options
 from toolgate.acp.reviewer import AcpReviewer
 from toolgate.agent.events import (
     RUN_FINISHED,
@@ -60,8 +62,11 @@ API_KEY_METHOD = "openai-api-key"
 MAX_PROMPT_CHARS = 1_000_000  # a task is a message to a model; beyond this it is a mistake
 COMMANDS = [
     AvailableCommand(name="tests", description="run the project's tests and fix what fails"),
-    AvailableCommand(name="new", description="start over in a new session"),
 ]
+COMMAND_TASKS = {
+    "/tests": "Run the project's tests with run_tests. If any fail, find the cause and fix it, "
+    "then run the tests again.",
+}
 
 
 def _quoted(value: str) -> str:
@@ -112,6 +117,7 @@ class AcpSession:
     root: Path
     service: SessionService
     always: set[str] = field(default_factory=set)  # tools allowed for the rest of the session
+    values: dict[str, str] = field(default_factory=dict)  # the config options' choices
     run: AgentRun | None = None
     busy: bool = False
     cancel_requested: bool = False
@@ -284,7 +290,11 @@ class ToolgateAgent:
     def _opened(self, session_id: str, service: SessionService) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:
-            session = AcpSession(session_id, service.root, service)
+            try:
+                values = options.defaults(service.config())
+            except ConfigError as exc:
+                raise RequestError.invalid_request({"message": str(exc)}) from None
+            session = AcpSession(session_id, service.root, service, values=values)
             self.sessions[session_id] = session
         assert self.updates is not None
         self.updates.put(session_id, helpers.update_available_commands(COMMANDS))
@@ -302,8 +312,11 @@ class ToolgateAgent:
             raise RequestError.invalid_request({"message": "initialize first"})
         service = self._service(cwd)
         session_id = service.new_session()
-        self._opened(session_id, service)
-        return NewSessionResponse(session_id=session_id)
+        session = self._opened(session_id, service)
+        return NewSessionResponse(
+            session_id=session_id,
+            config_options=options.describe(session.values),  # type: ignore[arg-type]
+        )
 
     async def load_session(
         self,
@@ -336,9 +349,20 @@ class ToolgateAgent:
                 summary = entry.get("summary") or ""
                 content = [convert.text_content(summary)] if summary else None
                 self.updates.put(session_id, convert.progress(call_id, status, content))
-        self._opened(session_id, service)
+        session = self._opened(session_id, service)
         await self.updates.flush()
-        return LoadSessionResponse()
+        return LoadSessionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse | None:
+        """Choose the profile or the approval policy for the session's next turns."""
+        session = self._session(session_id)
+        problem = options.check(config_id, value)
+        if problem is not None:
+            raise RequestError.invalid_params({"value": problem})
+        session.values[config_id] = str(value)
+        return SetSessionConfigOptionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -367,6 +391,7 @@ class ToolgateAgent:
                 {"message": "a turn is already running in this session"}
             )
         task = task_text(prompt)
+        task = COMMAND_TASKS.get(task.strip(), task)
         if not task.strip():
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
         if len(task) > MAX_PROMPT_CHARS:
@@ -389,6 +414,7 @@ class ToolgateAgent:
         service = session.service
         try:
             config = service.config()
+            options.apply(config, session.values)
             claim = service.claim(session.id)
         except (ConfigError, SessionError) as exc:
             raise RequestError.invalid_request({"message": str(exc)}) from None
@@ -420,6 +446,13 @@ class ToolgateAgent:
             outcome = await service.finish(turn)
         finally:
             session.run = None
+        budget = turn.run.budget if turn.run is not None else None
+        if budget is not None:
+            used = sum(budget.message_tokens(e.size) for e in claim.conversation.entries)
+            self.updates.put(
+                session.id,
+                UsageUpdate(session_update="usage_update", used=used, size=budget.window),
+            )
         await self.updates.flush()
         return PromptResponse(stop_reason=convert.STOP_REASONS.get(outcome.status, "end_turn"))  # type: ignore[arg-type]
 
