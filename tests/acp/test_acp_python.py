@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from acp import RequestError, text_block
+from acp.schema import McpServerStdio
 from tests.acp.client import RecordingClient, connect
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
@@ -259,3 +261,19 @@ async def test_slash_tests_usage_and_commands(project: Path, scripted: ScriptedM
         if c.type == "content"
     ]
     assert any("0 passed, 1 failed" in t for t in texts), texts
+
+
+async def test_the_clients_mcp_servers_are_joined_and_gated(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    echo = Path(__file__).parents[1] / "mcp" / "echo_server.py"
+    scripted.script = [tool_call("echo__echo", text="hello"), {"content": "said hello"}]
+    client = RecordingClient(["allow_once"])
+    server = McpServerStdio(name="echo", command=sys.executable, args=[str(echo)], env=[])
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[server])
+        response = await prompt(conn, session.session_id, "say hello")
+    assert response.stop_reason == "end_turn"
+    offered = [t["function"]["name"] for t in scripted.requests[0]["tools"]]
+    assert "echo__echo" in offered
+    assert "hello" in json.dumps(last_tool_result(scripted.requests[1]))

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -24,6 +25,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpServerStdio,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -118,6 +120,7 @@ class AcpSession:
     service: SessionService
     always: set[str] = field(default_factory=set)  # tools allowed for the rest of the session
     values: dict[str, str] = field(default_factory=dict)  # the config options' choices
+    mcp: dict[str, dict[str, Any]] = field(default_factory=dict)  # the client's MCP servers
     run: AgentRun | None = None
     busy: bool = False
     cancel_requested: bool = False
@@ -167,6 +170,21 @@ class RunEvents:
             self.updates.put(
                 sid, helpers.update_agent_message_text(f"\n\nThe turn failed: {self.failure}")
             )
+
+
+def client_mcp_servers(servers: list[Any] | None) -> dict[str, dict[str, Any]]:
+    """The client's stdio MCP servers as `[mcp.servers]` tables (other transports are skipped)."""
+    tables: dict[str, dict[str, Any]] = {}
+    for server in servers or []:
+        if not isinstance(server, McpServerStdio):
+            log.warning("MCP server %r skipped: only stdio servers are started", server.name)
+            continue
+        name = re.sub(r"[^A-Za-z0-9-]+", "-", server.name).strip("-") or "mcp"
+        tables[name] = {
+            "command": [server.command, *server.args],
+            "env": {variable.name: variable.value for variable in server.env},
+        }
+    return tables
 
 
 def task_text(blocks: list[Any]) -> str:
@@ -313,6 +331,7 @@ class ToolgateAgent:
         service = self._service(cwd)
         session_id = service.new_session()
         session = self._opened(session_id, service)
+        session.mcp = client_mcp_servers(mcp_servers)
         return NewSessionResponse(
             session_id=session_id,
             config_options=options.describe(session.values),  # type: ignore[arg-type]
@@ -350,6 +369,7 @@ class ToolgateAgent:
                 content = [convert.text_content(summary)] if summary else None
                 self.updates.put(session_id, convert.progress(call_id, status, content))
         session = self._opened(session_id, service)
+        session.mcp = client_mcp_servers(mcp_servers)
         await self.updates.flush()
         return LoadSessionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]
 
@@ -415,6 +435,8 @@ class ToolgateAgent:
         try:
             config = service.config()
             options.apply(config, session.values)
+            # The editor's own servers: the person configured them there, as trusted as flags.
+            config.mcp_servers.update(session.mcp)
             claim = service.claim(session.id)
         except (ConfigError, SessionError) as exc:
             raise RequestError.invalid_request({"message": str(exc)}) from None
