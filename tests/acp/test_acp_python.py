@@ -163,6 +163,10 @@ async def test_load_replays_a_stored_session_and_list_names_it(
         assert said == ["what does add do?"]
         assert "It subtracts." in "".join(answered)
         assert calls == ["read_file calc.py"]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        await conn.resume_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        assert client.kinds("user_message_chunk") == []  # resumed, not replayed
         # and the loaded session goes on with its history
         scripted.script = [{"content": "Still subtracts."}]
         await prompt(conn, session.session_id, "and now?")
@@ -200,6 +204,9 @@ async def test_prompt_before_new_and_unknown_session_are_errors(
             await conn.load_session(cwd=str(project), session_id="nope", mcp_servers=[])
         session = await conn.new_session(cwd=str(project), mcp_servers=[])
         assert session.session_id
+        with pytest.raises(RequestError):
+            await conn.authenticate(method_id="password")
+        await conn.authenticate(method_id="openai-api-key")
         assert process.returncode is None
     assert scripted.requests == []
 

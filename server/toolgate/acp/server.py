@@ -30,9 +30,11 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     ResourceContentBlock,
+    ResumeSessionResponse,
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     TextContentBlock,
     TextResourceContents,
@@ -226,7 +228,6 @@ class ToolgateAgent:
         self,
         protocol_version: int,
         client_capabilities: ClientCapabilities | None = None,
-        client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
         """Negotiate the version; say what Toolgate offers; remember what the client offers."""
@@ -237,7 +238,9 @@ class ToolgateAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), resume=SessionResumeCapabilities()
+                ),
             ),
             auth_methods=[
                 EnvVarAuthMethod(
@@ -321,7 +324,6 @@ class ToolgateAgent:
     async def new_session(
         self,
         cwd: str,
-        additional_directories: list[str] | None = None,
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
@@ -342,7 +344,6 @@ class ToolgateAgent:
         cwd: str,
         session_id: str,
         mcp_servers: list[Any] | None = None,
-        additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
         """Replay a stored conversation as updates, then answer."""
@@ -372,6 +373,25 @@ class ToolgateAgent:
         session.mcp = client_mcp_servers(mcp_servers)
         await self.updates.flush()
         return LoadSessionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
+        """Go on with a stored session without replaying it (the editor still shows it)."""
+        if not self.initialized:
+            raise RequestError.invalid_request({"message": "initialize first"})
+        service = self._service(cwd)
+        try:
+            service.open(session_id)
+        except SessionError as exc:
+            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
+        session = self._opened(session_id, service)
+        session.mcp = client_mcp_servers(mcp_servers)
+        return ResumeSessionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
@@ -498,7 +518,10 @@ async def _serve(overrides: dict[str, Any] | None) -> None:
     raw, writer, checked = await framing.stdio()
     agent = ToolgateAgent(overrides)
     # The SDK routes only the methods an agent defines; the rest are answered "method not found".
-    conn = AgentSideConnection(cast(Agent, agent), writer, checked, listening=False)
+    # session/resume is still marked unstable in the SDK; the method is routed only when asked.
+    conn = AgentSideConnection(
+        cast(Agent, agent), writer, checked, listening=False, use_unstable_protocol=True
+    )
     reading = asyncio.create_task(framing.pump(raw, checked, writer))
     try:
         await conn.listen()
