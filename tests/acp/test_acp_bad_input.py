@@ -157,3 +157,20 @@ async def test_a_client_that_disappears_mid_turn_ends_the_turn(
         assert again.process.stdin is not None
         again.process.stdin.close()
         await asyncio.wait_for(again.process.wait(), 60)
+
+
+async def test_no_endpoint_is_an_error_for_the_prompt_not_a_crash(repo: Path) -> None:
+    client = await start("")  # no base URL: nothing to ask
+    try:
+        await client.send(request(1, "session/new", {"cwd": str(repo), "mcpServers": []}))
+        session_id = (await client.answer(1))["result"]["sessionId"]
+        prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": "hi"}]}
+        await client.send(request(2, "session/prompt", prompt))
+        error = (await client.answer(2))["error"]
+        assert "endpoint" in json.dumps(error)
+        await client.send(request(3, "session/prompt", prompt))  # the session was released
+        assert "endpoint" in json.dumps((await client.answer(3))["error"])
+    finally:
+        assert client.process.stdin is not None
+        client.process.stdin.close()
+        await asyncio.wait_for(client.process.wait(), 60)
