@@ -31,6 +31,9 @@ class Conversation:
     turns: int = 0
     notices: list[str] = field(default_factory=list)
     redact: Redact = field(default=lambda value: value, repr=False)
+    # Called once a turn's end is on disk: the session is whole again and free for others
+    # before the run announces its end.
+    on_turn_end: Callable[[], None] | None = field(default=None, repr=False)
     _current_from: int = 0  # index of the current turn's first entry
 
     @classmethod
@@ -149,6 +152,8 @@ class Conversation:
         current = self.entries[self._current_from :]
         self.entries[self._current_from :] = _consistent(current)
         self._current_from = len(self.entries)
+        if self.on_turn_end is not None:
+            self.on_turn_end()
 
     def set_title(self, title: str) -> None:
         """Rename the session."""

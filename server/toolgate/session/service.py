@@ -299,6 +299,7 @@ class SessionService:
             lock.release()
             raise
         claim = Claim(session_id, conversation, lock)
+        conversation.on_turn_end = lambda: self.release(claim)
         self._claims[session_id] = claim
         self.current = session_id
         return claim
