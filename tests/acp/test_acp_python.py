@@ -284,3 +284,22 @@ async def test_the_clients_mcp_servers_are_joined_and_gated(
     offered = [t["function"]["name"] for t in scripted.requests[0]["tools"]]
     assert "echo__echo" in offered
     assert "hello" in json.dumps(last_tool_result(scripted.requests[1]))
+
+
+async def test_cancel_while_the_model_is_asked(project: Path, scripted: ScriptedModel) -> None:
+    scripted.delay = 5.0
+    scripted.script = [{"content": "too late"}]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        turn = asyncio.ensure_future(prompt(conn, session.session_id, "slow"))
+        await asyncio.sleep(0.5)
+        await conn.cancel(session_id=session.session_id)
+        response = await asyncio.wait_for(turn, 30)
+        assert response.stop_reason == "cancelled"
+        said = "".join(u.content.text for u in client.kinds("agent_message_chunk"))
+        assert "too late" not in said
+        scripted.delay = 0.0
+        scripted.script = [{"content": "next turn"}]
+        again = await prompt(conn, session.session_id, "again")  # the session is free again
+    assert again.stop_reason == "end_turn"

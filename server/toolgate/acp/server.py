@@ -483,7 +483,9 @@ class ToolgateAgent:
             raise
         session.run = turn.run
         if session.cancel_requested and turn.run is not None:
-            turn.run.cancel()
+            # Cancelled while the run was being assembled: a run is cancelled through its task,
+            # which exists once finish() has started it, one step of the loop from here.
+            asyncio.get_running_loop().call_soon(turn.run.cancel, "cancelled by the person")
         try:
             outcome = await service.finish(turn)
         finally:
