@@ -36,9 +36,15 @@ def test_typescript_client_edits_runs_tests_and_is_refused(
         {"content": "Fixed."},
         tool_call("edit_file", path="calc.py", search="a + b", replace="b + a"),
         {"content": "Left as it is."},
+        tool_call("write_file", path="../outside.txt", content="gone\n"),
+        {"content": "Refused."},
+        tool_call("edit_file", path="calc.py", search="a + b", replace="a+b"),
+        {"content": "never asked"},
     ]
+    outside = repo.parent / "outside.txt"
+    outside.write_text("keep\n")
     done = subprocess.run(
-        ["node", "client.mjs", str(repo), sys.executable, "allow_once", "reject_once"],
+        ["node", "client.mjs", str(repo), sys.executable, "allow_once", "reject_once", "cancel"],
         cwd=TS,
         env={**os.environ, **agent_env(scripted.base_url)},
         capture_output=True,
@@ -48,7 +54,7 @@ def test_typescript_client_edits_runs_tests_and_is_refused(
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["protocolVersion"] == 1 and seen["authMethods"] == ["openai-api-key"]
-    assert seen["stopReasons"] == ["end_turn", "end_turn"]
+    assert seen["stopReasons"] == ["end_turn", "end_turn", "end_turn", "cancelled"]
     assert seen["unknownSessionError"] == -32602
     kinds = [(u["sessionUpdate"], u.get("kind")) for u in seen["updates"]]
     assert ("tool_call", "read") in kinds and ("tool_call", "execute") in kinds
@@ -67,5 +73,16 @@ def test_typescript_client_edits_runs_tests_and_is_refused(
         if u["sessionUpdate"] == "tool_call_update" and u.get("content")
     ]
     assert any("1 passed, 0 failed" in text for text in results), results
-    told = last_tool_result(scripted.requests[-1])
+    told = last_tool_result(scripted.requests[5])
     assert told["success"] is False and "reject" in json.dumps(told).lower()
+    # the escape was refused before any request reached the client
+    assert outside.read_text() == "keep\n" and len(seen["permissions"]) == 3
+    assert last_tool_result(scripted.requests[7])["success"] is False
+    # the cancelled turn asked the model nothing more
+    assert len(scripted.requests) == 9
+    # session/load replays the four prompts, answers and calls
+    replayed = [
+        u["content"]["text"] for u in seen["replayed"] if u["sessionUpdate"] == "user_message_chunk"
+    ]
+    assert replayed == ["fix add", "make it nicer", "write outside", "once more"]
+    assert any(u["sessionUpdate"] == "tool_call" for u in seen["replayed"])
