@@ -70,6 +70,8 @@ async def test_read_edit_allowed_once_through_the_editor_tests_and_end_turn(
     # the streamed answer
     said = "".join(u.content.text for u in client.kinds("agent_message_chunk"))
     assert "Fixed add" in said
+    # the API key the agent was started with is in no update and no question
+    assert "sk-test-secret-key" not in repr(client.updates) + repr(client.permissions)
     # what the model was told
     assert last_tool_result(scripted.requests[2])["success"] is True
     assert "passed" in json.dumps(last_tool_result(scripted.requests[3]))
