@@ -2,9 +2,11 @@
 
 Editors that speak ACP (Zed, JetBrains IDEs, Neovim and Emacs through plugins) start
 `toolgate acp` as a child process and talk JSON-RPC over newline-delimited stdio. `agent.py`
-answers their requests through `SessionService`; `reviewer.py` is the gate's Reviewer in ACP's
-words (`session/request_permission`, `fs/write_text_file`); `convert.py` turns run events into
-`session/update` notifications; `framing.py` answers lines the SDK would drop silently.
+answers their requests through `SessionService`; `updates.py` turns run events into
+`session/update` notifications; `reviewer.py` is the gate's Reviewer in ACP's
+words (`session/request_permission`, `fs/write_text_file`); `convert.py` builds the ACP
+records (tool kinds, titles, diff content); `options.py` holds the profile and approval
+pickers; `framing.py` answers lines the SDK would drop silently.
 """
 
 from toolgate.acp.server import serve

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import re
@@ -44,13 +43,8 @@ from acp.schema import (
 from toolgate import __version__
 from toolgate.acp import convert, framing, options
 from toolgate.acp.reviewer import AcpReviewer
+from toolgate.acp.updates import RunEvents, Updates
 from toolgate.agent.events import (
-    RUN_FINISHED,
-    TESTS_FINISHED,
-    TOOL_CALL_DECIDED,
-    TOOL_CALL_EXECUTED,
-    TOOL_CALL_PROPOSED,
-    Event,
     EventBus,
 )
 from toolgate.agent.loop import AgentRun
@@ -77,42 +71,6 @@ def _quoted(value: str) -> str:
     return repr(value[:80] + ("…" if len(value) > 80 else ""))
 
 
-class Updates:
-    """`session/update` notifications sent in the order the run produced them."""
-
-    def __init__(self, conn: AgentSideConnection) -> None:
-        self.conn = conn
-        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        self.task: asyncio.Task[None] | None = None
-
-    def put(self, session_id: str, update: Any) -> None:
-        """Queue one update (from a synchronous event sink)."""
-        if self.task is None:
-            self.task = asyncio.get_running_loop().create_task(self._send())
-        self.queue.put_nowait((session_id, update))
-
-    async def _send(self) -> None:
-        while True:
-            session_id, update = await self.queue.get()
-            try:
-                await self.conn.session_update(session_id=session_id, update=update)
-            except Exception as exc:  # a client gone mid-turn: the run goes on to its end
-                log.debug("session/update not sent: %s", exc)
-            finally:
-                self.queue.task_done()
-
-    async def flush(self) -> None:
-        """Wait until everything queued so far is sent."""
-        await self.queue.join()
-
-    async def close(self) -> None:
-        """Stop sending."""
-        if self.task is not None:
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.task
-
-
 @dataclass
 class AcpSession:
     """One session this connection opened or loaded."""
@@ -126,52 +84,6 @@ class AcpSession:
     run: AgentRun | None = None
     busy: bool = False
     cancel_requested: bool = False
-
-
-class RunEvents:
-    """A run's events → `session/update` notifications for one session."""
-
-    def __init__(self, updates: Updates, session: AcpSession) -> None:
-        self.updates = updates
-        self.session = session
-        self.tests: dict[str, str] = {}  # call id → the test summary shown when it ends
-        self.current_call: str | None = None
-        self.failure: str | None = None
-
-    def text(self, run_id: str, text: str) -> None:
-        """Streamed answer text, coalesced."""
-        self.updates.put(self.session.id, helpers.update_agent_message_text(text))
-
-    def __call__(self, event: Event) -> None:
-        """Translate one event."""
-        f = event.fields
-        sid = self.session.id
-        if event.type == TOOL_CALL_PROPOSED:
-            self.current_call = str(f["call_id"])
-            args = f.get("raw_args") or {}
-            self.updates.put(
-                sid, convert.started(self.session.root, self.current_call, f["tool_name"], args)
-            )
-        elif event.type == TOOL_CALL_DECIDED and f.get("decision") == "auto":
-            self.updates.put(sid, convert.progress(str(f["call_id"]), "in_progress"))
-        elif event.type == TESTS_FINISHED and self.current_call is not None:
-            self.tests[self.current_call] = convert.tests_summary(
-                f.get("summary") or {}, int(f.get("failures") or 0)
-            )
-        elif event.type == TOOL_CALL_EXECUTED:
-            call_id = str(f["call_id"])
-            content: list[Any] = []
-            if call_id in self.tests:
-                content.append(convert.text_content(self.tests.pop(call_id)))
-            if f.get("error"):
-                content.append(convert.text_content(str(f["error"])))
-            status = "completed" if f.get("success") else "failed"
-            self.updates.put(sid, convert.progress(call_id, status, content or None))
-        elif event.type == RUN_FINISHED and f.get("status") == "failed":
-            self.failure = str(f.get("reason") or "the run failed")
-            self.updates.put(
-                sid, helpers.update_agent_message_text(f"\n\nThe turn failed: {self.failure}")
-            )
 
 
 def client_mcp_servers(servers: list[Any] | None) -> dict[str, dict[str, Any]]:
@@ -461,7 +373,7 @@ class ToolgateAgent:
         except (ConfigError, SessionError) as exc:
             raise RequestError.invalid_request({"message": str(exc)}) from None
         bus = EventBus()
-        events = RunEvents(self.updates, session)
+        events = RunEvents(self.updates, session.id, session.root)
         bus.subscribe(TextDeltas(events.text))
         bus.subscribe(events)
         fs = self.client.fs
