@@ -36,6 +36,7 @@ class RecordingClient:
         self.write_to_disk = write_to_disk
         self.permission_asked = asyncio.Event()
         self.hold_permission = False  # leave the request unanswered (to cancel mid-turn)
+        self.buffers: dict[str, str] = {}  # unsaved editor text by absolute path
 
     async def request_permission(
         self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any
@@ -68,8 +69,10 @@ class RecordingClient:
     async def read_text_file(
         self, path: str, session_id: str, **kwargs: Any
     ) -> ReadTextFileResponse:
-        """Read from disk."""
+        """The unsaved buffer when there is one, else the file on disk."""
         self.reads.append(path)
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
         return ReadTextFileResponse(content=Path(path).read_text())
 
     def kinds(self, name: str) -> list[Any]:

@@ -305,3 +305,24 @@ async def test_cancel_while_the_model_is_asked(project: Path, scripted: Scripted
         scripted.script = [{"content": "next turn"}]
         again = await prompt(conn, session.session_id, "again")  # the session is free again
     assert again.stop_reason == "end_turn"
+
+
+async def test_reads_and_edits_see_the_editors_unsaved_buffer(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    unsaved = "def add(a, b):\n    return a - b  # unsaved\n"
+    scripted.script = [
+        tool_call("read_file", path="calc.py"),
+        tool_call("edit_file", path="calc.py", search="a - b  # unsaved", replace="a + b"),
+        {"content": "done"},
+    ]
+    client = RecordingClient(["allow_once"], write_to_disk=False)
+    client.buffers[str(project / "calc.py")] = unsaved
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "fix add")
+    assert client.reads == [str(project / "calc.py")] * 2
+    assert last_tool_result(scripted.requests[1])["data"]["content"] == unsaved
+    assert client.permissions[0].content[0].old_text == unsaved
+    assert client.writes == [(str(project / "calc.py"), "def add(a, b):\n    return a + b\n")]
+    assert (project / "calc.py").read_text() == CALC  # the editor saves it, not the agent

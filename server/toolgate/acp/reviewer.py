@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from acp import RequestError
 from acp.agent.connection import AgentSideConnection
@@ -50,11 +51,29 @@ class AcpReviewer(DiskReviewer):
         flush: Callable[[], Awaitable[None]],
     ) -> None:
         super().__init__(workspace)
+        # The editor's text of the files read through fs/read_text_file, by real path.
+        self.buffers: dict[Path, str] = {}
+        workspace.buffers = lambda: self.buffers
         self.conn = conn
         self.session_id = session_id
         self.always = always  # tools the person allowed for the rest of this session
         self.write_through_client = write_through_client
         self._flush = flush  # the call's `tool_call` update goes out before its question
+
+    async def before_read(self, path: str) -> None:
+        """Put the editor's text of a file into the buffers (the read then sees it)."""
+        try:
+            real = self.workspace.resolve(path)  # nothing outside the root reaches the client
+        except PathRefused:
+            return  # the read itself refuses it, with its own message
+        try:
+            response = await self.conn.read_text_file(session_id=self.session_id, path=str(real))
+        except (ConnectionError, RequestError) as exc:
+            # No such buffer or file in the editor: the read goes to disk as usual.
+            log.debug("fs/read_text_file %s: %s", real, exc)
+            self.buffers.pop(real, None)
+            return
+        self.buffers[real] = response.content
 
     async def _ask(self, update: ToolCallUpdate, offer_always: bool) -> str | None:
         """The option chosen, or None when the turn was cancelled or the client is gone."""

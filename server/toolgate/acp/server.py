@@ -385,8 +385,11 @@ class ToolgateAgent:
             write_through_client=bool(fs and fs.write_text_file),
             flush=self.updates.flush,
         )
+        buffers = reviewer.workspace.buffers if fs and fs.read_text_file else None
         try:
-            turn = await service.start(claim, task, config=config, reviewer=reviewer, bus=bus)
+            turn = await service.start(
+                claim, task, config=config, reviewer=reviewer, bus=bus, buffers=buffers
+            )
         except (SetupError, ConfigError) as exc:
             service.release(claim)
             raise RequestError.internal_error({"message": str(exc)}) from None
@@ -394,6 +397,8 @@ class ToolgateAgent:
             service.release(claim)
             raise
         session.run = turn.run
+        if buffers is not None and turn.run is not None:
+            turn.run.gate.ctx.before_read = reviewer.before_read
         if session.cancel_requested and turn.run is not None:
             # Cancelled while the run was being assembled: a run is cancelled through its task,
             # which exists once finish() has started it, one step of the loop from here.
