@@ -69,9 +69,14 @@ def _parser() -> argparse.ArgumentParser:
     parse = calls_sub.add_parser("parse", help="parse model text from stdin into calls (JSON)")
     parse.add_argument("--tools", help="a schemas.json (default: the built-in tools)")
     parse.add_argument(
+        "--workspace", default=".", help="read as a run there reads, with its config"
+    )
+    parse.add_argument(
         "--allow-deprecated",
-        action="store_true",
-        help="accept the deprecated short form <tool:NAME>",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="accept the deprecated short form <tool:NAME> (default: the config's "
+        "tool_calling.allow_deprecated_syntax)",
     )
 
     demo = sub.add_parser("demo", help="run the agent on a throw-away project and show each step")
@@ -130,11 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "tools":
         return _tools(args)
     if args.command == "calls":
-        from toolgate.calls.cli import calls_parse_main
-
-        payload, code = calls_parse_main(sys.stdin.read(), args.tools, args.allow_deprecated)
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
-        return code
+        return _calls_parse(args)
     if args.command == "trust":
         return _trust(args)
     if args.command == "sessions":
@@ -169,6 +170,22 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.tool_calling:
         overrides["tool_calling"] = {"mode": args.tool_calling}
     return overrides
+
+
+def _calls_parse(args: argparse.Namespace) -> int:
+    from toolgate.calls.cli import calls_parse_main
+    from toolgate.config import ConfigError, load_config
+
+    try:
+        calling = load_config(Path(args.workspace).resolve()).tool_calling
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.allow_deprecated is not None:
+        calling.allow_deprecated_syntax = args.allow_deprecated
+    payload, code = calls_parse_main(sys.stdin.read(), args.tools, calling)
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+    return code
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -15,6 +15,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from toolgate.calls.writing import PROMPT_SYNTAXES
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -105,6 +107,7 @@ SCHEMA: dict[str, Any] = {
                 "allow_deprecated_syntax": {"type": "boolean"},
                 "final_answer_tool": {"type": "boolean"},
                 "compact_prompt": {"type": "boolean"},
+                "text_syntax": {"enum": list(PROMPT_SYNTAXES)},
                 "retention": {
                     "type": "object",
                     "additionalProperties": False,
@@ -142,6 +145,7 @@ class ToolCalling:
     allow_deprecated_syntax: bool = True
     final_answer_tool: bool = True
     compact_prompt: bool = False  # short tool list and examples, for small local models
+    text_syntax: str = "tag"  # the call format the text-mode prompt asks for
     store_raw_tool_output: bool = False
     max_output_bytes: int = 16_000
 

@@ -3,48 +3,73 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from toolgate.calls import calls_parse_main, default_tool_schemas
+from toolgate.calls.parser import read_whole
+from toolgate.calls.reading import parser_for
+from toolgate.config import ToolCalling, load_config
 
 TEXT = 'Reading.\n<tool name="read_file" args>{"path": "a.py"}</tool>\n<tool:git_status></tool>'
 
 
-def run_cli(*args: str, stdin: str) -> tuple[dict, int]:
+def run_cli(*args: str, stdin: str, home: Path | None = None) -> tuple[dict, int]:
+    env = dict(os.environ)
+    if home is not None:  # no user config from the machine running the tests
+        env["HOME"] = env["XDG_CONFIG_HOME"] = str(home)
     proc = subprocess.run(
         [sys.executable, "-m", "toolgate", "calls", "parse", *args],
         input=stdin.encode(),
         capture_output=True,
         timeout=60,
+        env=env,
     )
     return json.loads(proc.stdout.decode()), proc.returncode
 
 
-def test_cli_parses_stdin_with_builtin_tools() -> None:
-    out, code = run_cli(stdin=TEXT)
-    assert code == 0
+def test_cli_parses_stdin_with_builtin_tools(tmp_path: Path) -> None:
+    # with the default config, as a run reads it: the deprecated short form is accepted
+    out, code = run_cli("--workspace", str(tmp_path), stdin=TEXT, home=tmp_path)
+    assert code == 0 and out["errors"] == []
     assert out["calls"] == [
         {
             "name": "read_file",
             "arguments": {"path": "a.py"},
             "syntax": "tag",
             "deprecated_syntax": False,
-        }
+        },
+        {"name": "git_status", "arguments": {}, "syntax": "short_tag", "deprecated_syntax": True},
     ]
-    # the short form is refused unless --allow-deprecated
-    assert len(out["errors"]) == 1 and "deprecated" in out["errors"][0]["error"]
     assert out["content"] == "Reading."
 
 
-def test_cli_allow_deprecated() -> None:
-    out, code = run_cli("--allow-deprecated", stdin=TEXT)
+def test_cli_reads_as_a_run_with_the_workspace_config(tmp_path: Path) -> None:
+    (tmp_path / ".toolgate").mkdir()
+    (tmp_path / ".toolgate" / "config.toml").write_text(
+        "[tool_calling]\nallow_deprecated_syntax = false\n"
+    )
+    out, code = run_cli("--workspace", str(tmp_path), stdin=TEXT, home=tmp_path)
+    assert code == 0
+    assert [c["name"] for c in out["calls"]] == ["read_file"]
+    assert len(out["errors"]) == 1 and "deprecated" in out["errors"][0]["error"]
+    # and a run with that config reads the same
+    config = load_config(tmp_path, env={})
+    parser = parser_for(default_tool_schemas(), config.tool_calling)
+    assert read_whole(parser, TEXT).to_json() == out
+    # a flag overrides the config
+    out, code = run_cli(
+        "--workspace", str(tmp_path), "--allow-deprecated", stdin=TEXT, home=tmp_path
+    )
     assert code == 0 and out["errors"] == []
-    assert [(c["name"], c["deprecated_syntax"]) for c in out["calls"]] == [
-        ("read_file", False),
-        ("git_status", True),
-    ]
+
+
+def test_cli_no_allow_deprecated(tmp_path: Path) -> None:
+    out, code = run_cli("--no-allow-deprecated", stdin=TEXT, home=tmp_path)
+    assert code == 0
+    assert len(out["errors"]) == 1 and "deprecated" in out["errors"][0]["error"]
 
 
 def test_cli_tools_file_openai_list_and_wrapped(tmp_path: Path) -> None:
@@ -76,7 +101,7 @@ def test_cli_tools_file_openai_list_and_wrapped(tmp_path: Path) -> None:
 def test_cli_bad_tools_file(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    payload, code = calls_parse_main("x", str(bad), False)
+    payload, code = calls_parse_main("x", str(bad), ToolCalling())
     assert code == 2 and "cannot read tools file" in payload["error"]
 
 

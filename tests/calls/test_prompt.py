@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
+
+import pytest
 
 from toolgate.calls import (
     CallParseError,
@@ -13,6 +16,9 @@ from toolgate.calls import (
     text_mode_instructions,
     tools_section,
 )
+from toolgate.calls.writing import PROMPT_SYNTAXES
+from toolgate.config import ConfigError, load_config
+from toolgate.tools.builtins import builtin_registry
 
 from .helpers import TOOLS
 
@@ -103,3 +109,32 @@ def test_corrective_message_names_each_error_and_the_syntax() -> None:
     assert "2. unknown tool 'rm'" in msg
     assert '<tool name="NAME" args>' in msg
     assert corrective_message([]) == ""
+
+
+@pytest.mark.parametrize("syntax", PROMPT_SYNTAXES)
+def test_every_prompt_syntax_shows_calls_that_parse_back(syntax: str) -> None:
+    tools = builtin_registry().openai_tools()
+    prompt = text_mode_instructions(tools, syntax)
+    examples = prompt.split("Examples:\n", 1)[1].split("\nRules:", 1)[0]
+    result = parse_text(f"I will call them.\n{examples}\n", TOOLS)
+    assert result.errors == []
+    assert [c.name for c in result.calls] == [t["function"]["name"] for t in tools]
+    assert {c.syntax for c in result.calls} == {syntax}
+    assert result.content == "I will call them."
+
+
+def test_the_default_prompt_asks_for_the_tag_and_an_unknown_syntax_is_refused() -> None:
+    tools = builtin_registry().openai_tools()
+    assert text_mode_instructions(tools) == text_mode_instructions(tools, "tag")
+    assert '<tool name="NAME" args>{ JSON arguments }</tool>' in text_mode_instructions(tools)
+    with pytest.raises(ValueError, match="unknown text syntax 'nope'"):
+        text_mode_instructions(tools, "nope")
+
+
+def test_the_config_names_the_prompt_syntax(tmp_path: Path) -> None:
+    (tmp_path / ".toolgate").mkdir()
+    (tmp_path / ".toolgate" / "config.toml").write_text('[tool_calling]\ntext_syntax = "hermes"\n')
+    assert load_config(tmp_path, env={}).tool_calling.text_syntax == "hermes"
+    (tmp_path / ".toolgate" / "config.toml").write_text('[tool_calling]\ntext_syntax = "xml"\n')
+    with pytest.raises(ConfigError, match="text_syntax"):
+        load_config(tmp_path, env={})

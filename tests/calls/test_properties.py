@@ -58,6 +58,27 @@ FRAGMENTS = [
     "[",
     "{",
     ">>>",
+    # the families under toolgate.calls.syntaxes
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:0"
+    '<|tool_call_argument_begin|>{"path": "kimi"}<|tool_call_end|><|tool_calls_section_end|>',
+    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n```json\n"
+    '{"path": "ds"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    "<|channel|>analysis<|message|>Think.<|end|><|start|>assistant<|channel|>commentary "
+    'to=functions.read_file <|constrain|>json<|message|>{"path": "oss"}<|call|>',
+    "<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>glm</arg_value>\n</tool_call>",
+    '<function=read_file>{"path": "functionary"}</function>',
+    '<|tool_call_start|>[read_file(path="lfm")]<|tool_call_end|>',
+    '<|tool_call|>[{"name": "read_file", "arguments": {"path": "granite"}}]<|/tool_call|>',
+    '<tool_calls>[{"name": "read_file", "arguments": {"path": "jamba"}}]</tool_calls>',
+    '<|action_start|><|plugin|>\n{"name": "git_status", "parameters": {}}<|action_end|>',
+    '<|START_ACTION|>[{"tool_name": "read_file", "parameters": {"path": "c"}}]<|END_ACTION|>',
+    '<function_calls>\nread_file(path="olmo")\n</function_calls>',
+    "<start_function_call>call:read_file{path:<escape>g<escape>}<end_function_call>",
+    '[TOOL_CALLS]read_file{"path": "devstral"}',
+    "\n```tool\nTOOL_NAME: read_file\nBEGIN_ARG: path\ncontinue\nEND_ARG\n```\n",
+    '<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:0{"path"',
+    '<|tool_call|>[{"name": "read_file", "arguments": {"path": "unclosed',
+    "<|tool_calls_sec",
 ]
 
 # Constructs whose completion involves no bracket or angle bracket: only their fence or line ends.

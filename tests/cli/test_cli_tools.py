@@ -60,7 +60,8 @@ TEXT = (
 
 @pytest.mark.parametrize("allow", [False, True])
 def test_calls_parse_prints_the_documented_shape(allow: bool) -> None:
-    done = toolgate("calls", "parse", *(["--allow-deprecated"] if allow else []), stdin=TEXT)
+    flag = "--allow-deprecated" if allow else "--no-allow-deprecated"
+    done = toolgate("calls", "parse", flag, stdin=TEXT)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert set(out) == {"calls", "content", "errors"}

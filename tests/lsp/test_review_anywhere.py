@@ -17,6 +17,10 @@ from tests.lsp.conftest import start_editor
 from tests.lsp.harness import Editor, uri_of
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
+# What Neovim sends in `didOpen` for the empty buffer of a file not on disk: its one empty line
+# and, 'eol' being set, a final newline.
+NEOVIM_EMPTY = "\n"
+
 
 @pytest_asyncio.fixture
 async def neovim(repo: Path, options: dict[str, Any]) -> AsyncIterator[Editor]:
@@ -40,7 +44,7 @@ async def test_a_new_file_is_accepted_from_its_own_buffer_before_it_exists(
     if buffer_open == "before":
         # `:edit pkg/new_mod.py` in Neovim: an empty buffer for a file that is not on disk
         # (in a folder that is, or the editor could not save it).
-        editor.open("pkg/new_mod.py", text="")
+        editor.open("pkg/new_mod.py", text=NEOVIM_EMPTY)
     scripted.script = [
         tool_call("write_file", path="pkg/new_mod.py", content="VALUE = 1\n"),
         {"content": "created"},
@@ -48,7 +52,7 @@ async def test_a_new_file_is_accepted_from_its_own_buffer_before_it_exists(
     await editor.command("toolgate.ask", {"task": "create pkg/new_mod.py"})
     if buffer_open == "after":
         await editor.until(lambda: bool(editor.proposals))
-        editor.open("pkg/new_mod.py", text="")
+        editor.open("pkg/new_mod.py", text=NEOVIM_EMPTY)
     actions = await editor.poll(lambda: editor.code_actions(uri))
     titles = [a["title"] for a in actions]
     assert titles == [

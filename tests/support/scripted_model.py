@@ -11,7 +11,9 @@ entry is a dict, or a callable taking the request body and returning one:
 Options model the quirks of real local servers: `reject_tools` (HTTP 400 to any request that
 carries `tools`), `repeat_name` (every tool-call delta repeats the function name),
 `omit_done` (the stream ends without [DONE]), `null_content_500` (HTTP 500 when an assistant
-message has content null), `chunk` (characters per streamed text delta).
+message has content null), `chunk` (characters per streamed text delta), `empty_tool_stream`
+(a streamed request with `tools` gets an empty stream, or this text when it is a string, as
+llama-cpp-python's `chatml-function-calling` answers; without streaming it answers as scripted).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class ScriptedModel:
     repeat_name: bool = False
     omit_done: bool = False
     null_content_500: bool = False
+    empty_tool_stream: bool | str = False
     chunk: int = 7
     model: str = "scripted-model"
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -148,6 +151,12 @@ class ScriptedModel:
             with self._lock:
                 self.requests.append(body)
             self._json(handler, 500, {"error": {"message": "content must not be null"}})
+            return
+        if self.empty_tool_stream and body.get("stream") and body.get("tools"):
+            with self._lock:
+                self.requests.append(body)
+            stub = self.empty_tool_stream if isinstance(self.empty_tool_stream, str) else ""
+            self._stream(handler, stub, [])
             return
         entry = self._next(body)
         if "status" in entry:

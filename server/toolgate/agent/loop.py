@@ -36,10 +36,17 @@ from toolgate.calls.prompt import (
     format_tool_result,
     text_mode_instructions,
 )
+from toolgate.calls.reading import parser_for
 from toolgate.config import Limits, ToolCalling
 from toolgate.conversation.budget import Budget, fit, message_bytes, summary_request
 from toolgate.conversation.history import Conversation
-from toolgate.model.client import ChatModel, ModelError, NativeCall, ToolsRejected
+from toolgate.model.client import (
+    ChatModel,
+    ModelError,
+    NativeCall,
+    OpenAIChatModel,
+    ToolsRejected,
+)
 from toolgate.model.modes import AUTO, NATIVE, TEXT, ModeMemory
 from toolgate.records import ToolCall, ToolResult
 from toolgate.review.reviewer import Reviewer
@@ -179,6 +186,7 @@ class AgentRun:
         self.bus.redactor.extend(self.redact)
         self.metrics = Metrics()
         self.memory = mode_memory or ModeMemory(ctx.workspace.root)
+        self._learn_tool_streaming()
         self.mode = self._initial_mode()
         self.base_prompt = system_prompt
         self.gate = Gate(
@@ -223,6 +231,17 @@ class AgentRun:
         self._sent_bytes = 0
         # What the run holds open for its tools (MCP sessions): released when it ends.
         self._cleanups = list(cleanups)
+
+    def _learn_tool_streaming(self) -> None:
+        """Let the client skip streaming where the endpoint was found to need it, and learn it."""
+        model = self.model
+        if not isinstance(model, OpenAIChatModel):
+            return  # the embedded model and tests' fakes stream no tools over HTTP
+        base_url, name = model.base_url, model.model
+        model.stream_tools = self.memory.streams_tools(base_url, name)
+        model.on_no_tool_streaming = lambda why: self.memory.remember_no_tool_streaming(
+            base_url, name, why
+        )
 
     def _initial_mode(self) -> str:
         if not self.calling.enabled:
@@ -307,7 +326,9 @@ class AgentRun:
         if self.mode == TEXT and self.calling.compact_prompt:
             return base + "\n" + compact_instructions(self._tool_list(text=True))
         if self.mode == TEXT:
-            return base + "\n" + text_mode_instructions(self._tool_list(text=True))
+            tools = self._tool_list(text=True)
+            syntax = self.calling.text_syntax
+            return base + "\n" + text_mode_instructions(tools, syntax)
         return base
 
     def _tool_list(self, *, text: bool = False) -> list[dict[str, Any]]:
@@ -640,10 +661,7 @@ class AgentRun:
         return None
 
     def _parser(self) -> StreamingCallParser:
-        return StreamingCallParser(
-            self.registry.argument_schemas(),
-            allow_deprecated_syntax=self.calling.allow_deprecated_syntax,
-        )
+        return parser_for(self.registry.argument_schemas(), self.calling)
 
     def _text_items(
         self,

@@ -1,20 +1,14 @@
 """Text protocol: tool calls written as text, for models without native tool calling."""
 
 from toolgate.calls.cli import calls_parse_main, default_tool_schemas, load_tools_file
-from toolgate.calls.parser import (
-    SYNTAXES,
-    CallParseError,
-    ParsedCall,
-    ParseResult,
-    StreamingCallParser,
-    parse_text,
-)
+from toolgate.calls.parser import SYNTAXES, StreamingCallParser, parse_text
 from toolgate.calls.prompt import (
     corrective_message,
     format_tool_result,
     text_mode_instructions,
     tools_section,
 )
+from toolgate.calls.records import CallParseError, ParsedCall, ParseResult
 
 __all__ = [
     "SYNTAXES",

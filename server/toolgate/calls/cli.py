@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolgate.calls.parser import parse_text
+from toolgate.calls.parser import read_whole
+from toolgate.calls.reading import ReadingSettings, parser_for
 
 
 def default_tool_schemas() -> dict[str, dict[str, Any]]:
@@ -43,12 +44,14 @@ def load_tools_file(path: str) -> dict[str, dict[str, Any]]:
 
 
 def calls_parse_main(
-    stdin_text: str, tools_file: str | None, allow_deprecated: bool
+    stdin_text: str, tools_file: str | None, settings: ReadingSettings
 ) -> tuple[dict[str, Any], int]:
-    """The JSON for `toolgate calls parse`, and the exit code (2 when the tools file is bad)."""
+    """The JSON for `toolgate calls parse`, and the exit code (2 when the tools file is bad).
+
+    `settings` are the config's `tool_calling`: the text is read exactly as a run reads it.
+    """
     try:
         tools = load_tools_file(tools_file) if tools_file else default_tool_schemas()
     except (OSError, ValueError) as exc:
         return {"error": f"cannot read tools file {tools_file}: {exc}"}, 2
-    result = parse_text(stdin_text, tools, allow_deprecated_syntax=allow_deprecated)
-    return result.to_json(), 0
+    return read_whole(parser_for(tools, settings), stdin_text).to_json(), 0

@@ -9,15 +9,30 @@ decided, and every decision depends on the text alone, never on where a chunk en
 from __future__ import annotations
 
 import ast
-import html
 import json
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from toolgate.calls.arguments import (
+    EXPECTED,
+    BadCall,
+    is_json,
+    load_json,
+    looks_like_calls,
+    name_and_arguments,
+    python_literal,
+    strip_fence,
+    strip_one_newline,
+    typed_value,
+    unknown_tool,
+)
+from toolgate.calls.content import Content
+from toolgate.calls.records import CallParseError, Item, ParsedCall, ParseResult, excerpt
+from toolgate.calls.syntaxes import Failed, Prose, Syntax, registered
+from toolgate.calls.syntaxes.continue_tool import is_continue_block, read_continue_block
+
 MAX_CALL_CHARS = 4 * 1024 * 1024
-_EXCERPT_CHARS = 500
 _WINDOW = 256  # look-ahead used to decide whether something opens a call at all
 _INLINE_WINDOW = 1000  # how far on one line an inline code span may reach
 
@@ -35,61 +50,17 @@ SYNTAXES: dict[str, str] = {
     "fenced_json": '```json / ```tool / ```tool_call fence holding {"name": …, "arguments": …}',
 }
 
-EXPECTED = '<tool name="NAME" args>{"argument": "value"}</tool>'
-
-
-@dataclass(frozen=True)
-class ParsedCall:
-    """One call recognised in the model's text."""
-
-    name: str
-    arguments: dict[str, Any]
-    syntax: str
-    deprecated_syntax: bool
-    raw_excerpt: str
-
-
-@dataclass(frozen=True)
-class CallParseError:
-    """Something written as a call that cannot be run; the model is told why."""
-
-    error: str
-    raw_excerpt: str
-
-
-Item = ParsedCall | CallParseError
-
-
-@dataclass(frozen=True)
-class ParseResult:
-    """Everything found in one whole answer."""
-
-    calls: list[ParsedCall] = field(default_factory=list)
-    content: str = ""
-    errors: list[CallParseError] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON shape printed by `toolgate calls parse`."""
-        return {
-            "calls": [
-                {
-                    "name": c.name,
-                    "arguments": c.arguments,
-                    "syntax": c.syntax,
-                    "deprecated_syntax": c.deprecated_syntax,
-                }
-                for c in self.calls
-            ],
-            "content": self.content,
-            "errors": [{"error": e.error, "raw_excerpt": e.raw_excerpt} for e in self.errors],
-        }
-
 
 def parse_text(
     text: str, tools: Mapping[str, Mapping[str, Any]], *, allow_deprecated_syntax: bool = True
 ) -> ParseResult:
     """Parse a whole answer at once."""
     parser = StreamingCallParser(tools, allow_deprecated_syntax=allow_deprecated_syntax)
+    return read_whole(parser, text)
+
+
+def read_whole(parser: StreamingCallParser, text: str) -> ParseResult:
+    """Feed a whole answer to `parser` and finish it."""
     items = parser.feed(text) + parser.finish()
     return ParseResult(
         calls=[i for i in items if isinstance(i, ParsedCall)],
@@ -98,44 +69,38 @@ def parse_text(
     )
 
 
-def excerpt(text: str) -> str:
-    """Cap a call's source text for errors and logs."""
-    if len(text) <= _EXCERPT_CHARS:
-        return text
-    return text[:340] + " … " + text[-150:]
-
-
-class _Bad(Exception):
-    """A call-shaped construct that cannot become a call; the message goes to the model."""
-
-
 # ---------------------------------------------------------------------------------------------
 # Regular expressions. Triggers are what may open a call; everything else is prose.
 
-_FAST_IN_STRING = re.compile(r'["<]|\\\Z')  # a quote, a marker, or an escape cut in two
-_FAST_OUT_STRING = re.compile(r'[{}\[\]"<]')
-
-_FAST_FENCE = {c: re.compile(r"\n[ \t]*" + re.escape(c)) for c in "`~"}
-# A chunk may start a line: what at its start needs the machinery (checked only for chunks that
-# start with a blank or one of these characters; kept apart so the patterns above stay fast).
-_FAST_LINE_START = {
-    "prose": re.compile(r"[ \t]*[>{\[~`]"),
-    "`": re.compile(r"[ \t]*`"),
-    "~": re.compile(r"[ \t]*~"),
+# What at a line start may open a call, an arrow block or a fence in prose; what may close a
+# plain fence. The chunk after one that ends at a line start is checked from there.
+_HOLD_LIMIT = 200  # below every look-ahead window
+# For each state, the characters on which an item (a call or an error) may complete in it.
+_CLOSE_TAG = re.compile(r">")
+_CLOSE_TAG_OR_JSON = re.compile(r"[>}\])]")
+_CLOSE_JSON = re.compile(r"[}\])]")
+_CLOSE_LINE = re.compile(r"\n")
+# A fence's run of backticks or tildes either lies in one chunk or a chunk starts with it;
+# `=` because a `<function=` opening without its `>` is an error once the look-ahead fills.
+_CLOSE_LINE_OR_TAG = re.compile(r"[>}\]=\n]|^[`~]|``|~~")
+_CLOSE_FENCE_RUN = {c: re.compile(f"\\n|^{c}|{c}{c}") for c in "`~"}
+_CLOSERS = {
+    "_st_fence": _CLOSE_LINE,
+    "_st_tag": _CLOSE_TAG,
+    "_st_nested": _CLOSE_TAG,
+    "_st_qwen": _CLOSE_TAG,
+    "_st_skip": _CLOSE_TAG,
+    "_st_short_body": _CLOSE_JSON,
+    "_st_json": _CLOSE_JSON,
+    "_st_python": _CLOSE_JSON,
+    "_st_arrow_line": _CLOSE_LINE,
+    "_st_standalone": _CLOSE_LINE_OR_TAG,  # other text on the line makes it prose
 }
-_LINE_START_FIRST = frozenset(" \t>{[~`")
-# At a line start, what may become an item: a JSON or pythonic call, an arrow block, a fence
-# whose language makes it a call (json, tool, tool_call); a plain fence, a `>>>` prompt or
-# inline code holds none (they only hide calls, and the machinery reads them in order). A run
-# of fewer than three backticks counts too: it may be cut by a chunk's end, or the opening of
-# inline code (which only costs a run of the machinery). Possessive: what follows the blanks
-# and the runs is never one of their characters, so backtracking into them (indented code is
-# common) could only repeat the failure. A fence's language is its info's first word, after
-# any whitespace `str.split` skips (a no-break space too), so that is what may precede it here.
-_LINE_OPENER = r"[ \t]*+(?:[{\[]|>{1,3}+[ \t]*+(?:[RWrw]|\Z)|(?:`++|~++)[^\S\n]*+(?:[jJtT]|\Z))"
-_LINE_OPENING = re.compile(r"\n" + _LINE_OPENER)  # the part of `_opener` for line starts
-_FAST_VALUE = re.compile(r"<")
-_FAST_NEVER = re.compile(r"(?!)")
+_BLANKS_AND_OPENERS = frozenset(" \t>{[~`")
+_PROSE_LINE = re.compile(r"[ \t]*+[>{\[~`]")
+_PROSE_LINES = re.compile(r"\n[ \t]*+[>{\[~`]")
+_FENCE_LINE = re.compile(r"[ \t]*+[~`]")
+_FENCE_LINES = re.compile(r"\n[ \t]*+[~`]")
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
 _LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,})")
 _LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2})?")
@@ -146,7 +111,6 @@ _WS = re.compile(r"\s*")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\r?\n)*")
 _BACKTICKS = re.compile(r"`+")
 _FENCE_OPEN = re.compile(r"[ \t]*(`{3,}|~{3,})")
-_FENCE_LINE = re.compile(r"\n" + _FENCE_OPEN.pattern)  # a line opening with a fence's run
 
 _TAG_NAME = re.compile(
     r"""\bname\s*=\s*(?:"([^"]*)"|'([^']*)'|&quot;(.*?)&quot;|&\#34;(.*?)&\#34;|([^\s"'>]+))"""
@@ -158,7 +122,8 @@ _SHORT_OPEN = re.compile(r"<tool:\s*([A-Za-z_][\w.-]*)\s*>")
 _FUNCTION_OPEN = re.compile(r"<function=\s*([^<>\s]+)\s*>")
 _PARAMETER_OPEN = re.compile(r"<parameter=\s*([^<>\s]+)\s*>")
 _XML_CHILD = re.compile(r"<([A-Za-z_][\w.-]*)>")
-_MISTRAL_V11 = re.compile(r"([A-Za-z_][\w.-]*)(?:\[CALL_ID\][^\[\]\s]*)?\[ARGS\]\s*")
+# `[ARGS]` is left out by Mistral's v11 tokenizer in Devstral, Mistral Small 3.2, Magistral
+_MISTRAL_V11 = re.compile(r"([A-Za-z_][\w.-]*)(?:\[CALL_ID\][^\[\]\s]*)?(?:\[ARGS\])?\s*")
 _RUN_COMMAND = re.compile(
     r"[ \t]*>>>[ \t]*RUN[ \t]+COMMAND(?!\w)[ \t]*:?[ \t]*(.*?)[ \t]*\r?", re.I
 )
@@ -220,6 +185,7 @@ class _Construct:
         "fchar",
         "flen",
         "hold",
+        "impl",
         "in_re",
         "in_str",
         "kind",
@@ -227,6 +193,7 @@ class _Construct:
         "mode",
         "name",
         "open_len",
+        "opening",
         "out_re",
         "params",
         "quote",
@@ -259,6 +226,9 @@ class _Construct:
         self.params: list[tuple[str, int, int]] = []
         self.child: str | None = None
         self.wrapped = False
+        # delimited syntaxes
+        self.impl: Syntax | None = None
+        self.opening = ""
         # fences
         self.fchar = "`"
         self.flen = 3
@@ -272,151 +242,38 @@ class _Construct:
         self.attr_args = False  # tag arguments written as `args={…}`
 
 
-class _Content:
-    """Visible prose, with the blank lines around stripped calls kept to one."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.fresh: list[str] = []  # produced since the last take_content()
-        self.held = ""  # trailing whitespace not yet known to be inside the text
-        self.seam = False
-        self.started = False
-
-    def emit(self, text: str) -> None:
-        # `held` is the trailing blank run from its first newline (all of it before any text):
-        # it may still touch a stripped call, and then its blank lines are collapsed.
-        if not text:
-            return
-        if self.held or not self.started:
-            core = text.lstrip(_BLANKS)
-            if not core:
-                self.held += text
-                return
-            run = self.held + text[: len(text) - len(core)]
-            if self.seam:
-                run = _collapse(run) if self.started else ""
-            self.held = ""
-            self.seam = False
-            self.started = True
-            text = run + core
-        elif self.seam:
-            core = text.lstrip(_BLANKS)
-            if not core:
-                cut = _line_break(text, 0)
-                self._out(text[:cut])
-                self.held = text[cut:]
-                return
-            text = _collapse(text[: len(text) - len(core)]) + core
-            self.seam = False
-        if text[-1] not in _BLANKS:
-            self.parts.append(text)
-            self.fresh.append(text)
-            return
-        cut = _line_break(text, len(text.rstrip(_BLANKS)))
-        self._out(text[:cut])
-        self.held = text[cut:]
-
-    def mark_seam(self) -> None:
-        self.seam = True
-
-    def close(self) -> None:
-        if self.held and self.started:
-            # after a stripped call, the answer's last blank lines go; spaces before them stay
-            self._out(self.held[: _line_break(self.held, 0)] if self.seam else self.held)
-        elif self.held and not self.seam:
-            self._out(self.held)
-        self.held = ""
-
-    def _out(self, text: str) -> None:
-        if text:
-            self.parts.append(text)
-            self.fresh.append(text)
-
-    def take(self) -> str:
-        text = "".join(self.fresh)
-        self.fresh = []
-        return text
-
-    def text(self) -> str:
-        if len(self.parts) > 1:
-            self.parts = ["".join(self.parts)]
-        return self.parts[0] if self.parts else ""
-
-
-def _collapse(run: str) -> str:
-    """Keep at most two newlines of a blank run (and the indentation after the last one)."""
-    first = run.find("\n")
-    second = run.find("\n", first + 1) if first >= 0 else -1
-    last = run.rfind("\n")
-    if second < 0 or last == second:
-        return run
-    return run[: second + 1] + run[last + 1 :]
-
-
-_BLANKS = " \t\r\n"
-
-
-def _line_start_after(chunk: str, before: bool) -> bool:
-    """Whether text ending with `chunk` ends at a line start (blanks after a newline count)."""
-    last = chunk[-1]
-    if last not in " \t":
-        return last == "\n"
-    tail = chunk.rstrip(" \t")
-    return tail[-1] == "\n" if tail else before
-
-
-def _line_break(text: str, start: int) -> int:
-    """Where a trailing blank run's first line break begins (a final lone CR counts)."""
-    nl = text.find("\n", start)
-    if nl >= 0:
-        return nl - 1 if nl > start and text[nl - 1] == "\r" else nl
-    return len(text) - 1 if text.endswith("\r") else len(text)
-
-
 class StreamingCallParser:
     """Feed the model's text chunk by chunk; get each call the moment it closes."""
 
-    # Slots: with this many attributes an instance dict stops sharing its keys, and every
-    # `self._x` in the per-chunk path would become a dictionary lookup.
     __slots__ = (
         "_acc",
-        "_acc_limit",
-        "_acc_mark",
+        "_at_ls",
         "_acc_n",
         "_allow_deprecated",
-        "_armed",
-        "_batch_limit",
         "_buf",
         "_cap",
-        "_carry",
-        "_closers",
         "_content",
+        "_delimited",
+        "_delimited_re",
         "_eof",
-        "_fast",
-        "_fast_fence",
-        "_fast_ls",
-        "_fast_prose",
-        "_fast_to_acc",
         "_finished",
-        "_free",
-        "_inbox",
-        "_inbox_n",
         "_items",
         "_k",
-        "_line_start",
         "_lt_literals",
+        "_lt_prefixes",
         "_lt_span",
-        "_opener",
+        "_opens",
         "_pending",
         "_pos",
         "_prev",
         "_prose_end",
         "_prose_start",
-        "_quiet_inbox",
-        "_quiet_prose",
+        "_quiet",
         "_state",
+        "_syntaxes",
         "_tools",
         "_trigger",
+        "_wait",
     )
 
     def __init__(
@@ -425,7 +282,17 @@ class StreamingCallParser:
         *,
         allow_deprecated_syntax: bool = True,
         max_call_chars: int = MAX_CALL_CHARS,
+        syntaxes: Sequence[Syntax] | None = None,
     ) -> None:
+        """Read calls to `tools` (name → argument schema) in every syntax.
+
+        `syntaxes` are the delimited syntaxes read besides the core ones; by default the
+        built-in families and those installed under the `toolgate.syntaxes` entry points.
+        """
+        self._syntaxes = {s.name: s for s in (registered() if syntaxes is None else syntaxes)}
+        self._delimited = {lit: s for s in self._syntaxes.values() for lit in s.opens}
+        openings = sorted(self._delimited, key=len, reverse=True)
+        self._delimited_re = re.compile("|".join(re.escape(lit) for lit in openings) or "(?!)")
         self._tools = {str(k): (v if isinstance(v, Mapping) else {}) for k, v in tools.items()}
         self._allow_deprecated = allow_deprecated_syntax
         self._cap = max(4096, max_call_chars)
@@ -439,24 +306,12 @@ class StreamingCallParser:
         self._acc_n = 0
         self._k = _Construct("prose")
         self._state: Callable[[], bool] = self._st_prose
-        self._content = _Content()
-        self._fast: re.Pattern[str] | None = None
-        self._fast_to_acc = False
-        self._fast_fence = False
-        self._fast_ls = _FAST_NEVER
-        self._line_start = False  # the text the fast path stored ends at a line start
-        self._acc_mark = 0
-        self._acc_limit = self._cap - 2 * _DEFER_LIMIT
-        self._inbox: list[str] = []  # chunks batched because no item can close in them
-        self._inbox_n = 0
-        self._closers: re.Pattern[str] | None = None
-        self._batch_limit = _DEFER_LIMIT
-        self._quiet_prose = False  # in prose with nothing held: the fast path's own shortcut
-        self._armed = False  # the batch since the last run holds what may open a call
-        self._carry = ""  # the batch's end, read again with the next chunk
-        self._quiet_inbox = False  # batching prose in which nothing has opened a call yet
-        self._pending: list[str] = []  # prose taken by the fast path, not yet given to _content
-        self._free = 0  # how much of the buffer, from its start, `feed` found opens no call
+        self._content = Content()
+        self._pending: list[str] = []  # prose `feed` stored without running the machinery
+        # In prose or a plain fence with nothing held, what at a line start may matter.
+        self._quiet: re.Pattern[str] | None = None
+        self._at_ls = True  # the text so far ends at a line start
+        self._wait: re.Pattern[str] | None = None  # see `feed`
         # Prose the machinery has passed but not yet handed to the content: one emit per stretch.
         self._prose_start = self._prose_end = 0
         names = sorted(self._tools, key=len, reverse=True)
@@ -465,200 +320,57 @@ class StreamingCallParser:
         self._trigger = re.compile(
             r"`[^`\n]{1,900}`(?!`)|`|<(?:tool[\s:>_]|function=|\|python_tag\|>"
             + (f"|(?:{element})>" if element else "")
+            + "".join("|" + re.escape(lit[1:]) for lit in openings)
             + r")|\[TOOL_CALLS\]|\n(?=[ \t]*(?:>>>|[{\[~`]))"
         )
-        lt = r"<(?:tool|function=|\|python_tag\|>" + (f"|(?:{element})>" if element else "")
-        lt += r"|[\w|=.-]*+\Z)"  # possessive: only the end of the text can follow the word
-        self._fast_prose = re.compile(lt + r"|`|\[(?:T|\Z)|\n[ \t]*[>{\[~`]")
-        # What may start an item, for batching; a chunk may end anywhere inside it.
-        self._opener = re.compile(lt + r"|\[(?:T|\Z)|\n" + _LINE_OPENER)
-        self._lt_literals = ["<tool_", "<tool:", "<tool>", "<function=", _PYTHON_TAG] + [
-            f"<{name}>" for name in names if _XML_NAME.fullmatch(name)
-        ]
+        self._lt_literals = ["<tool_", "<tool:", "<tool>", "<function=", _PYTHON_TAG, *openings]
+        self._lt_literals += [f"<{name}>" for name in names if _XML_NAME.fullmatch(name)]
         self._lt_span = max(len(lit) for lit in self._lt_literals)
+        # What opens a call in prose, or may still grow into an opening at the end of a chunk.
+        self._opens = re.compile(
+            "|".join(re.escape(lit) for lit in [*self._lt_literals, "<tool", "[TOOL_CALLS]"])
+        )
+        # Every opening cut by the end of the text, to hold back until the next chunk.
+        self._lt_prefixes = {
+            lit[:i] for lit in [*self._lt_literals, "[TOOL_CALLS]"] for i in range(1, len(lit) + 1)
+        }
 
     # -- public -------------------------------------------------------------------------------
 
     def feed(self, chunk: str) -> list[Item]:
         """Add text; return the calls and errors that closed in it, in order."""
-        # Most chunks only need to be stored: nothing in them can open, close or decide
-        # anything. A few `in` tests cost less than one regex search.
-        if self._quiet_inbox:
-            # Batched prose in which nothing has opened a call yet.
-            if "\n" not in chunk:
-                if (
-                    "<" not in chunk
-                    and ("[" not in chunk or ("[T" not in chunk and chunk[-1] != "["))
-                ) or self._opener.search(chunk) is None:
-                    self._inbox.append(chunk)
+        # A chunk in which no call can open or close is only stored, and read with the next
+        # one that may: this keeps small chunks cheap (benchmarks/README.md).
+        if self._quiet is not None:
+            if "\n" not in chunk and "<" not in chunk and "[" not in chunk and not self._at_ls:
+                if chunk:  # mid-line, no opening: the common case, kept to a few `in` tests
+                    self._pending.append(chunk)
                     return []
-                return self._feed_idle(chunk, chunk)
-            if "<" in chunk or "[" in chunk:
-                opens = self._opener.search(chunk) is not None
-            else:
-                # a line opens a call with one of these characters, after any blanks
-                opens = (
-                    "{" in chunk or ">" in chunk or "`" in chunk or "~" in chunk
-                ) and _LINE_OPENING.search(chunk) is not None
-            if opens:
-                return self._feed_idle(chunk, chunk)
-            self._inbox.append(chunk)
-            last = chunk[-1]
-            if last == "\n" or (last in " \t" and chunk.rstrip(" \t")[-1:] == "\n"):
-                self._carry = "\n"  # a line start: the next chunk may open a call there
-                self._quiet_inbox = False
-            return []
-        if self._carry:
-            if self._carry == "\n" and chunk:
-                head = chunk.lstrip(" \t") if chunk[0] in " \t" else chunk
-                if head and head[0] not in "{[>`~":
-                    # the line the batch's end started opens nothing: a quiet chunk again
-                    self._carry = ""
-                    self._quiet_inbox = True
-                    return self.feed(chunk)
-            return self._feed_idle(chunk, self._carry + chunk)
-        if self._quiet_prose:
-            # The same, straight to the content while no run is pending (inline code needs one).
-            # (`_quiet_prose` is only set while the stored text does not end at a line start)
-            if "<" not in chunk and "`" not in chunk and "[" not in chunk and "\n" not in chunk:
+            elif self._inert(chunk):
                 self._pending.append(chunk)
+                tail = chunk.rstrip(" \t")
+                self._at_ls = tail[-1] == "\n" if tail else self._at_ls
                 return []
-        fast = self._fast
+        wait = self._wait
         if (
-            fast is not None
-            and chunk
-            and not fast.search(chunk)
-            and (
-                not self._line_start
-                or chunk[0] not in _LINE_START_FIRST
-                or not self._fast_ls.match(chunk)
-            )
+            wait is not None
+            and len(self._buf) + len(chunk) < _HOLD_LIMIT
+            and not wait.search(chunk)
         ):
-            self._line_start = _line_start_after(chunk, self._line_start)
-            if fast is self._fast_prose:
-                self._quiet_prose = not self._line_start
-            if self._fast_to_acc:
-                if self._acc_n + len(chunk) < self._acc_limit:
-                    self._acc.append(chunk)
-                    self._acc_n += len(chunk)
-                    return []
-            else:
-                self._pending.append(chunk)
-                return []
+            # What is held can only complete on one of these characters; the look-ahead
+            # windows are longer than the limit, so storing the chunk delays no decision.
+            self._buf += chunk
+            return []
         if self._finished:
             raise RuntimeError("feed() after finish()")
-        if not chunk:
-            return []
-        closers = self._closers
-        if closers is _CLOSE_PROSE:
-            if self._armed:
-                return self._feed_armed(chunk, chunk)
-            return self._feed_idle(chunk, "\n" + chunk if self._line_start else chunk)
-        if (
-            closers is not None
-            and self._inbox_n + len(chunk) + len(self._buf) < self._batch_limit
-            and not closers.search(chunk)
-        ):
-            # No item can close in this chunk: batch it with the next one that may close one.
-            self._batch(chunk)
-            return []
-        return self._run_with(chunk)
-
-    def _feed_idle(self, chunk: str, text: str) -> list[Item]:
-        """Nothing held can become a call: batch until something opens one.
-
-        `text` is the chunk behind the carry: the end of the batch that may still grow into an
-        opening (or a line start), read again in front of the next chunk.
-        """
-        carry = self._carry_of(text)
-        if carry is None:
-            # Something opens a call: from here on the batch is bounded, and runs on a closer.
-            # What came before the carry opened nothing; the run will skim it.
-            if len(self._inbox) > 1:
-                self._inbox = ["".join(self._inbox)]
-            stored = len(self._buf) + (len(self._inbox[0]) if self._inbox else 0)
-            self._free = stored - (len(text) - len(chunk))
-            self._carry = ""
-            self._armed = True
-            self._quiet_inbox = False
-            self._inbox_n = 0
-            return self._feed_armed(chunk, text)
-        self._carry = carry
-        if self._fast is None:
-            self._inbox.append(chunk)
-        else:
-            self._batch(chunk)
-        self._quiet_inbox = not self._carry
-        return []
-
-    def _feed_armed(self, chunk: str, text: str) -> list[Item]:
-        """A call may have opened in the batch: it can only complete on a closer in `text`."""
-        if self._inbox_n + len(chunk) < self._batch_limit and not _closes_in_prose(text, chunk):
-            self._batch(chunk)
-            return []
-        return self._run_with(chunk)
-
-    def _run_with(self, chunk: str) -> list[Item]:
-        """Run the machinery over the batch and this chunk."""
-        if self._finished:
-            raise RuntimeError("feed() after finish()")
-        self._gather(chunk)
-        self._run()
+        if chunk:
+            self._buf += chunk
+            self._run()
         return self._drain()
-
-    def _gather(self, chunk: str) -> None:
-        """Hand what `feed` stored, then `chunk`, to the machinery's buffer."""
-        self._resume()
-        batch = ""
-        if self._inbox:
-            batch = "".join(self._inbox)
-            self._inbox = []
-            self._inbox_n = 0
-        if not self._armed:
-            # Unarmed, a prose batch opens nothing but its carry (taking content, or the end).
-            idle = self._closers is _CLOSE_PROSE
-            self._free = len(self._buf) + len(batch) - len(self._carry) if idle else 0
-        self._buf += batch + chunk
-
-    def _batch(self, chunk: str) -> None:
-        """Hold a chunk for the next run; what the fast path stored is accounted for first."""
-        if self._fast is not None:
-            self._resume()
-            self._fast = None
-            self._quiet_prose = False
-        self._inbox.append(chunk)
-        self._inbox_n += len(chunk)
-
-    def _resume(self) -> None:
-        """Bring the state up to date with what the fast path stored."""
-        if self._fast is None:
-            return
-        text = ""
-        if self._pending:
-            text = "".join(self._pending)
-            self._pending = []
-            self._content.emit(text)
-        elif self._fast_to_acc and len(self._acc) > self._acc_mark:
-            text = "".join(self._acc[self._acc_mark :])
-        self._acc_mark = len(self._acc)
-        if not text:
-            return
-        blank = text.rstrip(" \t")
-        if self._fast_fence:
-            if blank:
-                self._k.body_ls = blank.endswith("\n")
-        elif not blank:  # only blanks: still at a line start if we were at one
-            self._prev = self._prev if self._prev == "\n" else text[-1]
-        else:
-            self._prev = "\n" if blank.endswith("\n") else text[-1]
 
     def finish(self) -> list[Item]:
         """End of output: decide everything held back; an unclosed call is an error."""
         if not self._finished:
-            self._gather("")
-            self._fast = None
-            self._quiet_prose = self._quiet_inbox = False
-            self._carry = ""
             self._eof = True
             self._run()
             if self._state != self._st_prose or self._pos < len(self._buf):
@@ -673,33 +385,47 @@ class StreamingCallParser:
 
     def take_content(self) -> str:
         """Visible prose produced since the last call of this method."""
-        self._settle()
+        if self._pending and not self._finished:
+            self._run()  # what `feed` only stored completes nothing: this emits no item
         return self._content.take()
 
     @property
     def content(self) -> str:
         """All visible prose so far."""
-        self._settle()
+        if self._pending and not self._finished:
+            self._run()
         return self._content.text()
 
-    def _settle(self) -> None:
-        """Read what `feed` only stored: prose is worked out when it is asked for."""
-        if self._inbox and not self._finished:
-            # The batch holds no closing of a call (that is why it was batched), so running
-            # it now emits nothing; it only turns its prose into content.
-            self._gather("")
-            self._run()
-        elif self._pending:
-            self._resume()
+    def _inert(self, chunk: str) -> bool:
+        """Whether, in prose or a plain fence with nothing held, `chunk` can change nothing.
+
+        Only a line start can open a fence or a line-start call or close a fence; in prose, an
+        opening (or the start of one cut by the chunk's end) can open a call. Inline code only
+        hides calls, so it waits for the next chunk that holds an opening.
+        """
+        if not chunk:
+            return False
+        fence = self._quiet is _FENCE_LINE
+        if self._at_ls and chunk[0] in _BLANKS_AND_OPENERS:
+            if (_FENCE_LINE if fence else _PROSE_LINE).match(chunk):
+                return False
+        if "\n" in chunk and (_FENCE_LINES if fence else _PROSE_LINES).search(chunk):
+            return False
+        if fence:
+            return True
+        if "<" not in chunk and "[" not in chunk:
+            return True
+        if self._opens.search(chunk):
+            return False
+        cut = max(chunk.rfind("<"), chunk.rfind("["))
+        return chunk[cut:] not in self._lt_prefixes
 
     # -- machinery ----------------------------------------------------------------------------
 
     def _run(self) -> None:
-        self._quiet_inbox = self._armed = False
-        self._carry = ""
-        if self._free > 0:
-            self._skim(self._free)
-        self._free = 0
+        if self._pending:
+            self._buf = "".join(self._pending) + self._buf  # nothing was held when it was stored
+            self._pending = []
         while self._state():
             pass
         self._say()
@@ -707,163 +433,28 @@ class StreamingCallParser:
             self._prev = self._buf[self._pos - 1]
             self._buf = self._buf[self._pos :]
             self._pos = 0
-        self._set_fast_mode()
-        closers = self._closers_now()
-        if closers is not None and self._holds_nothing() and self._holds_no_opening():
-            closers = _CLOSE_PROSE
-            # Held text (no fast path) is already in the buffer: batch straight away.
-            self._quiet_inbox = self._fast is None and not self._carry
-        self._closers = closers
-        prose = self._fast is self._fast_prose
-        self._quiet_prose = prose and not self._line_start
-        # Nothing that can become a call is held: until something opens one, no item can
-        # complete, so the batch may grow; only `take_content` needs its prose sooner.
-        self._batch_limit = _PROSE_BATCH if closers is _CLOSE_PROSE else _DEFER_LIMIT
+        st = self._state.__name__
+        quiet = None
+        if not self._buf and not self._eof:
+            if st == "_st_prose":
+                quiet = _PROSE_LINE
+            elif st == "_st_fence" and self._k.mode == "plain":
+                quiet = _FENCE_LINE
+        self._quiet = quiet
+        self._at_ls = self._k.body_ls if st == "_st_fence" else self._prev == "\n"
+        self._wait = self._closers(st) if quiet is None and not self._eof else None
 
-    def _skim(self, free: int) -> None:
-        """Read the buffer's first `free` characters, which `feed` found open no call.
-
-        Such text is prose to the machinery, and only a plain fence's opening and closing lines
-        change its state, so those are all this reads. It stops at the last line start: whole
-        lines decide everything, and the machinery goes on from there as if it had read them.
-        """
-        if not self._holds_nothing():
-            return
-        k = self._k
-        if self._state == self._st_prose:
-            fence = ""  # the run that opened the fence we are in; "" in prose
-            at_ls = self._prev == "\n"
-        else:
-            fence = k.fchar * k.flen
-            at_ls = k.body_ls
-        buf = self._buf
-        end = buf.rfind("\n", 0, free) + 1
-        if not end:
-            return
-        i = 0
-        opened = False
-        while i < end:
-            if not fence:
-                if at_ls and (m := _FENCE_OPEN.match(buf, i, end)):
-                    s = i
-                else:
-                    m = _FENCE_LINE.search(buf, i, end)
-                    if m is None:
-                        break
-                    s = m.start() + 1
-                run = m.group(1)
-                i = m.end()
-                nl = buf.find("\n", i)  # before `end`: the line is whole
-                info = buf[i : min(nl, i + _WINDOW)]
-                if _inline_code(run, info):
-                    i, at_ls = nl, False
-                    continue
-                lang = _fence_lang(info)
-                if lang in _CALL_FENCE_LANGS:
-                    # Not met: `feed` counts such a fence as an opening. Should the two rules
-                    # ever part, the machinery reads it, so no call is lost.
-                    end = s
-                    break
-                fence, opened = run, True
-                i, at_ls = nl + 1, True
-                continue
-            if at_ls:
-                s = i
-            else:
-                m = _FENCE_CANDIDATE[fence[0]].search(buf, i, end)
-                if m is None:
-                    break
-                s = m.start() + 1
-            nl = buf.find("\n", s)
-            if _closes_fence(fence[0], len(fence), buf[s:nl]):
-                fence = ""  # prose again from the end of the closing line
-            i, at_ls = nl, False
-        self._prose_to(end)
-        if not fence:
-            if self._state != self._st_prose:
-                self._k = _Construct("prose")
-                self._state = self._st_prose
-            return
-        if opened:
-            k = self._k = _Construct("fence")
-            _set_fence(k, fence, lang, "plain")
-            self._state = self._st_fence
-        k.body_ls = True  # `end` is a line start
-
-    def _holds_nothing(self) -> bool:
-        """Prose or a plain fence: they hold no call unless what they hold opens one."""
-        st = self._state
-        return st == self._st_prose or (st == self._st_fence and self._k.mode == "plain")
-
-    def _holds_no_opening(self) -> bool:
-        """Whether held prose or a plain fence's held line can open no call; sets the carry."""
-        buf = self._buf
-        if not buf:
-            return True  # the carry is worked out from the fast path's line start when used
-        # Held fence lines start at a line start; held prose does when `_prev` says so.
-        fence = self._state == self._st_fence
-        carry = self._carry_of("\n" + buf if fence or self._prev == "\n" else buf)
-        if carry is None:
-            return False
-        self._carry = carry
-        return True
-
-    def _carry_of(self, text: str) -> str | None:
-        """What of `text` to read again with the next chunk; None when `text` opens a call.
-
-        That is an opening cut by its end, a line break when it ends at a line start, or "".
-        """
-        m = self._opener.search(text) if "<" in text or "[" in text or "\n" in text else None
-        if m is None:
-            return "\n" if text[-1] in _BLANKS and _line_start_after(text, False) else ""
-        if m.end() == len(text) and len(text) - m.start() <= _CARRY_LIMIT:
-            return text[m.start() :]
-        return None
-
-    def _set_fast_mode(self) -> None:
-        """When the buffer is empty: which chunks may skip the machinery, and where they go."""
-        self._fast = None
-        self._fast_to_acc = self._fast_fence = False
-        self._fast_ls = _FAST_NEVER
-        self._line_start = False
-        self._acc_mark = len(self._acc)
-        if self._buf or self._eof:
-            return
-        st = getattr(self._state, "__func__", None)
-        cls = StreamingCallParser
-        k = self._k
-        if st is cls._st_prose:
-            self._fast = self._fast_prose
-            self._fast_ls = _FAST_LINE_START["prose"]
-            self._line_start = self._prev == "\n"
-        elif st in (cls._st_tag, cls._st_short_body, cls._st_json):
-            self._fast = _FAST_IN_STRING if k.in_str else _FAST_OUT_STRING
-            self._fast_to_acc = True
-        elif st is cls._st_fence and (k.mode in ("plain", "write", "run") or k.decided):
-            self._fast = _FAST_FENCE[k.fchar]
-            self._fast_ls = _FAST_LINE_START[k.fchar]
-            self._line_start = k.body_ls
-            self._fast_to_acc = k.mode != "plain"
-            self._fast_fence = True
-        elif st in (cls._st_qwen, cls._st_xml) and k.child is not None:
-            self._fast = _FAST_VALUE
-            self._fast_to_acc = True
-
-    def _closers_now(self) -> re.Pattern[str] | None:
-        """Characters on which, in the current state, a call or error may close."""
-        st = getattr(self._state, "__func__", None)
-        if st not in _CLOSERS or self._acc_n + 2 * _DEFER_LIMIT > self._cap:
+    def _closers(self, st: str) -> re.Pattern[str] | None:
+        """The characters on which what is held (in state `st`) may complete an item, if any."""
+        if self._acc_n + 2 * _HOLD_LIMIT > self._cap:
             return None
-        cls = StreamingCallParser
-        if st is cls._st_prose and self._buf:
-            # Held prose (an inline code span, an arrow or fence line) is decided at a line end,
-            # and may then let go of a call that closed behind it.
-            return _CLOSE_LINE_OR_TAG
-        if st is cls._st_fence and self._k.mode == "plain":
-            return _CLOSE_FENCE_RUN[self._k.fchar]  # a plain fence holds no call until it closes
-        if st is cls._st_tag and self._k.depth_mode:
+        if st == "_st_prose":
+            return _CLOSE_LINE_OR_TAG  # held prose (inline code, a line start) ends at a line end
+        if st == "_st_fence" and self._k.mode == "plain":
+            return _CLOSE_FENCE_RUN[self._k.fchar]
+        if st == "_st_tag" and self._k.depth_mode:
             return _CLOSE_TAG_OR_JSON  # `args="{…}`: what follows the object decides
-        return _CLOSERS[st]
+        return _CLOSERS.get(st)
 
     def _drain(self) -> list[Item]:
         items, self._items = self._items, []
@@ -955,30 +546,30 @@ class StreamingCallParser:
         self._content.mark_seam()
         try:
             self._items.append(self._make_call(name, args, syntax, raw, deprecated))
-        except _Bad as exc:
+        except BadCall as exc:
             self._items.append(CallParseError(str(exc), excerpt(raw)))
 
     def _make_call(self, name: str, args: Any, syntax: str, raw: str, deprecated: bool) -> Item:
         if name not in self._tools:
-            raise _Bad(_unknown(name, self._tools))
+            raise BadCall(unknown_tool(name, self._tools))
         if isinstance(args, str):
-            args = _loads(args, name) if args.strip() else {}
+            args = load_json(args, name) if args.strip() else {}
         if args is None:
             args = {}
         if not isinstance(args, dict):
-            raise _Bad(
+            raise BadCall(
                 f"the arguments of '{name}' must be a JSON object, got {type(args).__name__}; "
                 f"expected {EXPECTED}"
             )
         if not args:
             required = self._tools[name].get("required") or []
             if required:
-                raise _Bad(
+                raise BadCall(
                     f"empty arguments; tool '{name}' needs: {', '.join(map(str, required))}; "
                     f"expected {EXPECTED}"
                 )
         if deprecated and not self._allow_deprecated:
-            raise _Bad(
+            raise BadCall(
                 f"the short form <tool:{name}> is deprecated and not accepted here; "
                 f'use <tool name="{name}" args>{{…}}</tool>'
             )
@@ -1045,7 +636,7 @@ class StreamingCallParser:
         k = buf.rfind("<", max(pos, n - self._lt_span))
         if k >= 0 and k < hold:
             tail = buf[k:]
-            if tail == "<tool" or any(lit.startswith(tail) for lit in self._lt_literals):
+            if tail in self._lt_prefixes:
                 hold = k
         return hold
 
@@ -1111,6 +702,13 @@ class StreamingCallParser:
 
     def _at_lt(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
+        d = self._delimited_re.match(buf, pos)
+        if d is not None:
+            k = self._start("delimited", self._st_delimited)
+            self._enter(k, self._delimited[d.group()], d.group(), taken=False)
+            return self._take(d.end()) or True
+        if not self._eof and n - pos <= self._lt_span and buf[pos:] in self._lt_prefixes:
+            return False  # an opening cut by the end of the text so far
         if buf.startswith("<|", pos) or (pos + 1 == n and not self._eof):
             if buf.startswith(_PYTHON_TAG, pos):
                 k = self._start("pytag", self._st_pytag)
@@ -1122,6 +720,7 @@ class StreamingCallParser:
                 self._prose_to(pos + 2)
                 return True
         m = _WORD.match(buf, pos + 1)
+        assert m is not None  # it matches the empty text
         end = m.end()
         if end >= n and not self._eof:
             if end - pos > _WINDOW:
@@ -1187,7 +786,7 @@ class StreamingCallParser:
                 self._prose_to(pos + 1)
                 return True
             # A tag without a name counts only when a {"name": …} object follows.
-            ws = _WS.match(buf, gt + 1).end()
+            ws = _skip(_WS, buf, gt + 1)
             if ws >= n and not self._eof:
                 return False
             if ws >= n or buf[ws] != "{":
@@ -1294,7 +893,7 @@ class StreamingCallParser:
 
     def _st_hermes_open(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        ws = _WS.match(buf, pos).end()
+        ws = _skip(_WS, buf, pos)
         if buf.startswith("<function=", ws):
             if not self._take(ws):
                 return True
@@ -1302,6 +901,12 @@ class StreamingCallParser:
         if not self._eof and (ws >= n or "<function=".startswith(buf[ws : ws + 10])):
             return False
         k = self._k
+        glm = self._syntaxes.get("glm")
+        if ws < n and (buf[ws].isalpha() or buf[ws] == "_") and glm is not None:
+            # `<tool_call>NAME<arg_key>…`: GLM's form, read by its syntax
+            self._enter(k, glm, "<tool_call>", taken=True)
+            self._state = self._st_delimited
+            return True
         k.out_re, k.in_re = _SCAN_HERMES
         k.close, k.hold, k.depth_mode = "</tool_call>", 11, False
         k.open_len = self._acc_n
@@ -1360,7 +965,7 @@ class StreamingCallParser:
         buf, n, k = self._buf, len(self._buf), self._k
         end = self._pos
         while True:  # what was seen is kept in `k.after`, so no text is read twice
-            end = _WS.match(buf, end).end()
+            end = _skip(_WS, buf, end)
             if end < n and buf[end] == '"' and not k.after:
                 k.after = '"'
             elif end < n and buf[end] == ">" and ">" not in k.after:
@@ -1375,8 +980,8 @@ class StreamingCallParser:
                 return True
             text = self._done()
             try:
-                args = _loads(text[k.open_len : k.value_end], k.name or "")
-            except _Bad as exc:
+                args = load_json(text[k.open_len : k.value_end], k.name or "")
+            except BadCall as exc:
                 self._error(str(exc), text)
                 return True
             self._call(k.name or "", args, k.syntax, text)
@@ -1418,22 +1023,35 @@ class StreamingCallParser:
         return True
 
     def _resolve_tag(self, k: _Construct, body: str, raw: str) -> None:
-        text = _strip_fence(body.strip())
+        text = strip_fence(body.strip())
         if k.attr_args:
             text = text.removesuffix(">").strip()
             if k.quote:
                 text = text.removesuffix(k.quote).strip()
-                if '\\"' in text and not _is_json(text):
+                if '\\"' in text and not is_json(text):
                     # Quotes escaped for the attribute: `args="{\"path\": \"a.py\"}"`.
                     text = text.replace('\\"', '"')
             elif len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
                 text = text[1:-1]
         try:
             if k.kind == "hermes" or k.name is None:
-                name, args = _name_and_args(_loads(text, k.name or "tool_call"), _what(k))
+                value = _hermes_value(text) if k.kind == "hermes" else None
+                if value is None:
+                    value = load_json(text, k.name or "tool_call")
+                if k.kind == "hermes" and isinstance(value, list) and value:
+                    # several calls in one tag, as xLAM and some Qwen fine-tunes write them
+                    for item in value:
+                        try:
+                            name, args = name_and_arguments(item, _what(k))
+                        except BadCall as exc:
+                            self._error(str(exc), raw)
+                            continue
+                        self._call(name, args, k.syntax, raw)
+                    return
+                name, args = name_and_arguments(value, _what(k))
             else:
                 name = k.name
-                args = _loads(text, name) if text else {}
+                args = load_json(text, name) if text else {}
                 if (
                     isinstance(args, dict)
                     and args.get("name") == name
@@ -1441,7 +1059,7 @@ class StreamingCallParser:
                     and "name" not in self._schema_props(name)
                 ):
                     args = args.get("arguments", args.get("parameters"))
-        except _Bad as exc:
+        except BadCall as exc:
             self._error(str(exc), raw)
             return
         self._call(name, args, k.syntax, raw)
@@ -1450,7 +1068,7 @@ class StreamingCallParser:
 
     def _st_short_open(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        ws = _WS.match(buf, pos).end()
+        ws = _skip(_WS, buf, pos)
         k = self._k
         if ws < n and buf[ws] == "{":
             if not self._take(ws):
@@ -1508,7 +1126,7 @@ class StreamingCallParser:
 
     def _st_short_after(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        ws = _WS.match(buf, pos).end()
+        ws = _skip(_WS, buf, pos)
         if buf.startswith("</tool>", ws):
             if not self._take(ws + 7):
                 return True
@@ -1517,8 +1135,8 @@ class StreamingCallParser:
         k = self._k
         text = self._done()
         try:
-            args = _loads(text[k.open_len : k.value_end].strip(), k.name or "")
-        except _Bad as exc:
+            args = load_json(text[k.open_len : k.value_end].strip(), k.name or "")
+        except BadCall as exc:
             self._error(str(exc), text)
             return True
         self._call(k.name or "", args, "short_tag", text, deprecated=True)
@@ -1534,7 +1152,7 @@ class StreamingCallParser:
 
     def _st_mistral_open(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        ws = _WS.match(buf, pos).end()
+        ws = _skip(_WS, buf, pos)
         if ws >= n and not self._eof:
             return False
         if ws < n and buf[ws] in "[{":
@@ -1566,7 +1184,7 @@ class StreamingCallParser:
 
     def _st_pytag(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        ws = _WS.match(buf, pos).end()
+        ws = _skip(_WS, buf, pos)
         if ws >= n and not self._eof:
             return False
         if ws < n and buf[ws] == "{":
@@ -1629,8 +1247,8 @@ class StreamingCallParser:
         k = self._k
         value = text[k.value_start : k.value_end]
         try:
-            obj = _loads(value, k.name or _what(k))
-        except _Bad as exc:
+            obj = load_json(value, k.name or _what(k))
+        except BadCall as exc:
             self._error(str(exc), text)
             return
         if k.syntax == "mistral_v11":
@@ -1640,13 +1258,13 @@ class StreamingCallParser:
         if not items:
             self._error(f"empty call list in {_what(k)}; expected {_expected(k)}", text)
             return
-        if not k.strict and not _looks_like_calls(items, self._tools):
+        if not k.strict and not looks_like_calls(items, self._tools):
             self._as_prose(text)
             return
         for item in items:
             try:
-                name, args = _name_and_args(item, _what(k))
-            except _Bad as exc:
+                name, args = name_and_arguments(item, _what(k))
+            except BadCall as exc:
                 self._error(str(exc), text)
                 continue
             self._call(name, args, k.syntax, text)
@@ -1734,16 +1352,16 @@ class StreamingCallParser:
             name = call.func.id
             try:
                 if call.args:
-                    raise _Bad(
+                    raise BadCall(
                         f"pythonic call to '{name}' has positional arguments; "
                         "write name=value for each argument"
                     )
                 args: dict[str, Any] = {}
                 for kw in call.keywords:
                     if kw.arg is None:
-                        raise _Bad(f"pythonic call to '{name}' uses **; write name=value")
-                    args[kw.arg] = _py_literal(kw.value, name, kw.arg)
-            except _Bad as exc:
+                        raise BadCall(f"pythonic call to '{name}' uses **; write name=value")
+                    args[kw.arg] = python_literal(kw.value, name, kw.arg)
+            except BadCall as exc:
                 self._error(str(exc), text)
                 continue
             self._call(name, args, "pythonic", text)
@@ -1773,7 +1391,7 @@ class StreamingCallParser:
                 if not self._take(i + len(close)):
                     return True
                 continue
-            ws = _WS.match(buf, pos).end()
+            ws = _skip(_WS, buf, pos)
             if not self._take(ws):
                 return True
             close = f"</{k.name}>"
@@ -1782,7 +1400,7 @@ class StreamingCallParser:
                     return True
                 text = self._done()
                 args = {
-                    p: _typed(_strip_nl(text[a:b]), self._schema_props(k.name).get(p))
+                    p: typed_value(strip_one_newline(text[a:b]), self._schema_props(k.name).get(p))
                     for p, a, b in k.params
                 }
                 self._call(k.name or "", args, "xml_element", text)
@@ -1840,7 +1458,7 @@ class StreamingCallParser:
                 if m.group() == "</parameter>" and not self._take(m.end()):
                     return True
                 continue
-            ws = _WS.match(buf, pos).end()
+            ws = _skip(_WS, buf, pos)
             if not self._take(ws):
                 return True
             if buf.startswith("</function>", ws):
@@ -1848,7 +1466,10 @@ class StreamingCallParser:
                     return True
                 text = self._construct_text()
                 props = self._schema_props(k.name)
-                args = {p: _typed(_strip_nl(text[a:b]), props.get(p)) for p, a, b in k.params}
+                args = {
+                    p: typed_value(strip_one_newline(text[a:b]), props.get(p))
+                    for p, a, b in k.params
+                }
                 name = k.name or ""
                 if k.wrapped:
                     self._state = self._st_opt_close
@@ -1878,6 +1499,12 @@ class StreamingCallParser:
                 return not self._take(ws)
             if self._eof and ws >= n:
                 return self._fail_qwen("the output ended before </function>")
+            functionary = self._syntaxes.get("functionary")
+            if buf.startswith("{", ws) and not k.params and not k.wrapped and functionary:
+                # `<function=NAME>{JSON}</function>`: Functionary's form, read by its syntax
+                self._enter(k, functionary, f"<function={k.name}>", taken=True)
+                self._state = self._st_delimited
+                return True
             self._fail(
                 f"unexpected text inside <function={k.name}>; expected "
                 "<parameter=NAME>value</parameter> or </function>"
@@ -1926,7 +1553,7 @@ class StreamingCallParser:
         """Consume an optional closing marker (and the blanks before it) after a call."""
         k = self._k
         buf, pos, n = self._buf, self._pos, len(self._buf)
-        ws = _WS.match(buf, pos).end()
+        ws = _skip(_WS, buf, pos)
         if buf.startswith(k.after, ws):
             self._pos = ws + len(k.after)
         elif not self._eof and (ws >= n or k.after.startswith(buf[ws:])):
@@ -1935,11 +1562,145 @@ class StreamingCallParser:
         self._state = self._st_prose
         return True
 
+    # -- delimited syntaxes (syntaxes/) ---------------------------------------------------------
+
+    def _enter(self, k: _Construct, syntax: Syntax, opening: str, *, taken: bool) -> None:
+        """Read the construct `k` with `syntax` from here on (`taken`: its opening is read)."""
+        k.kind, k.syntax, k.impl, k.opening = "delimited", syntax.name, syntax, opening
+        if syntax.closes:
+            ends = sorted(syntax.closes, key=len, reverse=True)
+            k.cand_re = re.compile("|".join(re.escape(c) for c in ends))
+            k.hold = max(len(c) for c in ends) - 1
+        else:
+            k.cand_re = None
+            self._state = self._st_delimited_value
+        k.open_len = self._acc_n + (0 if taken else len(opening))
+
+    def _st_delimited(self) -> bool:
+        """Hold the construct until one of its closing literals arrives."""
+        k = self._k
+        if k.cand_re is None:
+            self._state = self._st_delimited_value
+            return True
+        buf, pos, n = self._buf, self._pos, len(self._buf)
+        m = k.cand_re.search(buf, pos)
+        if m is None:
+            if not self._eof:
+                # the end may hold the start of a closing literal: keep it in the buffer
+                return not self._take(max(pos, n - k.hold))
+            if not self._take(n):
+                return True
+            text = self._done()
+            assert k.impl is not None
+            if k.impl.ends_at_output_end:
+                self._resolve_delimited(k, text[k.open_len :], text)
+            else:
+                self._error(
+                    f"unclosed {k.opening}: the output ended before {k.impl.closes[0]}; "
+                    f"nothing was run; expected {k.impl.example}",
+                    text,
+                )
+            return True
+        if not self._take(m.end()):
+            return True
+        text = self._done()
+        self._resolve_delimited(k, text[k.open_len : len(text) - len(m.group())], text)
+        return True
+
+    def _st_delimited_value(self) -> bool:
+        """Hold the construct until the JSON value after its opening ends."""
+        k = self._k
+        assert k.impl is not None
+        buf, n = self._buf, len(self._buf)
+        if not k.decided:
+            ws = _skip(_WS, buf, self._pos)
+            if ws >= n and not self._eof:
+                return not self._take(ws)
+            if ws >= n or buf[ws] not in "[{":
+                self._take(ws)
+                self._error(
+                    f"{k.impl.name}: expected a JSON list or object after {k.opening}; "
+                    f"nothing was run; expected {k.impl.example}",
+                    self._done(),
+                )
+                return True
+            k.decided = True
+        i = self._pos
+        while True:
+            if k.in_str:
+                m = _IN_STRING.search(buf, i)
+                if m is None:
+                    break
+                if m.group() == "\\":
+                    if m.end() >= n and not self._eof:
+                        return not self._take(m.start())  # an escape cut in two
+                    i = m.end() + 1
+                    continue
+                k.in_str = False
+                i = m.end()
+                continue
+            m = _OUT_STRING.search(buf, i)
+            if m is None:
+                break
+            c, i = m.group(), m.end()
+            if c == '"':
+                k.in_str = True
+            elif c in "[{":
+                k.depth += 1
+            else:
+                k.depth -= 1
+                if k.depth <= 0:
+                    if not self._take(i):
+                        return True
+                    text = self._construct_text()
+                    if k.impl.trailer:
+                        k.after = k.impl.trailer
+                        self._state = self._st_opt_close
+                    else:
+                        self._done()
+                    self._resolve_delimited(k, text[k.open_len :], text)
+                    return True
+        if not self._take(n):
+            return True
+        if self._eof:
+            self._error(
+                f"unclosed {k.opening}: the output ended inside its JSON; nothing was run",
+                self._done(),
+            )
+            return True
+        return False
+
+    def _resolve_delimited(self, k: _Construct, body: str, text: str) -> None:
+        """Hand the construct's body to its syntax; emit its calls, errors or prose."""
+        syntax = k.impl
+        assert syntax is not None
+        try:
+            reading = syntax.read(k.opening, body, self._tools)
+        except Exception as exc:  # a syntax from outside must never crash the parser
+            self._error(f"{syntax.name}: could not read the call ({exc!r})", text)
+            return
+        if isinstance(reading, Prose):
+            self._as_prose(reading.text)
+            return
+        for item in reading:
+            if isinstance(item, Failed):
+                self._error(item.message, text)
+                continue
+            args = item.arguments
+            if isinstance(args, str) and args.strip():
+                try:
+                    args = load_json(args, item.name, syntax.example)
+                except BadCall as exc:
+                    self._error(f"{syntax.name}: {exc}", text)
+                    continue
+            self._call(item.name, args, syntax.name, text)
+
     # -- fences, inline code and arrow blocks ---------------------------------------------------
 
     def _at_backtick(self) -> bool:
         buf, pos, n = self._buf, self._pos, len(self._buf)
         m = _BACKTICKS.match(buf, pos)
+        assert m is not None  # called at a backtick
         run = m.end() - pos
         if m.end() >= n and not self._eof:
             return False
@@ -2106,27 +1867,34 @@ class StreamingCallParser:
 
     def _resolve_call_fence(self, k: _Construct, body: str, text: str) -> None:
         strict = k.lang in _STRICT_FENCE_LANGS
+        if k.lang == "tool" and is_continue_block(body):
+            found = read_continue_block(body, self._tools)
+            if isinstance(found, Failed):
+                self._error(found.message, text)
+            else:
+                self._call(found.name, found.arguments, "continue_tool", text)
+            return
         if _OTHER_CALL_SYNTAX.search(body):  # a fence showing another syntax is an example
             self._as_prose(text)
             return
         try:
-            obj = _loads(body.strip(), f"```{k.lang} block")
-        except _Bad as exc:
+            obj = load_json(body.strip(), f"```{k.lang} block")
+        except BadCall as exc:
             if strict:
                 self._error(str(exc), text)
             else:
                 self._as_prose(text)
             return
         items = obj if isinstance(obj, list) else [obj]
-        if not strict and not _looks_like_calls(items, self._tools, every=True):
+        if not strict and not looks_like_calls(items, self._tools, every=True):
             self._as_prose(text)
             return
         if not items:
             self._error(f"empty call list in ```{k.lang} block", text)
         for item in items:
             try:
-                name, args = _name_and_args(item, f"```{k.lang} block")
-            except _Bad as exc:
+                name, args = name_and_arguments(item, f"```{k.lang} block")
+            except BadCall as exc:
                 self._error(str(exc), text)
                 continue
             self._call(name, args, "fenced_json", text)
@@ -2137,7 +1905,7 @@ class StreamingCallParser:
         if nl < 0:
             if not self._eof and n - pos < _WINDOW:
                 # Decide early when the line can no longer become RUN COMMAND or WRITE FILE.
-                if _ARROW_VIABLE.match(buf, pos).end() < n:
+                if _skip(_ARROW_VIABLE, buf, pos) < n:
                     if not _ARROW_KEYWORD.match(buf, pos):
                         return None
                 return False
@@ -2176,7 +1944,7 @@ class StreamingCallParser:
         """After an arrow line: skip blank lines, then a fence or (for RUN COMMAND) a line."""
         k = self._k
         buf, n = self._buf, len(self._buf)
-        blank = _BLANK_LINES.match(buf, self._pos).end()
+        blank = _skip(_BLANK_LINES, buf, self._pos)
         if not self._take(blank):
             return True
         pos = self._pos
@@ -2225,56 +1993,6 @@ class StreamingCallParser:
         self._call(name, {"command": command}, "arrow_block", raw)
 
 
-# For each state in which an item (call or error) can only close on certain characters (or at
-# the end of output, or once a look-ahead window fills), those characters. _DEFER_LIMIT stays
-# below every look-ahead window, so batching never delays an item.
-_DEFER_LIMIT = 200
-# With nothing held, a batch is unbounded until something in it opens a call; from there on,
-# this long until a closer.
-_PROSE_BATCH = 256
-_CLOSE_TAG = re.compile(r">")
-_CLOSE_TAG_OR_JSON = re.compile(r"[>}\])]")
-_CLOSE_JSON = re.compile(r"[}\])]")
-_CLOSE_LINE = re.compile(r"\n")
-# A fence's three backticks or tildes either lie in one chunk or one chunk starts with them.
-_FENCE_RUN = r"|^[`~]|``|~~"
-# `=` because a `<function=` opening without its `>` is an error once the look-ahead fills.
-_CLOSE_PROSE = re.compile(r"[>}\]=]" + _FENCE_RUN)
-_CLOSE_LINE_OR_TAG = re.compile(r"[>}\]=\n]" + _FENCE_RUN)
-_CLOSE_FENCE_RUN = {c: re.compile(f"\\n|^{c}|{c}{c}") for c in "`~"}
-
-
-def _closes_in_prose(text: str, chunk: str) -> bool:
-    """Whether `text` holds a prose closer (`_CLOSE_PROSE`, spelled out: cheaper than a search)."""
-    return (
-        ">" in text
-        or "}" in text
-        or "]" in text
-        or "=" in text
-        or "``" in text
-        or "~~" in text
-        or chunk.startswith(("`", "~"))
-    )
-
-
-# An end of batch that may still grow into an opening is read again with the next chunk;
-# one longer than this counts as an opening.
-_CARRY_LIMIT = 64
-_CLOSERS: dict[Any, re.Pattern[str]] = {
-    StreamingCallParser._st_prose: _CLOSE_PROSE,
-    StreamingCallParser._st_fence: _CLOSE_LINE,
-    StreamingCallParser._st_tag: _CLOSE_TAG,
-    StreamingCallParser._st_nested: _CLOSE_TAG,
-    StreamingCallParser._st_qwen: _CLOSE_TAG,
-    StreamingCallParser._st_skip: _CLOSE_TAG,
-    StreamingCallParser._st_short_body: _CLOSE_JSON,
-    StreamingCallParser._st_json: _CLOSE_JSON,
-    StreamingCallParser._st_python: _CLOSE_JSON,
-    StreamingCallParser._st_arrow_line: _CLOSE_LINE,
-    # Other text on the call's line makes it prose, in which a call completes as in prose.
-    StreamingCallParser._st_standalone: _CLOSE_LINE_OR_TAG,
-}
-
 # ---------------------------------------------------------------------------------------------
 # Helpers shared by the states.
 
@@ -2285,12 +2003,32 @@ _PY_IN = {
     "'''": re.compile(r"\\|'''"),
     '"""': re.compile(r'\\|"""'),
 }
+_IN_STRING = re.compile(r'["\\]')
+_OUT_STRING = re.compile(r'[\[\]{}"]')
 _NESTED_TAG = re.compile(r"</tool>|<tool[\s:>]")
 _NESTED_HERMES = re.compile(r"</?tool_call>")
 _QWEN_VALUE_END = re.compile(r"</parameter>|<parameter=|</function>")
 _FENCE_CANDIDATE = {c: re.compile(r"\n(?=[ \t]*" + re.escape(c * 3) + ")") for c in "`~"}
 _FENCE_CLOSE = {c: re.compile(r"[ \t]*(" + re.escape(c) + r"{3,})[ \t]*\r?") for c in "`~"}
 _FENCE_CLOSE_VIABLE = {c: re.compile(r"[ \t]*" + re.escape(c) + r"*[ \t]*\r?") for c in "`~"}
+
+
+def _hermes_value(text: str) -> Any:
+    """Objects separated by commas in one `<tool_call>`, as a list; None for anything else."""
+    if not text.startswith("{") or is_json(text):
+        return None
+    try:
+        value = json.loads(f"[{text}]", strict=False)
+    except (ValueError, RecursionError):
+        return None
+    return value if all(isinstance(v, dict) for v in value) else None
+
+
+def _skip(pattern: re.Pattern[str], text: str, pos: int) -> int:
+    """Where a match of a pattern that matches the empty text ends."""
+    m = pattern.match(text, pos)
+    assert m is not None
+    return m.end()
 
 
 def _inline_code(run: str, info: str) -> bool:
@@ -2334,146 +2072,3 @@ def _expected(k: _Construct) -> str:
     if k.kind == "mistral":
         return '[TOOL_CALLS][{"name": "NAME", "arguments": {…}}] or ' + EXPECTED
     return EXPECTED
-
-
-def _unknown(name: str, tools: Mapping[str, Any]) -> str:
-    return f"unknown tool '{name}'; available: {', '.join(sorted(tools)) or '(none)'}"
-
-
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text, strict=False)
-    except (ValueError, RecursionError):
-        return False
-    return True
-
-
-def _loads(text: str, where: str) -> Any:
-    """JSON, accepting raw control characters in strings and HTML-escaped quotes."""
-    try:
-        return json.loads(text, strict=False)
-    except (ValueError, RecursionError) as exc:
-        if isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data":
-            # Small models often close one brace too many: `{"path": "a.py"}}`. A person
-            # reads that as the object before it; anything else after it stays an error.
-            rest = text[exc.pos :].strip()
-            if rest and set(rest) <= set("}]"):
-                try:
-                    return json.JSONDecoder(strict=False).raw_decode(text.strip())[0]
-                except (ValueError, RecursionError):
-                    pass
-        if "&quot;" in text or "&#34;" in text:
-            try:
-                return json.loads(html.unescape(text), strict=False)
-            except (ValueError, RecursionError):
-                pass
-        detail = (
-            f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-            if isinstance(exc, json.JSONDecodeError)
-            else exc.__class__.__name__
-        )
-        raise _Bad(
-            f"broken JSON in the arguments of '{where}': {detail}; expected {EXPECTED} "
-            "with valid JSON"
-        ) from None
-
-
-def _name_and_args(obj: Any, where: str) -> tuple[str, Any]:
-    """Read a {"name": …, "arguments"|"parameters"|"args": …} object."""
-    if isinstance(obj, dict) and isinstance(obj.get("function"), dict) and "name" not in obj:
-        obj = obj["function"]
-    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
-        raise _Bad(f'{where} must hold {{"name": "TOOL", "arguments": {{…}}}}; expected {EXPECTED}')
-    args = obj.get("arguments", obj.get("parameters", obj.get("args", {})))
-    return obj["name"], args
-
-
-def _looks_like_calls(items: list[Any], tools: Mapping[str, Any], every: bool = False) -> bool:
-    """Ambiguous syntaxes count as calls only for registered names with an arguments object."""
-    good = [
-        isinstance(i, dict)
-        and i.get("name") in tools
-        and set(i) <= {"name", "arguments", "parameters", "args", "id", "type"}
-        and isinstance(i.get("arguments", i.get("parameters", i.get("args", {}))), (dict, str))
-        for i in items
-    ]
-    return bool(good) and (all(good) if every else good[0])
-
-
-def _strip_fence(text: str) -> str:
-    if text.startswith("```"):
-        nl = text.find("\n")
-        text = text[nl + 1 :] if nl >= 0 else ""
-        if text.rstrip().endswith("```"):
-            text = text.rstrip()[:-3]
-        return text.strip()
-    return text
-
-
-def _strip_nl(value: str) -> str:
-    """Strip exactly one leading and one trailing newline (CRLF counts as one)."""
-    if value.startswith("\r\n"):
-        value = value[2:]
-    elif value.startswith("\n"):
-        value = value[1:]
-    if value.endswith("\r\n"):
-        value = value[:-2]
-    elif value.endswith("\n"):
-        value = value[:-1]
-    return value
-
-
-def _typed(value: str, schema: Any) -> Any:
-    """Type an XML parameter value by its JSON Schema; strings stay verbatim."""
-    types = schema.get("type") if isinstance(schema, Mapping) else None
-    if isinstance(types, str):
-        types = [types]
-    if not types or "string" in types:
-        return value
-    s = value.strip()
-    for t in types:
-        try:
-            if t == "integer":
-                return int(s)
-            if t == "number":
-                f = float(s)
-                return int(f) if f.is_integer() and "." not in s and "e" not in s.lower() else f
-            if t == "boolean" and s.lower() in ("true", "false"):
-                return s.lower() == "true"
-            if t == "null" and s.lower() in ("null", "none", ""):
-                return None
-            if t in ("array", "object"):
-                try:
-                    got = json.loads(s)
-                except ValueError:
-                    got = ast.literal_eval(s)
-                if isinstance(got, list if t == "array" else dict):
-                    return got
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            continue
-    return value
-
-
-_PY_NAMES = {"true": True, "false": False, "null": None, "none": None}
-
-
-def _py_literal(node: ast.expr, name: str, arg: str) -> Any:
-    if isinstance(node, ast.Name) and node.id.lower() in _PY_NAMES:
-        return _PY_NAMES[node.id.lower()]
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        raise _Bad(f"argument '{arg}' of pythonic call '{name}' is not a literal value") from None
-    if isinstance(value, (set, frozenset, bytes, complex)):
-        raise _Bad(f"argument '{arg}' of pythonic call '{name}' is not JSON-like")
-    return _jsonable(value)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return value

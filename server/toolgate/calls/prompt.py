@@ -7,7 +7,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolgate.calls.parser import EXPECTED, CallParseError
+from toolgate.calls.arguments import EXPECTED
+from toolgate.calls.records import CallParseError
+from toolgate.calls.writing import WRITERS
 
 
 def _function(tool: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -64,36 +66,50 @@ def _sample(name: str, schema: Mapping[str, Any]) -> Any:
     return _SAMPLE_STRINGS.get(name, "app.py" if "path" in name or "file" in name else "text")
 
 
-def example_call(tool: Mapping[str, Any]) -> str:
-    """One concrete call of a tool in the canonical syntax, built from its schema."""
+def example_call(tool: Mapping[str, Any], syntax: str = "tag") -> str:
+    """One concrete call of a tool in `syntax` (by default the canonical tag), from its schema."""
     fn = _function(tool)
     params = fn.get("parameters") or {}
     props = params.get("properties") or {}
     required = [r for r in params.get("required") or [] if r in props]
     args = {key: _sample(key, props[key]) for key in required}
-    return f'<tool name="{fn.get("name", "")}" args>{_compact(args)}</tool>'
+    return WRITERS[syntax][1](str(fn.get("name", "")), args)
 
 
-def text_mode_instructions(tools: Sequence[Mapping[str, Any]]) -> str:
-    """The system-prompt text for a model that calls tools by writing them in its answer."""
+def text_mode_instructions(tools: Sequence[Mapping[str, Any]], syntax: str = "tag") -> str:
+    """The system-prompt text for a model that calls tools by writing them in its answer.
+
+    `syntax` is the format the prompt asks for (`tool_calling.text_syntax`, one of
+    `PROMPT_SYNTAXES`); the parser reads every syntax all the same.
+    """
+    if syntax not in WRITERS:
+        raise ValueError(f"unknown text syntax {syntax!r}; one of: {', '.join(WRITERS)}")
     # Small local models copy what they are shown: one concrete example per tool, with bare
     # file names, is what makes them write calls that parse.
-    examples = [example_call(t) for t in tools]
+    examples = [example_call(t, syntax) for t in tools]
+    if syntax == "tag":
+        how = "To call a tool, write a tag with its name and its arguments as one JSON object:"
+        one, several, code, done = "tag", "tags", "a tag", "no tool tag"
+        match = "the JSON must match"
+    else:
+        how = "To call a tool, write the call in this form:"
+        one, several, code, done = "call", "calls", "a call", "no tool call"
+        match = "the arguments must match"
     return "\n".join(
         [
             tools_section(tools),
             "",
-            "To call a tool, write a tag with its name and its arguments as one JSON object:",
-            '<tool name="NAME" args>{ JSON arguments }</tool>',
+            how,
+            WRITERS[syntax][0],
             "Examples:",
             *examples,
             "Rules:",
-            "- One call per tag; the JSON must match the tool's schema.",
-            "- You may write several tags in one answer; they run in order.",
-            "- After your tags, stop and wait: each result comes back in a "
+            f"- One call per {one}; {match} the tool's schema.",
+            f"- You may write several {several} in one answer; they run in order.",
+            f"- After your {several}, stop and wait: each result comes back in a "
             '<tool_result name="NAME" success="true|false"> block.',
-            "- Do not put a tag in a code block unless it is only an example.",
-            "- When the task is done, answer in plain prose with no tool tag.",
+            f"- Do not put {code} in a code block unless it is only an example.",
+            f"- When the task is done, answer in plain prose with {done}.",
         ]
     )
 

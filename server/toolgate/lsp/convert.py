@@ -45,6 +45,11 @@ def _end_position(text: str) -> types.Position:
     return types.Position(line=len(lines) - 1, character=len(lines[-1]))
 
 
+def whole_text_range(text: str) -> types.Range:
+    """The range that covers all of `text`."""
+    return types.Range(start=types.Position(line=0, character=0), end=_end_position(text))
+
+
 def hunk_edits(proposal: Proposal, selected: set[int] | None, current: str) -> list[types.TextEdit]:
     """Minimal edits, one per selected hunk, against `current` (== the proposal's original)."""
     lines = current.splitlines(keepends=True)

@@ -63,7 +63,7 @@ def toolgate_converter() -> cattrs.Converter:
     collects every error of every item: a 7 MB string in `context.diagnostics` became seven
     million failed diagnostics and 1.7 GB of exceptions.
     """
-    converter = default_converter()
+    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
     # Read by the structure functions cattrs generates on first use: set before any.
     converter.detailed_validation = False
 

@@ -11,7 +11,13 @@ from typing import Any
 from lsprotocol import types
 
 from toolgate.lsp.client import EditorClient
-from toolgate.lsp.convert import hunk_edits, path_to_uri, proposal_payload, uri_to_path
+from toolgate.lsp.convert import (
+    hunk_edits,
+    path_to_uri,
+    proposal_payload,
+    uri_to_path,
+    whole_text_range,
+)
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
 from toolgate.review.reviewer import Approval, ApprovalRequest
 from toolgate.workspace import PathRefused, Workspace, normalise_newlines
@@ -185,7 +191,9 @@ class LspReviewer:
             if entry.busy or self.workspace.root / entry.proposal.path != path:
                 continue
             current = normalise_newlines(text)
-            if current == entry.proposal.original:
+            if current == entry.proposal.original or _blank_buffer_of_new_file(
+                entry.proposal, current
+            ):
                 continue
             rebased = entry.proposal.rebase(current)
             if rebased is None:
@@ -283,7 +291,7 @@ class LspReviewer:
             current = on_disk
         expected = None if proposal.is_new_file else proposal.original
         normalised = normalise_newlines(current) if current is not None else None
-        if normalised != expected:
+        if normalised != expected and not _blank_buffer_of_new_file(proposal, normalised):
             rebased = proposal.rebase(normalised) if normalised is not None else None
             if rebased is None:
                 return Resolution(
@@ -355,14 +363,9 @@ class LspReviewer:
                 )
             }
         if proposal.is_new_file:
+            # Over whatever blank text the new file's buffer holds (Neovim's holds "\n").
             edits: list[Any] = [
-                types.TextEdit(
-                    range=types.Range(
-                        start=types.Position(line=0, character=0),
-                        end=types.Position(line=0, character=0),
-                    ),
-                    new_text=proposal.proposed,
-                )
+                types.TextEdit(range=whole_text_range(current), new_text=proposal.proposed)
             ]
         else:
             edits = hunk_edits(proposal, chosen, current)
@@ -407,6 +410,15 @@ class LspReviewer:
             f"line {d.range.start.line + 1}: {d.message} ({d.source or '?'})" for d in found[:10]
         ]
         return "the editor reports problems in this file after the change: " + "; ".join(lines)
+
+
+def _blank_buffer_of_new_file(proposal: Proposal, text: str | None) -> bool:
+    """Whether `text` is what an editor shows for a file not yet on disk: nothing, or a newline.
+
+    Neovim's buffer of a file that does not exist holds one empty line, sent as a newline; that is
+    no edit of the person's that would make a new file's proposal stale.
+    """
+    return proposal.is_new_file and text is not None and not text.strip()
 
 
 def _landed(chosen: set[int], all_hunks: set[int]) -> Resolution:

@@ -60,22 +60,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EVENT = "toolgate/event"
-COMMANDS = [
-    "toolgate.ask",
-    "toolgate.acceptProposal",
-    "toolgate.rejectProposal",
-    "toolgate.acceptAll",
-    "toolgate.listProposals",
-    "toolgate.cancel",
-    "toolgate.runTests",
-    "toolgate.fixFailure",
-    "toolgate.reportDiagnostics",
-    "toolgate.newSession",
-    "toolgate.listSessions",
-    "toolgate.loadSession",
-    "toolgate.renameSession",
-    "toolgate.deleteSession",
-]
 
 
 class ToolgateServer(LanguageServer):
@@ -153,7 +137,7 @@ class ToolgateServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
-            self.shutdown()
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
     def start_tcp(self, host: str, port: int) -> None:
         """Serve one TCP client at a time through `FrameReader`."""
@@ -162,10 +146,10 @@ class ToolgateServer(LanguageServer):
         protocol = self.protocol
 
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            protocol.set_writer(writer)  # type: ignore[arg-type]
+            protocol.set_writer(writer)
             frames = FrameReader(reader.read, self.max_message_bytes)
             await serve_frames(frames, protocol.receive, stop)
-            self.shutdown()
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
         async def main() -> None:
             self._server = await asyncio.start_server(connection, host, port)

@@ -11,6 +11,12 @@ if TYPE_CHECKING:
     import openai
 
 _TOOLS_REJECTED = re.compile(r"tool|function|jinja|tool_choice|does not support", re.IGNORECASE)
+# What some servers stream instead of the calls when a request offers tools (llama-cpp-python
+# with `chatml-function-calling`): nothing, or only the start of a call, `functions.NAME:`.
+_STUB = re.compile(r"\s*(?:functions\.[\w.-]+:?)?\s*")
+_STUB_PREFIX = re.compile(
+    r"\s*(?:f(?:u(?:n(?:c(?:t(?:i(?:o(?:n(?:s(?:\.[\w.-]*(?::\s*)?)?)?)?)?)?)?)?)?)?)?"
+)
 
 
 class ModelError(Exception):
@@ -83,6 +89,10 @@ class OpenAIChatModel:
 
     def __init__(self, settings: ModelSettings, redact: Callable[[str], str] = lambda s: s) -> None:
         self.settings = settings
+        # Whether a request that offers tools is streamed; False once this endpoint answered
+        # such a stream with nothing (then `on_no_tool_streaming` is told why, to remember it).
+        self.stream_tools = True
+        self.on_no_tool_streaming: Callable[[str], None] | None = None
         self.model = settings.model
         self.base_url = settings.base_url
         self._redact = redact
@@ -131,20 +141,12 @@ class OpenAIChatModel:
         finish: str | None = None
         prompt_tokens: int | None = None
         try:
-            if not self.settings.stream:
-                response = await self._client.chat.completions.create(**request)
-                choice = response.choices[0]
-                if choice.message.content:
-                    yield StreamDelta(text=choice.message.content)
-                for i, tc in enumerate(choice.message.tool_calls or []):
-                    calls[i] = NativeCall(
-                        id=tc.id or f"call_{i}",
-                        name=tc.function.name,
-                        arguments=tc.function.arguments or "",
-                    )
-                finish = choice.finish_reason
-                prompt_tokens = _prompt_tokens(response)
+            if not self.settings.stream or (tools and not self.stream_tools):
+                text, finish = await self._once(request, calls)
+                if text:
+                    yield StreamDelta(text=text)
             else:
+                held: str | None = ""  # held back while it may be only a call stub
                 stream = await self._client.chat.completions.create(**request, stream=True)
                 async for chunk in stream:
                     prompt_tokens = _prompt_tokens(chunk) or prompt_tokens
@@ -153,7 +155,13 @@ class OpenAIChatModel:
                     choice = chunk.choices[0]
                     delta = choice.delta
                     if delta is not None and delta.content:
-                        yield StreamDelta(text=delta.content)
+                        if tools and held is not None:
+                            held += delta.content
+                            if not _STUB_PREFIX.fullmatch(held):
+                                yield StreamDelta(text=held)
+                                held = None
+                        else:
+                            yield StreamDelta(text=delta.content)
                     for tc in (delta.tool_calls if delta is not None else None) or []:
                         index = tc.index if tc.index is not None else len(calls)
                         call = calls.setdefault(index, NativeCall(id="", name=""))
@@ -167,6 +175,20 @@ class OpenAIChatModel:
                                 call.arguments += tc.function.arguments
                     if choice.finish_reason:
                         finish = choice.finish_reason
+                if tools and held is not None and not calls and _STUB.fullmatch(held):
+                    # Nothing, or a stub, where calls or an answer were due: ask once more
+                    # without streaming, which such servers answer correctly, and say so.
+                    self.stream_tools = False
+                    if self.on_no_tool_streaming is not None:
+                        self.on_no_tool_streaming(
+                            f"a streamed request with tools got {held.strip()!r} or nothing; "
+                            "the same request without streaming is answered"
+                        )
+                    text, finish = await self._once(request, calls)
+                    if text:
+                        yield StreamDelta(text=text)
+                elif held:
+                    yield StreamDelta(text=held)
         except openai.APIStatusError as exc:
             raise self._status_error(exc, bool(tools)) from None
         except openai.APITimeoutError:
@@ -185,6 +207,20 @@ class OpenAIChatModel:
         yield StreamDelta(
             done=True, calls=ordered, finish_reason=finish, prompt_tokens=prompt_tokens
         )
+
+    async def _once(
+        self, request: dict[str, Any], calls: dict[int, NativeCall]
+    ) -> tuple[str, str | None]:
+        """One request without streaming: its text and finish reason; its calls go to `calls`."""
+        response = await self._client.chat.completions.create(**request)
+        choice = response.choices[0]
+        for i, tc in enumerate(choice.message.tool_calls or []):
+            fn = getattr(tc, "function", None)
+            if fn is not None:
+                calls[i] = NativeCall(
+                    id=tc.id or f"call_{i}", name=fn.name, arguments=fn.arguments or ""
+                )
+        return choice.message.content or "", choice.finish_reason
 
     def _status_error(self, exc: openai.APIStatusError, sent_tools: bool) -> ModelError:
         message = _error_message(exc)

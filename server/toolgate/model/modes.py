@@ -1,4 +1,7 @@
-"""Native or text tool calling, remembered per (base URL, model) in .toolgate/state.json."""
+"""What an endpoint was found to need, remembered per (base URL, model) in .toolgate/state.json.
+
+Native or text tool calling, and whether a request with tools may be streamed.
+"""
 
 from __future__ import annotations
 
@@ -37,8 +40,20 @@ class ModeMemory:
 
     def remember(self, base_url: str, model: str, mode: str, reason: str) -> None:
         """Record what was learned and why."""
+        self._put("tool_calling_modes", base_url, model, {"mode": mode, "reason": reason})
+
+    def streams_tools(self, base_url: str, model: str) -> bool:
+        """False once the endpoint answered a streamed request with tools with nothing."""
+        entry = self._load().get("tools_no_streaming", {}).get(self._key(base_url, model))
+        return not isinstance(entry, dict)
+
+    def remember_no_tool_streaming(self, base_url: str, model: str, reason: str) -> None:
+        """Record that requests with tools go to this endpoint without streaming, and why."""
+        self._put("tools_no_streaming", base_url, model, {"reason": reason})
+
+    def _put(self, table: str, base_url: str, model: str, entry: dict[str, str]) -> None:
         toolgate_dir(self.path.parent.parent)
         data = self._load()
-        modes = data.setdefault("tool_calling_modes", {})
-        modes[self._key(base_url, model)] = {"mode": mode, "reason": reason}
+        entries = data.setdefault(table, {})
+        entries[self._key(base_url, model)] = entry
         atomic_write_text(self.path, json.dumps(data, indent=2) + "\n")

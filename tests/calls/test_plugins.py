@@ -1,0 +1,123 @@
+"""A syntax from outside: an installed `toolgate.syntaxes` entry point, or module:Class."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from toolgate.calls import StreamingCallParser, parse_text
+from toolgate.calls.syntaxes import load_syntax, registered
+
+from .helpers import TOOLS
+
+PLUGIN = textwrap.dedent(
+    '''
+    """A made-up syntax: @@call NAME {JSON} @@end."""
+
+    from toolgate.calls.syntaxes import Found, Syntax
+
+
+    class AtAt(Syntax):
+        name = "atat"
+        opens = ("<@@call",)
+        closes = ("@@end>",)
+        example = '<@@call NAME {"argument": "value"} @@end>'
+        models = "none (a test)"
+
+        def read(self, opening, body, tools):
+            name, _, args = body.strip().partition(" ")
+            return [Found(name, args)]
+
+
+    class NotASyntax:
+        pass
+    '''
+)
+
+
+def _install(site: Path) -> None:
+    """Write the package and its dist-info, as pip would install it, into `site`."""
+    (site / "atat_syntax").mkdir()
+    (site / "atat_syntax" / "__init__.py").write_text(PLUGIN)
+    info = site / "atat_syntax-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: atat-syntax\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[toolgate.syntaxes]\natat = atat_syntax:AtAt\n")
+    (info / "RECORD").write_text("")
+
+
+def test_an_installed_entry_point_adds_a_syntax(tmp_path: Path) -> None:
+    _install(tmp_path)
+    script = textwrap.dedent(
+        """
+        import json, sys
+        from toolgate.calls import parse_text, default_tool_schemas
+        r = parse_text(sys.stdin.read(), default_tool_schemas())
+        print(json.dumps(r.to_json()))
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    text = 'Reading. <@@call read_file {"path": "a.py"} @@end> Done.'
+    out = subprocess.run(
+        [sys.executable, "-c", script], input=text, capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["calls"] == [
+        {
+            "name": "read_file",
+            "arguments": {"path": "a.py"},
+            "syntax": "atat",
+            "deprecated_syntax": False,
+        }
+    ]
+    assert got["content"] == "Reading.  Done."
+
+
+def test_a_module_path_adds_a_syntax(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "atat_local.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    parser = StreamingCallParser(TOOLS, syntaxes=registered(["atat_local:AtAt"]))
+    text = '<@@call read_file {"path": "a.py"} @@end>'
+    items = [item for ch in text for item in parser.feed(ch)] + parser.finish()
+    assert [(i.name, i.arguments, i.syntax) for i in items] == [
+        ("read_file", {"path": "a.py"}, "atat")
+    ]
+    # without it, the same text is prose
+    assert parse_text(text, TOOLS).calls == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("atat_local", "write it as module:Class"),
+        ("no_such_module_here:X", "cannot import no_such_module_here"),
+        ("atat_local:NotASyntax", "NotASyntax is not a Syntax subclass"),
+    ],
+)
+def test_a_bad_module_path_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spec: str, message: str
+) -> None:
+    (tmp_path / "atat_local.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match=message):
+        load_syntax(spec)
+
+
+def test_a_syntax_that_raises_is_an_error_for_the_model_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "boom_syntax.py").write_text(
+        PLUGIN.replace("name, _, args = body", "raise RuntimeError('boom')  #")
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    parser = StreamingCallParser(TOOLS, syntaxes=registered(["boom_syntax:AtAt"]))
+    items = parser.feed("<@@call read_file {} @@end>") + parser.finish()
+    assert len(items) == 1
+    assert items[0].error == "atat: could not read the call (RuntimeError('boom'))"
