@@ -31,6 +31,7 @@ class RecordingClient:
         self.answers = list(answers or [])
         self.updates: list[Any] = []
         self.permissions: list[Any] = []
+        self.offered: list[list[str]] = []  # the option ids of each permission request
         self.writes: list[tuple[str, str]] = []
         self.reads: list[str] = []
         self.write_to_disk = write_to_disk
@@ -43,6 +44,7 @@ class RecordingClient:
     ) -> RequestPermissionResponse:
         """Answer with the next option id in the list (reject when the list is empty)."""
         self.permissions.append(tool_call)
+        self.offered.append([option.option_id for option in options])
         self.permission_asked.set()
         if self.hold_permission:
             await asyncio.sleep(3600)

@@ -122,6 +122,7 @@ async def test_allow_always_holds_for_that_session_only(
         first = await conn.new_session(cwd=str(project), mcp_servers=[])
         await prompt(conn, first.session_id, "edit twice")
         assert len(client.permissions) == 1  # the second edit was not asked about
+        assert client.offered == [["allow_once", "allow_always", "reject_once"]]
         assert (project / "calc.py").read_text() == "def add(a, b):\n    return b + a\n"
         second = await conn.new_session(cwd=str(project), mcp_servers=[])
         await prompt(conn, second.session_id, "edit again")
@@ -326,3 +327,24 @@ async def test_reads_and_edits_see_the_editors_unsaved_buffer(
     assert client.permissions[0].content[0].old_text == unsaved
     assert client.writes == [(str(project / "calc.py"), "def add(a, b):\n    return a + b\n")]
     assert (project / "calc.py").read_text() == CALC  # the editor saves it, not the agent
+
+
+async def test_a_command_off_the_allow_list_is_asked_by_argv_and_never_always(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [
+        tool_call("run_command", command="touch made-by-agent"),
+        tool_call("run_command", command="touch made-again"),
+        {"content": "done"},
+    ]
+    # "allow_always" is not among the options; answering it anyway allows this once only
+    client = RecordingClient(["allow_always", "reject_once"])
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "make a file")
+    assert client.offered == [["allow_once", "reject_once"]] * 2  # each asked, never always
+    shown = client.permissions[0].content[0].content.text
+    assert "touch made-by-agent" in shown and "allow-list" in shown
+    assert (project / "made-by-agent").exists() and not (project / "made-again").exists()
+    told = last_tool_result(scripted.requests[2])
+    assert told["success"] is False and "refused" in json.dumps(told)
