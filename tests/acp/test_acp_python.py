@@ -348,3 +348,14 @@ async def test_a_command_off_the_allow_list_is_asked_by_argv_and_never_always(
     assert (project / "made-by-agent").exists() and not (project / "made-again").exists()
     told = last_tool_result(scripted.requests[2])
     assert told["success"] is False and "refused" in json.dumps(told)
+
+
+async def test_a_failed_turn_says_why_and_ends(project: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [{"status": 400, "error": "the model is not loaded"}]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        response = await prompt(conn, session.session_id, "hello")
+    assert response.stop_reason == "end_turn"
+    said = "".join(u.content.text for u in client.kinds("agent_message_chunk"))
+    assert "The turn failed" in said and "not loaded" in said
