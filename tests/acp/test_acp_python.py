@@ -359,3 +359,14 @@ async def test_a_failed_turn_says_why_and_ends(project: Path, scripted: Scripted
     assert response.stop_reason == "end_turn"
     said = "".join(u.content.text for u in client.kinds("agent_message_chunk"))
     assert "The turn failed" in said and "not loaded" in said
+
+
+async def test_a_limit_answers_max_turn_requests(project: Path, scripted: ScriptedModel) -> None:
+    (project / ".toolgate").mkdir(exist_ok=True)
+    (project / ".toolgate" / "config.toml").write_text("[limits]\nmax_steps = 1\n")
+    scripted.script = [tool_call("read_file", path="calc.py"), {"content": "never"}]
+    async with connect(RecordingClient(), scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        response = await prompt(conn, session.session_id, "read it")
+    assert response.stop_reason == "max_turn_requests"
+    assert len(scripted.requests) == 1
