@@ -44,6 +44,9 @@ if [[ $quick == 0 ]]; then
 
     say "building and checking the VS Code extension (lint, types, unit tests, .vsix)"
     (cd client-vscode && npm ci --no-audit --no-fund --loglevel=error && npm test && npm run package)
+
+    say "installing the TypeScript ACP SDK the ACP client test drives toolgate acp with"
+    (cd tests/acp/ts && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 say "lint"

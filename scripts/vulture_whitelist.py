@@ -67,3 +67,8 @@ close_connection
 # pytest-lsp calls the test client's handlers by the method they are registered for.
 _resolved
 _event
+
+# ACP handlers: the SDK's router calls an agent's and a client's methods by the protocol's names.
+on_connect
+authenticate
+read_text_file

@@ -1,4 +1,4 @@
-"""The `toolgate` command: run | lsp | tools | plan | workflow | calls | trust | demo | mcp."""
+"""The `toolgate` command: run, sessions, lsp, acp, mcp, tools, plan, workflow, calls, trust, demo."""
 
 from __future__ import annotations
 
@@ -99,6 +99,11 @@ def _parser() -> argparse.ArgumentParser:
         "(commands off the allow-list are refused either way)",
     )
 
+    acp = sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, …)")
+    acp.add_argument("--model", help="model name (env TOOLGATE_MODEL)")
+    acp.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+    acp.add_argument("--profile", help="developer, reviewer, or .agent/profiles/NAME.md")
+
     trust = sub.add_parser("trust", help="confirm settings that the workspace's files widen")
     trust.add_argument("--workspace", default=".")
     trust.add_argument("--yes", action="store_true", help="confirm all without asking")
@@ -137,6 +142,11 @@ def main(argv: list[str] | None = None) -> int:
         from toolgate.mcp.server import serve as serve_mcp
 
         return serve_mcp(Path(args.workspace).resolve(), args.approve)
+    if args.command == "acp":
+        from toolgate.acp import serve as serve_acp
+
+        args.max_steps = args.tool_calling = None
+        return serve_acp(_overrides(args))
     return EXIT_USAGE
 
 

@@ -33,6 +33,10 @@ async def _nothing_to_sync() -> list[str]:
     return []
 
 
+async def _nothing_to_fetch(path: str) -> None:
+    return None
+
+
 @dataclass
 class ActivityContext:
     """What an activity may touch: the workspace, its settings, and hooks of the front end."""
@@ -43,6 +47,9 @@ class ActivityContext:
     # Called before tests run, so accepted edits still in editor buffers reach the disk;
     # returns notes for the model (e.g. files whose buffers differ from disk).
     before_tests: Callable[[], Awaitable[list[str]]] = _nothing_to_sync
+    # Called with a path before the file is read, so a front end that reads through the editor
+    # (ACP's fs/read_text_file) can put the editor's text into the workspace's buffers first.
+    before_read: Callable[[str], Awaitable[None]] = _nothing_to_fetch
     # Called with the structured result of every test run (the language server turns it
     # into diagnostics).
     on_test_run: Callable[[Any], None] | None = None

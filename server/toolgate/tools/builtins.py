@@ -177,6 +177,7 @@ class ReadFile:
     async def run(self, ctx: ActivityContext, args: dict[str, Any]) -> ToolResult:
         """Read the file."""
         start = time.perf_counter()
+        await ctx.before_read(args["path"])
         try:
             _, text_file = ctx.workspace.read(args["path"])
         except (PathRefused, OSError) as exc:
@@ -213,6 +214,7 @@ class WriteFile:
             return ToolResult.fail(
                 "content holds characters that cannot be written as UTF-8 (lone surrogates)"
             )
+        await ctx.before_read(args["path"])
         try:
             _, current = ctx.workspace.read_or_none(args["path"])
             ctx.workspace.check_size(args["path"], args["content"])
@@ -244,6 +246,7 @@ class EditFile:
 
     async def plan(self, ctx: ActivityContext, args: dict[str, Any]) -> FileChange | ToolResult:
         """Find the unique occurrence and work out the diff."""
+        await ctx.before_read(args["path"])
         try:
             _, current = ctx.workspace.read(args["path"])
         except (PathRefused, OSError) as exc:

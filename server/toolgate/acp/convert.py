@@ -1,0 +1,108 @@
+"""Engine events and records → ACP `session/update` payloads (tool kinds, titles, locations)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from acp import helpers
+from acp.schema import (
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    TerminalToolCallContent,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolKind,
+)
+
+ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+"""What a tool call may show: text, or a file's diff."""
+
+# The tool kinds ACP draws with their own icons; anything else is "other".
+_KINDS: dict[str, ToolKind] = {
+    "read_file": "read",
+    "list_directory": "read",
+    "search_code": "search",
+    "git_status": "read",
+    "edit_file": "edit",
+    "write_file": "edit",
+    "run_tests": "execute",
+    "run_command": "execute",
+    "git_commit": "execute",
+    "git_add": "execute",
+}
+
+
+def tool_kind(name: str) -> ToolKind:
+    """The ACP kind of a tool, by its name."""
+    return _KINDS.get(name, "other")
+
+
+def title_of(name: str, arguments: dict[str, Any]) -> str:
+    """A one-line title: the tool and what it acts on."""
+    target = arguments.get("path") or arguments.get("command") or arguments.get("pattern")
+    return f"{name} {target}" if isinstance(target, str) and target else name
+
+
+def locations_of(root: Path, arguments: dict[str, Any]) -> list[ToolCallLocation] | None:
+    """The file (and line, when given) a call acts on, as an absolute path."""
+    path = arguments.get("path")
+    if not isinstance(path, str) or not path or path.startswith(("/", "~")) or ".." in path:
+        return None  # the sandbox refuses these; never name a path outside the root
+    line = arguments.get("line") or arguments.get("start_line")
+    return [
+        ToolCallLocation(
+            path=str(root / path), line=line if isinstance(line, int) and line >= 0 else None
+        )
+    ]
+
+
+def started(root: Path, call_id: str, name: str, arguments: dict[str, Any]) -> ToolCallStart:
+    """The `tool_call` update for a call the model proposed."""
+    return helpers.start_tool_call(
+        call_id,
+        title_of(name, arguments),
+        kind=tool_kind(name),
+        status="pending",
+        locations=locations_of(root, arguments),
+        raw_input=arguments,
+    )
+
+
+def text_content(text: str) -> ContentToolCallContent:
+    """Plain text shown inside a tool call."""
+    return helpers.tool_content(helpers.text_block(text))
+
+
+def diff_content(root: Path, path: str, old: str | None, new: str) -> FileEditToolCallContent:
+    """A file change as ACP's diff content (absolute path, old and new text)."""
+    return helpers.tool_diff_content(str(root / path), new, old)
+
+
+def progress(
+    call_id: str,
+    status: str,
+    content: Sequence[ToolContent] | None = None,
+) -> ToolCallProgress:
+    """A `tool_call_update` with a status and, when there is some, content."""
+    return helpers.update_tool_call(call_id, status=status, content=content)  # type: ignore[arg-type]
+
+
+def tests_summary(summary: dict[str, Any], failures: int) -> str:
+    """The test summary line shown in a `run_tests` call."""
+    return (
+        f"tests: {summary.get('passed', 0)} passed, {summary.get('failed', 0)} failed, "
+        f"{summary.get('errors', 0)} errors ({failures} failures)"
+    )
+
+
+STOP_REASONS = {
+    "completed": "end_turn",
+    "cancelled": "cancelled",
+    "limit_reached": "max_turn_requests",
+    "blocked_by_policy": "refusal",
+    "failed": "end_turn",
+}
+"""A run's status → the prompt's stopReason (a failed run says why in a message first)."""

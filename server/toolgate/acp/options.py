@@ -1,0 +1,74 @@
+"""Session config options: the profile (developer / reviewer) and the approval policy.
+
+ACP clients show these as pickers; a change applies from the session's next turn. The
+approval policy only narrows or widens the gate for file changes: a command off the
+allow-list is asked for by its exact argv whatever is chosen here.
+"""
+
+from __future__ import annotations
+
+from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
+
+from toolgate.config import Config
+
+PROFILE, APPROVAL = "profile", "approval"
+PROFILES = {
+    "developer": "Developer: reads, changes and runs tests",
+    "reviewer": "Reviewer: reads and comments",
+}
+APPROVALS = {
+    "ask": "Ask before every change",
+    "auto-edits": "Apply file changes without asking",
+    "read-only": "Refuse every change, command and git operation",
+}
+_CHANGE_TOOLS = ("write_file", "edit_file")
+_EXECUTING_TOOLS = ("git_add", "git_commit", "run_command")
+
+
+def describe(values: dict[str, str]) -> list[SessionConfigOptionSelect]:
+    """The options with their current values, as `configOptions`."""
+    return [
+        SessionConfigOptionSelect(
+            type="select",
+            id=PROFILE,
+            name="Profile",
+            category="mode",
+            current_value=values[PROFILE],
+            options=[SessionConfigSelectOption(value=k, name=v) for k, v in PROFILES.items()],
+        ),
+        SessionConfigOptionSelect(
+            type="select",
+            id=APPROVAL,
+            name="Approval",
+            current_value=values[APPROVAL],
+            options=[SessionConfigSelectOption(value=k, name=v) for k, v in APPROVALS.items()],
+        ),
+    ]
+
+
+def defaults(config: Config) -> dict[str, str]:
+    """The values a new session starts with, from the configuration."""
+    profile = config.profile if config.profile in PROFILES else "developer"
+    return {PROFILE: profile, APPROVAL: "ask"}
+
+
+def check(option: str, value: object) -> str | None:
+    """Why a value cannot be set, or None."""
+    choices = {PROFILE: PROFILES, APPROVAL: APPROVALS}.get(option)
+    if choices is None:
+        return f"unknown option {option[:80]!r}; the options are {PROFILE} and {APPROVAL}"
+    if not isinstance(value, str) or value not in choices:
+        return f"{option} is one of {', '.join(choices)}"
+    return None
+
+
+def apply(config: Config, values: dict[str, str]) -> None:
+    """Put the session's choices into the turn's configuration."""
+    config.profile = values[PROFILE]
+    approval = values[APPROVAL]
+    if approval == "auto-edits":
+        for tool in _CHANGE_TOOLS:
+            config.approvals[tool] = "auto"
+    elif approval == "read-only":
+        for tool in (*_CHANGE_TOOLS, *_EXECUTING_TOOLS):
+            config.approvals[tool] = "deny"

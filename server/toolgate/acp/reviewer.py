@@ -1,0 +1,166 @@
+"""The gate's Reviewer in ACP's words: `session/request_permission`, `fs/write_text_file`.
+
+ACP has no word for hunks: a change is allowed or rejected whole. `allow_always` is
+remembered per tool for the one session that answered it, and never offered for a command
+off the allow-list (such a command is asked for by its exact argv each time).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from acp import RequestError
+from acp.agent.connection import AgentSideConnection
+from acp.schema import AllowedOutcome, PermissionOption, ToolCallLocation, ToolCallUpdate
+
+from toolgate.acp import convert
+from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
+from toolgate.review.reviewer import Approval, ApprovalRequest, DiskReviewer
+from toolgate.workspace import PathRefused, Workspace
+
+log = logging.getLogger(__name__)
+
+ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE = "allow_once", "allow_always", "reject_once"
+
+
+def _options(always: bool) -> list[PermissionOption]:
+    options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow", kind="allow_once")]
+    if always:
+        options.append(
+            PermissionOption(
+                option_id=ALLOW_ALWAYS, name="Allow always (this session)", kind="allow_always"
+            )
+        )
+    options.append(PermissionOption(option_id=REJECT_ONCE, name="Reject", kind="reject_once"))
+    return options
+
+
+class AcpReviewer(DiskReviewer):
+    """Asks the editor through `session/request_permission`; writes through it when it can."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        conn: AgentSideConnection,
+        session_id: str,
+        *,
+        always: set[str],
+        write_through_client: bool,
+        flush: Callable[[], Awaitable[None]],
+    ) -> None:
+        super().__init__(workspace)
+        # The editor's text of the files read through fs/read_text_file, by real path.
+        self.buffers: dict[Path, str] = {}
+        workspace.buffers = lambda: self.buffers
+        self.conn = conn
+        self.session_id = session_id
+        self.always = always  # tools the person allowed for the rest of this session
+        self.write_through_client = write_through_client
+        self._flush = flush  # the call's `tool_call` update goes out before its question
+
+    async def before_read(self, path: str) -> None:
+        """Put the editor's text of a file into the buffers (the read then sees it)."""
+        try:
+            real = self.workspace.resolve(path)  # nothing outside the root reaches the client
+        except PathRefused:
+            return  # the read itself refuses it, with its own message
+        try:
+            response = await self.conn.read_text_file(session_id=self.session_id, path=str(real))
+        except (ConnectionError, RequestError) as exc:
+            # No such buffer or file in the editor: the read goes to disk as usual.
+            log.debug("fs/read_text_file %s: %s", real, exc)
+            self.buffers.pop(real, None)
+            return
+        self.buffers[real] = response.content
+
+    async def _ask(self, update: ToolCallUpdate, offer_always: bool) -> str | None:
+        """The option chosen, or None when the turn was cancelled or the client is gone."""
+        await self._flush()
+        try:
+            response = await self.conn.request_permission(
+                session_id=self.session_id, tool_call=update, options=_options(offer_always)
+            )
+        except (ConnectionError, RequestError) as exc:
+            log.warning("permission request failed: %s", exc)
+            return None
+        outcome = response.outcome
+        if isinstance(outcome, AllowedOutcome):
+            return outcome.option_id
+        return None
+
+    async def review_change(self, proposal: Proposal) -> Resolution:
+        """Ask about the whole change with its diff; write it when allowed."""
+        if proposal.tool in self.always:
+            return await self.write_change(proposal)
+        original = None if proposal.is_new_file else proposal.original
+        content: list[convert.ToolContent] = [
+            convert.diff_content(self.workspace.root, proposal.path, original, proposal.proposed)
+        ]
+        if proposal.why:
+            content.append(convert.text_content(proposal.why))
+        update = ToolCallUpdate(
+            tool_call_id=proposal.call_id,
+            title=f"{proposal.tool} {proposal.path}",
+            kind="edit",
+            status="pending",
+            content=content,
+            locations=[ToolCallLocation(path=str(self.workspace.root / proposal.path))],
+        )
+        choice = await self._ask(update, offer_always=True)
+        if choice is None:
+            return Resolution(ProposalStatus.CANCELLED, [], "the person cancelled the turn")
+        if choice == REJECT_ONCE:
+            return Resolution(ProposalStatus.REJECTED, [], "the person rejected the change")
+        if choice == ALLOW_ALWAYS:
+            self.always.add(proposal.tool)
+        return await self.write_change(proposal)
+
+    async def apply_change(self, proposal: Proposal) -> Resolution:
+        """Write a change the policy approved."""
+        return await self.write_change(proposal)
+
+    async def write_change(self, proposal: Proposal) -> Resolution:
+        """Through `fs/write_text_file` when the editor offers it (it lands in its buffer)."""
+        if not self.write_through_client:
+            return self.write(proposal, None, None)
+        try:
+            # The sandbox first: nothing outside the root ever reaches the client.
+            real = self.workspace.resolve(proposal.path, for_write=True)
+            self.workspace.check_size(proposal.path, proposal.proposed)
+        except PathRefused as exc:
+            return Resolution(ProposalStatus.REJECTED, [], None, error=str(exc))
+        try:
+            await self.conn.write_text_file(
+                session_id=self.session_id, path=str(real), content=proposal.proposed
+            )
+        except (ConnectionError, RequestError) as exc:
+            return Resolution(
+                ProposalStatus.REJECTED, [], None, error=f"the editor could not write it: {exc}"
+            )
+        return Resolution(ProposalStatus.ACCEPTED, list(range(len(proposal.hunks))), None)
+
+    async def confirm(self, request: ApprovalRequest) -> Approval:
+        """Ask about a command or git operation by its exact argv."""
+        if request.tool in self.always and not request.off_allow_list:
+            return Approval(True)
+        text = request.summary + (" (not on the allow-list)" if request.off_allow_list else "")
+        content = [convert.text_content(text)]
+        if request.why:
+            content.append(convert.text_content(request.why))
+        update = ToolCallUpdate(
+            tool_call_id=request.call_id,
+            title=f"{request.tool}: {request.summary}",
+            kind=convert.tool_kind(request.tool),
+            status="pending",
+            content=content,  # type: ignore[arg-type]
+        )
+        choice = await self._ask(update, offer_always=not request.off_allow_list)
+        if choice is None:
+            return Approval(False, "the person cancelled the turn")
+        if choice == REJECT_ONCE:
+            return Approval(False, "the person refused it")
+        if choice == ALLOW_ALWAYS and not request.off_allow_list:
+            self.always.add(request.tool)
+        return Approval(True)

@@ -1,0 +1,450 @@
+"""The ACP agent: requests answered through the session service, run events as updates."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from acp import PROTOCOL_VERSION, Agent, RequestError, helpers
+from acp.agent.connection import AgentSideConnection
+from acp.schema import (
+    AgentCapabilities,
+    AuthenticateResponse,
+    AuthEnvVar,
+    AvailableCommand,
+    ClientCapabilities,
+    EmbeddedResourceContentBlock,
+    EnvVarAuthMethod,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpServerStdio,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    ResourceContentBlock,
+    ResumeSessionResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
+    TextContentBlock,
+    TextResourceContents,
+    UsageUpdate,
+)
+
+from toolgate import __version__
+from toolgate.acp import convert, framing, options
+from toolgate.acp.reviewer import AcpReviewer
+from toolgate.acp.updates import RunEvents, Updates
+from toolgate.agent.events import (
+    EventBus,
+)
+from toolgate.agent.loop import AgentRun
+from toolgate.config import ConfigError, load_config
+from toolgate.conversation.store import SessionError
+from toolgate.session import SessionService, SetupError
+from toolgate.session.deltas import TextDeltas
+from toolgate.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+API_KEY_METHOD = "openai-api-key"
+MAX_PROMPT_CHARS = 1_000_000  # a task is a message to a model; beyond this it is a mistake
+COMMANDS = [
+    AvailableCommand(name="tests", description="run the project's tests and fix what fails"),
+]
+COMMAND_TASKS = {
+    "/tests": "Run the project's tests with run_tests. If any fail, find the cause and fix it, "
+    "then run the tests again.",
+}
+
+
+def _quoted(value: str) -> str:
+    return repr(value[:80] + ("…" if len(value) > 80 else ""))
+
+
+@dataclass
+class AcpSession:
+    """One session this connection opened or loaded."""
+
+    id: str
+    root: Path
+    service: SessionService
+    always: set[str] = field(default_factory=set)  # tools allowed for the rest of the session
+    values: dict[str, str] = field(default_factory=dict)  # the config options' choices
+    mcp: dict[str, dict[str, Any]] = field(default_factory=dict)  # the client's MCP servers
+    run: AgentRun | None = None
+    busy: bool = False
+    cancel_requested: bool = False
+
+
+def client_mcp_servers(servers: list[Any] | None) -> dict[str, dict[str, Any]]:
+    """The client's stdio MCP servers as `[mcp.servers]` tables (other transports are skipped)."""
+    tables: dict[str, dict[str, Any]] = {}
+    for server in servers or []:
+        if not isinstance(server, McpServerStdio):
+            log.warning("MCP server %r skipped: only stdio servers are started", server.name)
+            continue
+        name = re.sub(r"[^A-Za-z0-9-]+", "-", server.name).strip("-") or "mcp"
+        tables[name] = {
+            "command": [server.command, *server.args],
+            "env": {variable.name: variable.value for variable in server.env},
+        }
+    return tables
+
+
+def task_text(blocks: list[Any]) -> str:
+    """The prompt's text, with embedded resources given as context and links named."""
+    parts: list[str] = []
+    for block in blocks:
+        if isinstance(block, TextContentBlock):
+            parts.append(block.text)
+        elif isinstance(block, EmbeddedResourceContentBlock):
+            resource = block.resource
+            if isinstance(resource, TextResourceContents):
+                parts.append(f'<context uri="{resource.uri}">\n{resource.text}\n</context>')
+        elif isinstance(block, ResourceContentBlock):
+            parts.append(f"[{block.name}]({block.uri})")
+    return "\n\n".join(parts)
+
+
+class ToolgateAgent:
+    """The ACP `Agent`: thin handlers over one SessionService per workspace root."""
+
+    def __init__(self, overrides: dict[str, Any] | None = None) -> None:
+        self.overrides = overrides or {}
+        self.conn: AgentSideConnection | None = None
+        self.updates: Updates | None = None
+        self.client = ClientCapabilities()
+        self.initialized = False
+        self.services: dict[Path, SessionService] = {}
+        self.sessions: dict[str, AcpSession] = {}
+        self.prompts: set[asyncio.Task[Any]] = set()
+
+    def on_connect(self, conn: AgentSideConnection) -> None:
+        """Keep the connection: updates, permission requests and files go through it."""
+        self.conn = conn
+        self.updates = Updates(conn)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        """Negotiate the version; say what Toolgate offers; remember what the client offers."""
+        self.client = client_capabilities or ClientCapabilities()
+        self.initialized = True
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), resume=SessionResumeCapabilities()
+                ),
+            ),
+            auth_methods=[
+                EnvVarAuthMethod(
+                    type="env_var",
+                    id=API_KEY_METHOD,
+                    name="OpenAI-compatible API key",
+                    description="The key of the endpoint Toolgate's configuration names",
+                    vars=[AuthEnvVar(name="OPENAI_API_KEY", label="API key", secret=True)],
+                )
+            ],
+            agent_info=Implementation(name="toolgate", title="Toolgate", version=__version__),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
+        """The API key comes in the environment the editor starts Toolgate with."""
+        if method_id != API_KEY_METHOD:
+            raise RequestError.invalid_params({"methodId": f"unknown method {_quoted(method_id)}"})
+        if not os.environ.get("OPENAI_API_KEY") and not self._config_has_key():
+            raise RequestError.auth_required(
+                {"message": "set OPENAI_API_KEY in the agent's environment or the user config"}
+            )
+        return AuthenticateResponse()
+
+    def _config_has_key(self) -> bool:
+        try:
+            return bool(load_config(Path.cwd(), overrides=self.overrides).api_key)
+        except ConfigError:
+            return False
+
+    async def shutdown(self) -> None:
+        """The client is gone: end every turn (the session files stay valid), stop services."""
+        for session in self.sessions.values():
+            if session.run is not None:
+                session.run.cancel("the editor disconnected")
+        if self.prompts:
+            await asyncio.wait(self.prompts, timeout=30)
+        if self.updates is not None:
+            await self.updates.close()
+        for service in self.services.values():
+            await service.close()
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def _service(self, cwd: str) -> SessionService:
+        root = Path(cwd)
+        if not root.is_absolute() or not root.is_dir():
+            raise RequestError.invalid_params({"cwd": f"not an absolute folder: {_quoted(cwd)}"})
+        root = root.resolve()
+        if root not in self.services:
+            overrides = self.overrides
+            self.services[root] = SessionService(
+                root,
+                lambda: load_config(root, overrides=overrides),
+                notice=lambda message: log.info("%s", message),
+            )
+        return self.services[root]
+
+    def _session(self, session_id: str) -> AcpSession:
+        if not self.initialized:
+            raise RequestError.invalid_request({"message": "initialize first"})
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params(
+                {"sessionId": f"unknown session {_quoted(session_id)}: session/new or load it"}
+            )
+        return session
+
+    def _opened(self, session_id: str, service: SessionService) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            try:
+                values = options.defaults(service.config())
+            except ConfigError as exc:
+                raise RequestError.invalid_request({"message": str(exc)}) from None
+            session = AcpSession(session_id, service.root, service, values=values)
+            self.sessions[session_id] = session
+        assert self.updates is not None
+        self.updates.put(session_id, helpers.update_available_commands(COMMANDS))
+        return session
+
+    async def new_session(
+        self,
+        cwd: str,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> NewSessionResponse:
+        """A new conversation in the workspace at `cwd`."""
+        if not self.initialized:
+            raise RequestError.invalid_request({"message": "initialize first"})
+        service = self._service(cwd)
+        session_id = service.new_session()
+        session = self._opened(session_id, service)
+        session.mcp = client_mcp_servers(mcp_servers)
+        return NewSessionResponse(
+            session_id=session_id,
+            config_options=options.describe(session.values),  # type: ignore[arg-type]
+        )
+
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse | None:
+        """Replay a stored conversation as updates, then answer."""
+        if not self.initialized:
+            raise RequestError.invalid_request({"message": "initialize first"})
+        service = self._service(cwd)
+        try:
+            loaded = service.load(session_id)
+        except SessionError as exc:
+            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
+        assert self.updates is not None
+        for entry in loaded["transcript"]:
+            kind = entry.get("kind")
+            if kind == "user":
+                self.updates.put(session_id, helpers.update_user_message_text(entry["text"]))
+            elif kind == "assistant":
+                self.updates.put(session_id, helpers.update_agent_message_text(entry["text"]))
+            elif kind == "tool" and entry.get("callId"):
+                call_id, name = str(entry["callId"]), str(entry.get("name") or "")
+                args = entry.get("arguments") or {}
+                self.updates.put(session_id, convert.started(service.root, call_id, name, args))
+                status = "failed" if entry.get("status") in ("failed", "denied") else "completed"
+                summary = entry.get("summary") or ""
+                content = [convert.text_content(summary)] if summary else None
+                self.updates.put(session_id, convert.progress(call_id, status, content))
+        session = self._opened(session_id, service)
+        session.mcp = client_mcp_servers(mcp_servers)
+        await self.updates.flush()
+        return LoadSessionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
+        """Go on with a stored session without replaying it (the editor still shows it)."""
+        if not self.initialized:
+            raise RequestError.invalid_request({"message": "initialize first"})
+        service = self._service(cwd)
+        try:
+            service.open(session_id)
+        except SessionError as exc:
+            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
+        session = self._opened(session_id, service)
+        session.mcp = client_mcp_servers(mcp_servers)
+        return ResumeSessionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse | None:
+        """Choose the profile or the approval policy for the session's next turns."""
+        session = self._session(session_id)
+        problem = options.check(config_id, value)
+        if problem is not None:
+            raise RequestError.invalid_params({"value": problem})
+        session.values[config_id] = str(value)
+        return SetSessionConfigOptionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """The stored sessions of `cwd` (or of every workspace this connection opened)."""
+        services = [self._service(cwd)] if cwd else list(self.services.values())
+        listed = [
+            SessionInfo(
+                session_id=info.id,
+                cwd=str(service.root),
+                title=info.title or None,
+                updated_at=info.last_activity or None,
+            )
+            for service in services
+            for info in service.sessions()
+        ]
+        return ListSessionsResponse(sessions=listed)
+
+    # -- turns ------------------------------------------------------------------------------
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        """Run one turn through the engine; answer its stop reason."""
+        session = self._session(session_id)
+        if session.busy:
+            raise RequestError.invalid_request(
+                {"message": "a turn is already running in this session"}
+            )
+        task = task_text(prompt)
+        task = COMMAND_TASKS.get(task.strip(), task)
+        if not task.strip():
+            raise RequestError.invalid_params({"prompt": "the prompt has no text"})
+        if len(task) > MAX_PROMPT_CHARS:
+            raise RequestError.invalid_params(
+                {"prompt": f"the prompt is over {MAX_PROMPT_CHARS} characters"}
+            )
+        current = asyncio.current_task()
+        if current is not None:
+            self.prompts.add(current)
+        session.busy, session.cancel_requested = True, False
+        try:
+            return await self._turn(session, task)
+        finally:
+            session.busy = False
+            if current is not None:
+                self.prompts.discard(current)
+
+    async def _turn(self, session: AcpSession, task: str) -> PromptResponse:
+        assert self.conn is not None and self.updates is not None
+        service = session.service
+        try:
+            config = service.config()
+            options.apply(config, session.values)
+            # The editor's own servers: the person configured them there, as trusted as flags.
+            config.mcp_servers.update(session.mcp)
+            claim = service.claim(session.id)
+        except (ConfigError, SessionError) as exc:
+            raise RequestError.invalid_request({"message": str(exc)}) from None
+        bus = EventBus()
+        events = RunEvents(self.updates, session.id, session.root)
+        bus.subscribe(TextDeltas(events.text))
+        bus.subscribe(events)
+        fs = self.client.fs
+        reviewer = AcpReviewer(
+            Workspace(service.root, max_file_bytes=config.limits.max_file_bytes),
+            self.conn,
+            session.id,
+            always=session.always,
+            write_through_client=bool(fs and fs.write_text_file),
+            flush=self.updates.flush,
+        )
+        buffers = reviewer.workspace.buffers if fs and fs.read_text_file else None
+        try:
+            turn = await service.start(
+                claim, task, config=config, reviewer=reviewer, bus=bus, buffers=buffers
+            )
+        except (SetupError, ConfigError) as exc:
+            service.release(claim)
+            raise RequestError.internal_error({"message": str(exc)}) from None
+        except BaseException:
+            service.release(claim)
+            raise
+        session.run = turn.run
+        if buffers is not None and turn.run is not None:
+            turn.run.gate.ctx.before_read = reviewer.before_read
+        if session.cancel_requested and turn.run is not None:
+            # Cancelled while the run was being assembled: a run is cancelled through its task,
+            # which exists once finish() has started it, one step of the loop from here.
+            asyncio.get_running_loop().call_soon(turn.run.cancel, "cancelled by the person")
+        try:
+            outcome = await service.finish(turn)
+        finally:
+            session.run = None
+        budget = turn.run.budget if turn.run is not None else None
+        if budget is not None:
+            used = sum(budget.message_tokens(e.size) for e in claim.conversation.entries)
+            self.updates.put(
+                session.id,
+                UsageUpdate(session_update="usage_update", used=used, size=budget.window),
+            )
+        await self.updates.flush()
+        return PromptResponse(stop_reason=convert.STOP_REASONS.get(outcome.status, "end_turn"))  # type: ignore[arg-type]
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """Stop the session's turn; its prompt answers `cancelled`."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            return  # a notification has no answer; an unknown id has nothing to stop
+        session.cancel_requested = True
+        if session.run is not None:
+            session.run.cancel("cancelled by the person")
+
+
+def serve(overrides: dict[str, Any] | None = None) -> int:
+    """Serve ACP on stdin/stdout until the client closes stdin."""
+    asyncio.run(_serve(overrides))
+    return 0
+
+
+async def _serve(overrides: dict[str, Any] | None) -> None:
+    raw, writer, checked = await framing.stdio()
+    agent = ToolgateAgent(overrides)
+    # The SDK routes only the methods an agent defines; the rest are answered "method not found".
+    # session/resume is still marked unstable in the SDK; the method is routed only when asked.
+    conn = AgentSideConnection(
+        cast(Agent, agent), writer, checked, listening=False, use_unstable_protocol=True
+    )
+    reading = asyncio.create_task(framing.pump(raw, checked, writer))
+    try:
+        await conn.listen()
+    finally:
+        await agent.shutdown()
+        reading.cancel()
+        await conn.close()

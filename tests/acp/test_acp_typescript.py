@@ -1,0 +1,88 @@
+"""`toolgate acp` driven by the official TypeScript SDK (`@agentclientprotocol/sdk`) from Node."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tests.acp.client import agent_env
+from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
+
+TS = Path(__file__).parent / "ts"
+CALC = "def add(a, b):\n    return a - b\n"
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or not (TS / "node_modules" / "@agentclientprotocol").is_dir(),
+    reason="needs node and `npm ci` in tests/acp/ts (scripts/test.sh installs them)",
+)
+
+
+def test_typescript_client_edits_runs_tests_and_is_refused(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
+    scripted.script = [
+        tool_call("read_file", path="calc.py"),
+        tool_call("edit_file", path="calc.py", search="return a - b", replace="return a + b"),
+        tool_call("run_tests"),
+        {"content": "Fixed."},
+        tool_call("edit_file", path="calc.py", search="a + b", replace="b + a"),
+        {"content": "Left as it is."},
+        tool_call("write_file", path="../outside.txt", content="gone\n"),
+        {"content": "Refused."},
+        tool_call("edit_file", path="calc.py", search="a + b", replace="a+b"),
+        {"content": "never asked"},
+    ]
+    outside = repo.parent / "outside.txt"
+    outside.write_text("keep\n")
+    done = subprocess.run(
+        ["node", "client.mjs", str(repo), sys.executable, "allow_once", "reject_once", "cancel"],
+        cwd=TS,
+        env={**os.environ, **agent_env(scripted.base_url)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["protocolVersion"] == 1 and seen["authMethods"] == ["openai-api-key"]
+    assert seen["stopReasons"] == ["end_turn", "end_turn", "end_turn", "cancelled"]
+    assert seen["unknownSessionError"] == -32602
+    kinds = [(u["sessionUpdate"], u.get("kind")) for u in seen["updates"]]
+    assert ("tool_call", "read") in kinds and ("tool_call", "execute") in kinds
+    diff = seen["permissions"][0]["toolCall"]["content"][0]
+    assert diff == {
+        "type": "diff",
+        "path": str(repo / "calc.py"),
+        "oldText": CALC,
+        "newText": CALC.replace("a - b", "a + b"),
+    }
+    assert seen["writes"] == [{"path": str(repo / "calc.py"), "content": diff["newText"]}]
+    assert (repo / "calc.py").read_text() == diff["newText"]  # the rejected edit never landed
+    results = [
+        u["content"][0]["content"]["text"]
+        for u in seen["updates"]
+        if u["sessionUpdate"] == "tool_call_update" and u.get("content")
+    ]
+    assert any("1 passed, 0 failed" in text for text in results), results
+    told = last_tool_result(scripted.requests[5])
+    assert told["success"] is False and "reject" in json.dumps(told).lower()
+    # the escape was refused before any request reached the client
+    assert outside.read_text() == "keep\n" and len(seen["permissions"]) == 3
+    assert last_tool_result(scripted.requests[7])["success"] is False
+    # the cancelled turn asked the model nothing more
+    assert len(scripted.requests) == 9
+    # session/load replays the four prompts, answers and calls
+    replayed = [
+        u["content"]["text"] for u in seen["replayed"] if u["sessionUpdate"] == "user_message_chunk"
+    ]
+    assert replayed == ["fix add", "make it nicer", "write outside", "once more"]
+    assert any(u["sessionUpdate"] == "tool_call" for u in seen["replayed"])
