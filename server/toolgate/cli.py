@@ -1,4 +1,4 @@
-"""The `toolgate` command: run, sessions, lsp, acp, mcp, tools, plan, workflow, calls, trust, demo."""
+"""The `toolgate` command and its subcommands (run, sessions, lsp, acp, mcp, tools, plan, …)."""
 
 from __future__ import annotations
 
