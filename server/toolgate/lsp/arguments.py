@@ -242,6 +242,79 @@ class ReportDiagnosticsArguments:
     diagnostics: list[ReportedDiagnostic]
 
 
+PLAN_NEEDS = 'toolgate.plan needs [{"task": "…"}]'
+
+
+@attrs.frozen
+class PlanArguments:
+    """`toolgate.plan`: `[{"task": "…"}]`."""
+
+    task: str = attrs.field(
+        default="",
+        validator=[_non_blank(PLAN_NEEDS), _at_most(MAX_TASK_CHARS)],
+        metadata=_message(PLAN_NEEDS),
+    )
+
+
+RUN_PLAN_NEEDS = 'toolgate.runPlan needs [{"planId": "…"}]'
+
+
+@attrs.frozen
+class RunPlanArguments:
+    """`toolgate.runPlan`: `[{"planId": "…"}]`."""
+
+    plan_id: str = attrs.field(
+        default="", validator=_non_blank(RUN_PLAN_NEEDS), metadata=_message(RUN_PLAN_NEEDS)
+    )
+
+
+RUN_WORKFLOW_NEEDS = 'toolgate.runWorkflow needs [{"name": "…", "inputs"?: {…}}]'
+
+
+@attrs.frozen
+class RunWorkflowArguments:
+    """`toolgate.runWorkflow`: `[{"name": "…", "inputs"?: {…}}]`."""
+
+    name: str = attrs.field(
+        default="", validator=_non_blank(RUN_WORKFLOW_NEEDS), metadata=_message(RUN_WORKFLOW_NEEDS)
+    )
+    inputs: dict[str, Any] = attrs.field(
+        factory=dict, metadata=_message("inputs must be an object")
+    )
+
+
+SCAFFOLD_NEEDS = 'toolgate.scaffoldTool needs [{"capability": "…"}]'
+
+
+def _one_of(*allowed: str) -> Callable[[Any, attrs.Attribute[Any], str], None]:
+    def check(_instance: Any, attribute: attrs.Attribute[Any], value: str) -> None:
+        if value not in allowed:
+            raise ArgumentError(f"{_camel(attribute.name)} must be one of {', '.join(allowed)}")
+
+    return check
+
+
+@attrs.frozen
+class ScaffoldToolArguments:
+    """`toolgate.scaffoldTool`: `[{"capability", "name"?, "inputs"?, "outputs"?, "language"?}]`."""
+
+    capability: str = attrs.field(
+        default="", validator=_non_blank(SCAFFOLD_NEEDS), metadata=_message(SCAFFOLD_NEEDS)
+    )
+    name: str | None = attrs.field(default=None, metadata=_message("name must be a string"))
+    inputs: list[str] = attrs.field(
+        factory=list, metadata=_message("inputs must be a list of strings")
+    )
+    outputs: list[str] = attrs.field(
+        factory=list, metadata=_message("outputs must be a list of strings")
+    )
+    language: str = attrs.field(
+        default="python",
+        validator=_one_of("python", "shell"),
+        metadata=_message("language must be python or shell"),
+    )
+
+
 @positional
 @attrs.frozen
 class NoArguments:

@@ -17,6 +17,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from toolgate.lsp.arguments import (
+    PlanArguments,
+    RunPlanArguments,
+    RunWorkflowArguments,
+    ScaffoldToolArguments,
+)
 from toolgate.lsp.convert import path_to_uri
 
 if TYPE_CHECKING:
@@ -26,36 +32,19 @@ PLAN_NOTIFICATION = "toolgate/plan"
 log = logging.getLogger(__name__)
 
 
-def _params(args: Any, name: str) -> dict[str, Any]:
-    first = args[0] if isinstance(args, (list, tuple)) and args else None
-    if first is None or first == []:
-        return {}
-    if not isinstance(first, dict):
-        raise JsonRpcInvalidParams(f"{name} takes one object argument")
-    return first
-
-
-def _strings(params: dict[str, Any], key: str) -> list[str]:
-    value = params.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise JsonRpcInvalidParams(f"{key} must be a list of strings")
-    return value
-
-
 def register(server: ToolgateServer) -> None:
     """Add the planning commands to the language server."""
 
-    # The handlers take no `ls`: pygls reads a handler's type hints at run time, and the server's
-    # class is only known here for type checking; `server` is the same object, typed.
+    # The handlers' `ls` is typed Any: pygls and the argument reader resolve a handler's type
+    # hints at run time, and the server's class is only known here for type checking; `server`
+    # is the same object, typed.
     @server.command("toolgate.plan")
-    async def plan(*args: Any) -> dict[str, Any]:
+    async def plan(ls: Any, args: PlanArguments) -> dict[str, Any]:
         """`[{"task"}]` → the resolved plan with its gaps; also sent as `toolgate/plan`."""
         from toolgate.planning.service import PlanningError, make_plan
         from toolgate.tools.manifest import ManifestError
 
-        task = _params(args, "toolgate.plan").get("task")
-        if not isinstance(task, str) or not task.strip():
-            raise JsonRpcInvalidParams('toolgate.plan needs [{"task": "…"}]')
+        task = args.task
         root = server.workspace_root()
         plan_id = f"p-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
         try:
@@ -79,14 +68,12 @@ def register(server: ToolgateServer) -> None:
         return payload
 
     @server.command("toolgate.runPlan")
-    async def run_plan(*args: Any) -> dict[str, Any]:
+    async def run_plan(ls: Any, args: RunPlanArguments) -> dict[str, Any]:
         """`[{"planId"}]` → `{"runId"}`: the kept plan runs through the gate, reviewed here."""
         from toolgate.planning.service import PlanningError, load_kept, resolve
         from toolgate.tools.manifest import ManifestError
 
-        plan_id = _params(args, "toolgate.runPlan").get("planId")
-        if not isinstance(plan_id, str) or not plan_id:
-            raise JsonRpcInvalidParams('toolgate.runPlan needs [{"planId": "…"}]')
+        plan_id = args.plan_id
         _no_active_run()
         root = server.workspace_root()
         config = server.config()
@@ -100,16 +87,13 @@ def register(server: ToolgateServer) -> None:
         return _start(resolved, {}, config)
 
     @server.command("toolgate.runWorkflow")
-    async def run_workflow(*args: Any) -> dict[str, Any]:
+    async def run_workflow(ls: Any, args: RunWorkflowArguments) -> dict[str, Any]:
         """`[{"name", "inputs"?: {…}}]` → `{"runId"}`: a saved workflow, run like a plan."""
         from toolgate.planning.service import resolve
         from toolgate.planning.workflow import WorkflowError, find_workflow
         from toolgate.tools.manifest import ManifestError
 
-        params = _params(args, "toolgate.runWorkflow")
-        name, values = params.get("name"), params.get("inputs", {})
-        if not isinstance(name, str) or not name or not isinstance(values, dict):
-            raise JsonRpcInvalidParams('toolgate.runWorkflow needs [{"name": "…", "inputs": {}}]')
+        name, values = args.name, args.inputs
         _no_active_run()
         root = server.workspace_root()
         config = server.config()
@@ -166,29 +150,23 @@ def register(server: ToolgateServer) -> None:
             server.log(f"workflow {run_id} failed inside Toolgate; see the server log")
 
     @server.command("toolgate.scaffoldTool")
-    async def scaffold_tool(*args: Any) -> dict[str, Any]:
+    async def scaffold_tool(ls: Any, args: ScaffoldToolArguments) -> dict[str, Any]:
         """`[{"capability", "name"?, "inputs"?, "outputs"?, "language"?}]` → the files written."""
         from toolgate.tools.scaffold import ScaffoldError, scaffold
         from toolgate.tools.yaml_manifest import read_manifest
         from toolgate.trust import TrustStore
 
-        params = _params(args, "toolgate.scaffoldTool")
-        capability = params.get("capability")
-        if not isinstance(capability, str):
-            raise JsonRpcInvalidParams('toolgate.scaffoldTool needs [{"capability": "…"}]')
-        name = params.get("name") or capability.replace(".", "_")
-        language = params.get("language", "python")
-        if not isinstance(name, str) or language not in ("python", "shell"):
-            raise JsonRpcInvalidParams("name must be a string and language python or shell")
+        capability = args.capability
+        name = args.name or capability.replace(".", "_")
         root = server.workspace_root()
         try:
             files = scaffold(
                 root,
                 name,
                 capability,
-                language=language,
-                inputs=_strings(params, "inputs"),
-                outputs=_strings(params, "outputs"),
+                language=args.language,
+                inputs=list(args.inputs),
+                outputs=list(args.outputs),
             )
         except ScaffoldError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
