@@ -5,10 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
-from toolgate.config import SCHEMA
-
 SEVERITIES = {"error": 1, "warning": 2, "information": 3, "info": 3, "hint": 4}
 
 # Editor setting (below `toolgate.`) → the configuration key it overrides. Its type and bounds
@@ -35,6 +31,9 @@ _LIMIT_KEYS = {
 
 def config_schema(path: tuple[str, ...]) -> dict[str, Any]:
     """The part of `config.SCHEMA` that describes the configuration key at `path`."""
+    # Imported here: the server starts without the engine's configuration (start-up time).
+    from toolgate.config import SCHEMA
+
     node: dict[str, Any] = SCHEMA
     for part in path:
         node = node["properties"][part]
@@ -138,6 +137,8 @@ def parse_settings(raw: Any, previous: EditorSettings | None = None) -> EditorSe
         settings.overrides.setdefault("policy", {})["approvals"] = clean
     limits = doc.get("limits")
     if isinstance(limits, dict):
+        from jsonschema import Draft202012Validator
+
         out: dict[str, Any] = {}
         for key, value in limits.items():
             name = _LIMIT_KEYS.get(str(key), str(key))
