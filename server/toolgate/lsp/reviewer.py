@@ -278,7 +278,7 @@ class LspReviewer:
     async def _apply(
         self, proposal: Proposal, selected: set[int] | None, *, confirm: bool
     ) -> Resolution:
-        """Send the edit (or write disk for clients without applyEdit) and see what landed."""
+        """Send the edit (or write disk when no edit can reach the file) and see what landed."""
         uri = self._uri(proposal)
         real = self.workspace.root / proposal.path
         current = self.client.open_text(uri)
