@@ -16,7 +16,9 @@ def add_parser(sub: Any) -> None:
     undo = sub.add_parser("undo", help="restore the files a run changed (default: the latest run)")
     undo.add_argument("run_id", nargs="?", help="the run to undo (see .toolgate/runs/)")
     undo.add_argument("--workspace", default=".", help="workspace root (default: .)")
-    undo.add_argument("--dry-run", action="store_true", help="list what it would do; change nothing")
+    undo.add_argument(
+        "--dry-run", action="store_true", help="list what it would do, change nothing"
+    )
     undo.add_argument(
         "--force", action="store_true", help="also restore files changed since the run"
     )

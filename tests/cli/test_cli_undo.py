@@ -131,9 +131,7 @@ def test_undo_of_an_undo_brings_the_run_back(repo: Path, scripted: ScriptedModel
     assert twice.returncode == 1 and "already undone" in twice.stderr
 
 
-def test_commits_the_run_made_are_named_not_rewritten(
-    repo: Path, scripted: ScriptedModel
-) -> None:
+def test_commits_the_run_made_are_named_not_rewritten(repo: Path, scripted: ScriptedModel) -> None:
     scripted.script = [
         tool_call("write_file", path="notes.txt", content="notes\n"),
         tool_call("git_add", files=["notes.txt"]),

@@ -163,9 +163,11 @@ class Checkpoint:
         try:
             data = json.loads(path.read_text("utf-8"))
         except FileNotFoundError:
-            raise CheckpointError(f"run {run_id} changed no file: there is nothing to undo") from None
+            raise CheckpointError(
+                f"run {run_id} changed nothing: there is nothing to undo"
+            ) from None
         except (OSError, ValueError) as exc:
-            raise CheckpointError(f"the checkpoint of run {run_id} cannot be read: {exc}") from None
+            raise CheckpointError(f"run {run_id}'s checkpoint cannot be read: {exc}") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise CheckpointError(f"{path} is not a Toolgate checkpoint")
         if not isinstance(data.get("version"), int) or data["version"] > VERSION:

@@ -72,9 +72,10 @@ class UndoPlan:
         if not self.commits:
             return None
         shas = " ".join(reversed(self.commits))
+        short = ", ".join(c[:12] for c in self.commits)
         return (
-            f"the run made {len(self.commits)} commit(s) ({', '.join(c[:12] for c in self.commits)}),"
-            f" which undo does not rewrite; to revert them: git revert --no-edit {shas}"
+            f"the run made {len(self.commits)} commit(s) ({short}), which undo does not "
+            f"rewrite; to revert them: git revert --no-edit {shas}"
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -126,8 +127,10 @@ def plan_undo(
         before = checkpoint.before_bytes(record)
         now = read(record.path)
         before_digest = text_digest(_decoded(before))
-        if now is None and before is None or (
-            now is not None and before is not None and text_digest(now) == before_digest
+        if (
+            now is None
+            and before is None
+            or (now is not None and before is not None and text_digest(now) == before_digest)
         ):
             plan.files.append(FileUndo(record.path, UNCHANGED, before, "as it was before the run"))
             continue
@@ -201,4 +204,3 @@ def apply_undo(workspace: Workspace, plan: UndoPlan) -> Checkpoint:
             atomic_write_bytes(real, item.before)
     finish_undo(workspace, plan, record)
     return record
-
