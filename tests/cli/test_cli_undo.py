@@ -157,3 +157,20 @@ def test_nothing_to_undo_is_a_clear_refusal(repo: Path) -> None:
     assert done.returncode == 1 and "nothing to undo" in done.stderr
     unknown = _undo(repo, "r-unknown")
     assert unknown.returncode == 1 and "nothing to undo" in unknown.stderr
+
+
+def test_a_damaged_checkpoint_is_refused_and_nothing_changes(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    _changing_run(repo, scripted)
+    after = _tree(repo)
+    store = next((repo / ".toolgate" / "runs").glob("r-*.checkpoint"))
+    blob = next((store / "blobs").iterdir())
+    blob.write_bytes(b"not what was saved")
+    done = _undo(repo)
+    assert done.returncode == 1 and "damaged" in done.stderr
+    assert _tree(repo) == after
+    (store / "checkpoint.json").write_text("{ not json")
+    done = _undo(repo, store.name.removesuffix(".checkpoint"))
+    assert done.returncode == 1 and "cannot be read" in done.stderr
+    assert _tree(repo) == after
