@@ -56,6 +56,7 @@ from toolgate.lsp.planning import plan_actions
 from toolgate.lsp.planning import register as register_planning
 from toolgate.lsp.protocol import ToolgateProtocol, toolgate_converter
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
+from toolgate.lsp.undo import register as register_undo
 
 if TYPE_CHECKING:
     # The engine is imported when a run (or a review) first needs it, so that the server
@@ -607,6 +608,7 @@ class ToolgateServer(LanguageServer):
 
 server = ToolgateServer()
 register_planning(server)
+register_undo(server)
 
 
 def _relative(ls: ToolgateServer, uri: str | None, *, name: str = "uri") -> str | None:
