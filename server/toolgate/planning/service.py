@@ -10,7 +10,6 @@ from typing import Any
 
 from toolgate.agent.events import NOTICE, EventBus
 from toolgate.agent.gate import Gate
-from toolgate.agent.policy import policy_for
 from toolgate.config import DEFAULT_MIN_CONFIDENCE, Config
 from toolgate.planning.gaps import ResolvedPlan, resolve_plan
 from toolgate.planning.plan import Plan
@@ -24,7 +23,6 @@ from toolgate.planning.workflow import (
 )
 from toolgate.review.reviewer import Reviewer
 from toolgate.schemas import PLAN, load_schema
-from toolgate.tools.activity import ActivityContext
 from toolgate.tools.capabilities import build_registry
 from toolgate.tools.registry import ToolRegistry
 from toolgate.workspace import Workspace
@@ -81,8 +79,7 @@ async def assemble_engine(
     buffers: Any = None,
 ) -> Engine:
     """The same tools, policy, reviewer and gate an agent run gets, without a model."""
-    from toolgate.agent.redact import Redactor
-    from toolgate.session import SetupError, activity_settings, build_registry, check_trust
+    from toolgate.session import SetupError, build_registry, check_trust, gate_for
 
     try:
         for notice in check_trust(root, config):
@@ -94,22 +91,8 @@ async def assemble_engine(
     if buffers is not None:
         workspace.buffers = buffers
     registry, connections = await build_registry(config, root, None, None, trusted)
-    ctx = ActivityContext(
-        workspace=workspace,
-        settings=activity_settings(config, trusted=trusted),
-        before_tests=reviewer.before_tests,
-    )
-    redactor = Redactor(config.api_key)
+    gate, _ctx, redactor = gate_for(config, registry, workspace, reviewer, bus, trusted=trusted)
     bus.redactor.extend(redactor)
-    gate = Gate(
-        registry=registry,
-        policy=policy_for(config),
-        reviewer=reviewer,
-        ctx=ctx,
-        bus=bus,
-        redactor=redactor,
-        max_depth=config.tool_calling.max_depth,
-    )
     planning = config.planning
     policy = PlanningPolicy(
         max_steps=config.limits.max_steps,

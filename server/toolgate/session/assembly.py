@@ -181,6 +181,36 @@ async def build_registry(
     return registry.subset(names), connections
 
 
+def gate_for(
+    config: Config,
+    registry: ToolRegistry,
+    workspace: Workspace,
+    reviewer: Reviewer,
+    bus: EventBus,
+    *,
+    trusted: bool,
+    run_id: str = "",
+) -> tuple[Gate, ActivityContext, Redactor]:
+    """A gate over `registry` in `workspace`, with the activity context and redactor it uses."""
+    ctx = ActivityContext(
+        workspace=workspace,
+        settings=activity_settings(config, trusted=trusted),
+        run_id=run_id,
+        before_tests=reviewer.before_tests,
+    )
+    redactor = Redactor(config.api_key)
+    gate = Gate(
+        registry=registry,
+        policy=policy_for(config),
+        reviewer=reviewer,
+        ctx=ctx,
+        bus=bus,
+        redactor=redactor,
+        max_depth=config.tool_calling.max_depth,
+    )
+    return gate, ctx, redactor
+
+
 def activity_settings(config: Config, *, trusted: bool) -> ActivitySettings:
     """The limits and lists activities obey, from the configuration."""
     return ActivitySettings(
@@ -349,21 +379,8 @@ def gated_calls(
         names = [n for n in names if n in config.allow_tools]
     registry = registry.subset(names)
     workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
-    ctx = ActivityContext(
-        workspace=workspace,
-        settings=activity_settings(config, trusted=trusted),
-        run_id=run_id,
-        before_tests=reviewer.before_tests,
-    )
-    redactor = Redactor(config.api_key)
-    gate = Gate(
-        registry=registry,
-        policy=policy_for(config),
-        reviewer=reviewer,
-        ctx=ctx,
-        bus=bus,
-        redactor=redactor,
-        max_depth=config.tool_calling.max_depth,
+    gate, ctx, redactor = gate_for(
+        config, registry, workspace, reviewer, bus, trusted=trusted, run_id=run_id
     )
     runlog = RunLog(workspace.root, run_id, task, "", "", "mcp", redactor, profile="mcp")
     bus.subscribe(runlog.on_event)
