@@ -12,7 +12,7 @@ import contextlib
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from toolgate.agent.checkpoints import Checkpoint, CheckpointError, latest_run, text_digest
@@ -192,15 +192,20 @@ def finish_undo(workspace: Workspace, plan: UndoPlan, record: Checkpoint) -> Non
                 first.save()
 
 
-def apply_undo(workspace: Workspace, plan: UndoPlan) -> Checkpoint:
-    """Carry the plan out on disk (atomic writes); returns the undo's own checkpoint."""
-    record = begin_undo(workspace, plan)
-    for item in plan.changes:
+def restore_on_disk(workspace: Workspace, items: Iterable[FileUndo]) -> None:
+    """Put each file back as it was before the run (atomic writes); a file it made is removed."""
+    for item in items:
         real = workspace.resolve(item.path, for_write=True)
         if item.before is None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(real)
         else:
             atomic_write_bytes(real, item.before)
+
+
+def apply_undo(workspace: Workspace, plan: UndoPlan) -> Checkpoint:
+    """Carry the plan out on disk (atomic writes); returns the undo's own checkpoint."""
+    record = begin_undo(workspace, plan)
+    restore_on_disk(workspace, plan.changes)
     finish_undo(workspace, plan, record)
     return record

@@ -8,8 +8,6 @@ from the checkpoint.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
 from typing import TYPE_CHECKING, Any
 
@@ -69,16 +67,11 @@ async def _undo(ls: ToolgateServer, args: UndoRunArguments) -> dict[str, Any]:
 
 async def _apply(ls: ToolgateServer, workspace: Workspace, plan: UndoPlan) -> str | None:
     """Send the undo as one edit (or write disk for a client without applyEdit); None when done."""
+    from toolgate.agent.undo import restore_on_disk
     from toolgate.workspace.files import atomic_write_bytes
 
     if not ls.supports_apply_edit():
-        for item in plan.changes:
-            real = workspace.resolve(item.path, for_write=True)
-            if item.before is None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(real)
-            else:
-                atomic_write_bytes(real, item.before)
+        restore_on_disk(workspace, plan.changes)
         return None
     caps = ls._workspace_edit_caps()
     deletes = bool(caps and types.ResourceOperationKind.Delete in (caps.resource_operations or []))
@@ -126,13 +119,7 @@ async def _apply(ls: ToolgateServer, workspace: Workspace, plan: UndoPlan) -> st
         )
         if not result.applied:
             return result.failure_reason or "the edit was refused"
-    for item in by_hand:
-        real = workspace.resolve(item.path, for_write=True)
-        if item.before is None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(real)
-        else:
-            atomic_write_bytes(real, item.before)
+    restore_on_disk(workspace, by_hand)
     reviewer = ls.reviewer
     saved = await reviewer.ask_to_save([uri for _, uri, _ in restored]) if reviewer else set()
     for real, uri, before in restored:
