@@ -173,35 +173,22 @@ class Gate:
         assert tool is not None  # unknown tools are turned away before the gate
         activity = self.registry.activity(call.name)
         if activity is None:
-            return self._decided(
+            return self._denied(
                 call,
-                "denied",
-                Decision.DENY,
-                ToolResult.fail(
-                    f"{call.name} is a latent tool: there is no code behind it; answer it yourself "
-                    "in your reply"
-                ),
+                f"{call.name} is a latent tool: there is no code behind it; answer it yourself "
+                "in your reply",
                 args,
                 reasoning,
             )
         if _depth(args) > self.max_depth:
-            return self._decided(
-                call,
-                "denied",
-                Decision.DENY,
-                ToolResult.fail(f"arguments nest deeper than {self.max_depth} levels"),
-                args,
-                reasoning,
+            return self._denied(
+                call, f"arguments nest deeper than {self.max_depth} levels", args, reasoning
             )
         if tool.executes and not self.ctx.settings.trusted:
-            return self._decided(
+            return self._denied(
                 call,
-                "denied",
-                Decision.DENY,
-                ToolResult.fail(
-                    f"{call.name} is refused: this workspace is not trusted, so nothing may run "
-                    "here (tests, git, commands). Reading and proposing changes still work."
-                ),
+                f"{call.name} is refused: this workspace is not trusted, so nothing may run "
+                "here (tests, git, commands). Reading and proposing changes still work.",
                 args,
                 reasoning,
             )
@@ -211,9 +198,7 @@ class Gate:
             try:
                 argv = activity.argv(self.ctx, args)
             except CommandRefused as exc:
-                return self._decided(
-                    call, "denied", Decision.DENY, ToolResult.fail(str(exc)), args, reasoning
-                )
+                return self._denied(call, str(exc), args, reasoning)
             command_allowed = is_allowed(argv, self.ctx.settings.allowed_commands)
         decision = self.policy.decide(tool, command_allowed=command_allowed)
         if decision == Decision.DENY:
@@ -222,19 +207,15 @@ class Gate:
                 if command_allowed is not False
                 else f"the command {argv} is not on the allow-list and the policy denies it"
             )
-            return self._decided(
+            return self._denied(
                 call,
-                "denied",
-                decision,
-                ToolResult.fail(
-                    why,
-                    suggestions=[
-                        "Do the task with the tools you are allowed to use, or say "
-                        "in your answer what the person needs to do."
-                    ],
-                ),
+                why,
                 args,
                 reasoning,
+                suggestions=[
+                    "Do the task with the tools you are allowed to use, or say "
+                    "in your answer what the person needs to do."
+                ],
             )
         self.bus.emit(
             TOOL_CALL_DECIDED,
@@ -277,25 +258,27 @@ class Gate:
         except Exception as exc:  # a tool's bug is a result the model reads, never a crash
             return _crashed(call.name, exc)
 
-    def _decided(
+    def _denied(
         self,
         call: ToolCall,
-        label: str,
-        decision: Decision,
-        result: ToolResult,
+        error: str,
         args: dict[str, Any],
         reasoning: str,
+        *,
+        suggestions: list[str] | None = None,
     ) -> GateOutcome:
+        """Turn the call away before it runs: the model reads `error` as its result."""
+        result = ToolResult.fail(error, suggestions=suggestions)
         self.bus.emit(
             TOOL_CALL_DECIDED,
             self.run_id,
             tool_name=call.name,
             call_id=call.id,
-            decision=decision.value,
+            decision=Decision.DENY.value,
             why=reasoning,
             error=result.error,
         )
-        return GateOutcome(result, label, args, reasoning)
+        return GateOutcome(result, "denied", args, reasoning)
 
     async def _change(
         self,
