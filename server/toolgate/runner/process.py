@@ -133,7 +133,8 @@ def _find_program(name: str, cwd: Path, env: Mapping[str, str]) -> str | None:
     return shutil.which(name, path=env.get("PATH", os.defpath))
 
 
-def _signal_group(pgid: int, signum: int) -> None:
+def signal_group(pgid: int, signum: int) -> None:
+    """Send `signum` to a process group; a group already gone (or not ours) is left be."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
 
@@ -153,11 +154,11 @@ def end_process_group(
             process.kill()
             process.wait()
         return
-    _signal_group(process.pid, signal.SIGTERM)
+    signal_group(process.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(grace)
     # The group may hold children that outlive the leader; SIGKILL whatever is left.
-    _signal_group(process.pid, signal.SIGKILL)
+    signal_group(process.pid, signal.SIGKILL)
     process.wait()
 
 
@@ -176,10 +177,10 @@ async def _end_group(process: asyncio.subprocess.Process, *, grace: float) -> No
     """Ask the whole process group to stop, force it after `grace` seconds, and reap the leader."""
     pgid = process.pid
     if grace > 0:
-        _signal_group(pgid, signal.SIGTERM)
+        signal_group(pgid, signal.SIGTERM)
         await _wait_exit(process, grace)
     # The leader may have gone on SIGTERM while its children ignored it: force them all.
-    _signal_group(pgid, signal.SIGKILL)
+    signal_group(pgid, signal.SIGKILL)
     await _wait_exit(process, 5.0)
 
 
@@ -298,7 +299,7 @@ async def run_process(
                 exited_at = exited_at if exited_at is not None else now
                 if now - exited_at >= EOF_GRACE_SECONDS:
                     # The command is gone; what holds the pipe is a child it left behind.
-                    _signal_group(process.pid, signal.SIGKILL)
+                    signal_group(process.pid, signal.SIGKILL)
                     break
             step = min(_POLL_SECONDS, deadline - now)
             if pump.done():

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolgate.runner.process import child_environment
+from toolgate.runner.process import child_environment, signal_group
 
 _READ_CHUNK = 65536
 _STDERR_TAIL_BYTES = 4000
@@ -37,11 +36,6 @@ class EntrypointOutcome:
     timed_out: bool
     start_error: str | None
     duration_seconds: float
-
-
-def _kill_group(pgid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
 
 
 async def _read_capped(stream: asyncio.StreamReader, cap: int) -> tuple[bytes, int]:
@@ -127,20 +121,20 @@ async def run_entrypoint(
             await asyncio.wait_for(asyncio.gather(feed(), process.wait()), timeout=timeout_seconds)
         except asyncio.TimeoutError:
             timed_out = True
-            _kill_group(process.pid, signal.SIGTERM)
+            signal_group(process.pid, signal.SIGTERM)
             try:
                 await asyncio.wait_for(process.wait(), _TERM_GRACE_SECONDS)
             except asyncio.TimeoutError:
                 pass
         done, _ = await asyncio.wait({out_task, err_task}, timeout=_EOF_GRACE_SECONDS)
         # Whatever is left of the group (children holding the pipes) ends here.
-        _kill_group(process.pid, signal.SIGKILL)
+        signal_group(process.pid, signal.SIGKILL)
         if process.returncode is None:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(process.wait(), 5.0)
         await asyncio.wait({out_task, err_task}, timeout=_EOF_GRACE_SECONDS)
     except asyncio.CancelledError:
-        _kill_group(process.pid, signal.SIGKILL)
+        signal_group(process.pid, signal.SIGKILL)
         raise
     finally:
         for task in (out_task, err_task):
