@@ -6,6 +6,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tests.support.scripted_model import ScriptedModel
 
 # Runs the command on a machine without the embedded local model's runtime: a None entry in
 # sys.modules makes importlib report the module as absent.
@@ -37,4 +41,22 @@ def toolgate(
         text=True,
         timeout=timeout,
         env=full,
+    )
+
+
+def toolgate_task(
+    command: str, task: str, repo: Path, scripted: ScriptedModel, *extra: str, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    """Run `toolgate COMMAND TASK` on `repo` against the scripted model (more flags in `extra`)."""
+    return toolgate(
+        command,
+        task,
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+        *extra,
+        **kwargs,
     )

@@ -7,25 +7,14 @@ import socket
 from pathlib import Path
 
 import pytest
-from tests.cli.helpers import toolgate
+from tests.cli.helpers import toolgate, toolgate_task
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 KEY = "sk-cli-secret-0123456789abcdef"
 
 
 def _run(repo: Path, scripted: ScriptedModel, *extra: str, **kwargs):  # type: ignore[no-untyped-def]
-    return toolgate(
-        "run",
-        "Do the task.",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
-        *extra,
-        **kwargs,
-    )
+    return toolgate_task("run", "Do the task.", repo, scripted, *extra, **kwargs)
 
 
 def test_completed_run_exits_0_and_prints_the_answer(repo: Path, scripted: ScriptedModel) -> None:

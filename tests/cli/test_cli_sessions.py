@@ -5,24 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli.helpers import toolgate
+from tests.cli.helpers import toolgate, toolgate_task
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 
 def _run(repo: Path, scripted: ScriptedModel, task: str, *extra: str):  # type: ignore[no-untyped-def]
-    return toolgate(
-        "run",
-        task,
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
-        "--approve",
-        "deny",
-        *extra,
-    )
+    return toolgate_task("run", task, repo, scripted, "--approve", "deny", *extra)
 
 
 def _sessions(repo: Path) -> list[dict[str, object]]:

@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.cli.helpers import toolgate
+from tests.cli.helpers import toolgate, toolgate_task
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 # Conventions a text-level restore would lose: a byte-order mark, CRLF, no final newline.
@@ -27,18 +27,7 @@ def _tree(root: Path) -> dict[str, str]:
 
 
 def _run(repo: Path, scripted: ScriptedModel) -> None:
-    done = toolgate(
-        "run",
-        "Change the files.",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
-        "--approve",
-        "auto",
-    )
+    done = toolgate_task("run", "Change the files.", repo, scripted, "--approve", "auto")
     assert done.returncode == 0, done.stderr
 
 

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import yaml
-from tests.cli.helpers import toolgate
+from tests.cli.helpers import toolgate, toolgate_task
 from tests.support.scripted_model import ScriptedModel
 from tests.tools.helpers import manifest, write_tool
 
@@ -37,18 +37,7 @@ RENDER_PLAN = {
 
 
 def _plan(root: Path, scripted: ScriptedModel, *extra: str, env: dict | None = None):
-    return toolgate(
-        "plan",
-        "publish the README as HTML",
-        "--workspace",
-        str(root),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
-        *extra,
-        env=env,
-    )
+    return toolgate_task("plan", "publish the README as HTML", root, scripted, *extra, env=env)
 
 
 def test_a_plan_with_a_gap_does_not_run_and_names_the_gap(
@@ -333,15 +322,11 @@ def test_llm_log_records_requests_and_responses_without_the_key(
 
 def test_llm_log_from_the_environment_in_a_run(repo: Path, scripted: ScriptedModel) -> None:
     scripted.script = [{"content": "nothing to do"}]
-    done = toolgate(
+    done = toolgate_task(
         "run",
         "say hi",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
+        repo,
+        scripted,
         env={"TOOLGATE_LLM_LOG": "1", "OPENAI_API_KEY": "sk-hidden-99"},
     )
     assert done.returncode == 0, done.stderr
