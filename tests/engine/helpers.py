@@ -23,7 +23,7 @@ from toolgate.review.reviewer import (
     DiskReviewer,
     Reviewer,
 )
-from toolgate.session import Endpoint, RunSetup, create_run
+from toolgate.session import Endpoint, RunSetup, SessionService, create_run
 from toolgate.tools.registry import ToolRegistry
 from toolgate.workspace import Workspace
 
@@ -187,3 +187,25 @@ def calls(*pairs: tuple[str, dict[str, Any]]) -> dict[str, Any]:
             for i, (name, args) in enumerate(pairs)
         ]
     }
+
+
+async def ask_in_session(
+    service: SessionService,
+    scripted: ScriptedModel,
+    repo: Path,
+    task: str,
+    session_id: str | None,
+    overrides: dict[str, Any] | None = None,
+) -> tuple[str, Any]:
+    """One turn of `service` (a new session when `session_id` is None): its id and outcome."""
+    config = load_config(repo, overrides=overrides)
+    claim = service.claim(session_id, new=session_id is None)
+    turn = await service.start(
+        claim,
+        task,
+        config=config,
+        reviewer=AutoReviewer(Workspace(repo)),
+        bus=EventBus(),
+        endpoint=Endpoint(scripted.base_url, scripted.model),
+    )
+    return claim.session_id, await service.finish(turn)

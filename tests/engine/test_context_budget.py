@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.engine.helpers import ask_in_session
 from tests.support.scripted_model import ScriptedModel
 
 from toolgate.agent.events import EventBus
@@ -147,18 +148,8 @@ async def _ask(
     session_id: str | None,
     window: int,
 ) -> tuple[str, Any]:
-    config = load_config(repo, overrides={"model": {"context_tokens": window}})
-    claim = service.claim(session_id, new=session_id is None)
-    turn = await service.start(
-        claim,
-        task,
-        config=config,
-        reviewer=AutoReviewer(Workspace(repo)),
-        bus=EventBus(),
-        endpoint=Endpoint(scripted.base_url, scripted.model),
-    )
-    outcome = await service.finish(turn)
-    return claim.session_id, outcome
+    overrides = {"model": {"context_tokens": window}}
+    return await ask_in_session(service, scripted, repo, task, session_id, overrides)
 
 
 def _estimate(budget: Budget, body: dict[str, Any]) -> int:

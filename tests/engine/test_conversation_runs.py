@@ -4,36 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
+from tests.engine.helpers import ask_in_session
 from tests.support.scripted_model import ScriptedModel, tool_call
 
-from toolgate.agent.events import EventBus
 from toolgate.config import load_config
-from toolgate.review.reviewer import AutoReviewer
-from toolgate.session import Endpoint, SessionService
-from toolgate.workspace import Workspace
-
-
-async def _ask(
-    service: SessionService,
-    scripted: ScriptedModel,
-    repo: Path,
-    task: str,
-    session_id: str | None,
-    overrides: dict[str, Any] | None = None,
-) -> tuple[str, Any]:
-    config = load_config(repo, overrides=overrides)
-    claim = service.claim(session_id, new=session_id is None)
-    turn = await service.start(
-        claim,
-        task,
-        config=config,
-        reviewer=AutoReviewer(Workspace(repo)),
-        bus=EventBus(),
-        endpoint=Endpoint(scripted.base_url, scripted.model),
-    )
-    return claim.session_id, await service.finish(turn)
+from toolgate.session import SessionService
 
 
 async def test_a_native_turn_is_written_as_text_when_the_session_goes_on_in_text_mode(
@@ -46,10 +22,10 @@ async def test_a_native_turn_is_written_as_text_when_the_session_goes_on_in_text
     ]
     service = SessionService(repo, lambda: load_config(repo))
     native = {"tool_calling": {"mode": "native"}}
-    session_id, first = await _ask(service, scripted, repo, "What is it?", None, native)
+    session_id, first = await ask_in_session(service, scripted, repo, "What is it?", None, native)
     assert first.status == "completed"
     text = {"tool_calling": {"mode": "text"}}
-    _, second = await _ask(service, scripted, repo, "And now?", session_id, text)
+    _, second = await ask_in_session(service, scripted, repo, "And now?", session_id, text)
     assert second.status == "completed", second.reason
     messages = scripted.requests[-1]["messages"]
     assert "tools" not in scripted.requests[-1]
@@ -75,9 +51,9 @@ async def test_a_final_answer_call_is_kept_as_plain_words(
         {"content": "ok"},
     ]
     service = SessionService(repo, lambda: load_config(repo))
-    session_id, first = await _ask(service, scripted, repo, "Check it.", None)
+    session_id, first = await ask_in_session(service, scripted, repo, "Check it.", None)
     assert first.answer == "Done: nothing to change."
-    await _ask(service, scripted, repo, "Thanks.", session_id)
+    await ask_in_session(service, scripted, repo, "Thanks.", session_id)
     messages = scripted.requests[-1]["messages"]
     # a call with no result after it would be refused by the endpoint
     assert not any(m.get("tool_calls") for m in messages)
@@ -95,9 +71,9 @@ async def test_a_cancelled_or_failed_turn_leaves_a_history_the_endpoint_accepts(
         {"content": "fine now"},
     ]
     service = SessionService(repo, lambda: load_config(repo))
-    session_id, first = await _ask(service, scripted, repo, "Read it.", None)
+    session_id, first = await ask_in_session(service, scripted, repo, "Read it.", None)
     assert first.status == "failed" and "HTTP 400" in (first.reason or "")
-    _, second = await _ask(service, scripted, repo, "Try again.", session_id)
+    _, second = await ask_in_session(service, scripted, repo, "Try again.", session_id)
     assert second.status == "completed"
     messages = scripted.requests[-1]["messages"]
     ids = {c["id"] for m in messages for c in m.get("tool_calls") or []}
