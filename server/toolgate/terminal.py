@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
+import threading
 from typing import Any, TextIO
 
 from toolgate.agent.events import (
@@ -32,6 +34,11 @@ _RESET, _RED, _GREEN, _CYAN, _DIM, _BOLD = (
     "\033[2m",
     "\033[1m",
 )
+
+
+def wants_colour(stream: TextIO) -> bool:
+    """Colour for a terminal, unless NO_COLOR is set (https://no-color.org)."""
+    return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
 def colour_diff(diff: str, enabled: bool) -> str:
@@ -67,13 +74,12 @@ class TerminalReviewer(DiskReviewer):
         super().__init__(workspace)
         self.out = out
         self.inp = inp
-        self.colour = out.isatty() if colour is None else colour
+        self.colour = wants_colour(out) if colour is None else colour
 
     async def _ask(self, prompt: str) -> str:
         self.out.write(prompt)
         self.out.flush()
-        line = await asyncio.to_thread(self.inp.readline)
-        return line.strip()
+        return (await read_line(self.inp)).strip()
 
     async def decide(self, proposal: Proposal) -> tuple[set[int] | None, str | None]:
         """Show the diff and read y / n / h (hunk by hunk) / a reason."""
@@ -122,6 +128,37 @@ class TerminalReviewer(DiskReviewer):
         return Approval(False, None if answer.lower() in ("", "n", "no") else answer)
 
 
+async def read_line(inp: TextIO) -> str:
+    """One line from INP without holding up the process's exit.
+
+    A daemon thread, not asyncio's executor: asyncio.run waits for its executor's threads on
+    the way out, so Ctrl-C at a prompt would hang until Enter and swallow the next line.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+
+    def settle(line: str | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(line or "")
+
+    def read() -> None:
+        try:
+            line, error = inp.readline(), None
+        except Exception as exc:  # a closed stdin is the caller's to report
+            line, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, line, error)
+        except RuntimeError:  # the loop is gone: nobody waits for this line
+            pass
+
+    threading.Thread(target=read, name="toolgate-stdin", daemon=True).start()
+    return await future
+
+
 def _hunk_diff(hunk: Any) -> str:
     lines = [hunk.header]
     lines += ["-" + line.rstrip("\n") for line in hunk.old_lines]
@@ -145,7 +182,7 @@ class Printer:
         self.out = out
         self.json_lines = json_lines
         self.show_diffs = show_diffs  # off when a TerminalReviewer shows each diff itself
-        self.colour = err.isatty() if colour is None else colour
+        self.colour = wants_colour(err) if colour is None else colour
         self._mid_text = False
 
     def _line(self, text: str, style: str = "") -> None:

@@ -360,6 +360,14 @@ class AgentRun:
                 raise _Stop(LIMIT, f"reached max_steps ({self.limits.max_steps})")
             step = self.runlog.begin_step(step_number)
             self._step = step
+            log.debug(
+                "run %s step %d: asking %s at %s (%s mode)",
+                self.run_id,
+                step_number,
+                self.model.model,
+                self.model.base_url,
+                self.runlog_mode,
+            )
             turn = await self._turn()
             step["assistant_text"] = self.redact.text(turn.text)
             step["tool_calling_mode"] = self.runlog_mode
