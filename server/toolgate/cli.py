@@ -323,7 +323,8 @@ async def _run_async(
     finally:
         await service.close()
     print(f"toolgate: session {claim.session_id}", file=sys.stderr)
-    if outcome.answer and not json_lines:
+    # On a terminal the answer was streamed to the screen already; a pipe gets it once, clean.
+    if outcome.answer and not json_lines and not sys.stdout.isatty():
         print(outcome.answer)
     return EXIT_OK if outcome.status == "completed" else EXIT_RUN_FAILED
 

@@ -9,12 +9,14 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from toolgate.agent.account import account_lines
 from toolgate.agent.events import (
     ASSISTANT_TEXT,
     MODE_CHANGED,
     NOTICE,
     PROPOSAL_CREATED,
     RUN_FINISHED,
+    RUN_STARTED,
     TESTS_FINISHED,
     TOOL_CALL_EXECUTED,
     TOOL_CALL_PARSE_ERROR,
@@ -231,10 +233,18 @@ class Printer:
             self._line(f["message"], _DIM)
         elif event.type == TOOL_PROGRESS:
             self._line(f"  [{f['tool_name']}] {f['line']}", _DIM)
+        elif event.type == RUN_STARTED:
+            self._line(
+                f"{f.get('model')} at {f.get('base_url')} ({f.get('tool_calling_mode')} tool "
+                "calling); waiting for the model…",
+                _DIM,
+            )
         elif event.type == RUN_FINISHED:
-            reason = f" — {f['reason']}" if f.get("reason") else ""
-            self._line(f"run {event.run_id} {f['status']}{reason}", _BOLD)
+            for line in account_lines(f.get("account") or {}):
+                self._line(f"  {line}", _DIM)
             if f.get("done"):
                 self._line(f"  done: {', '.join(f['done'])}", _DIM)
             if f.get("missing"):
                 self._line(f"  missing: {', '.join(f['missing'])}", _DIM)
+            reason = f" — {f['reason']}" if f.get("reason") else ""
+            self._line(f"run {event.run_id} {f['status']}{reason}", _BOLD)

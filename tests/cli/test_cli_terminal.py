@@ -118,3 +118,97 @@ def test_lsp_says_it_waits_for_a_client_on_a_terminal() -> None:
         term.expect("waiting for a client on stdio", timeout=60)
     finally:
         term.close()
+
+
+def test_an_html_page_answering_200_is_a_failed_run_not_completed(repo: Path) -> None:
+    import http.server
+    import threading
+
+    class Html(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 — the standard library's name
+            body = b"<html><body>Welcome to nginx!</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST  # noqa: N815
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Html)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        done = toolgate(
+            "run",
+            "Do it.",
+            "--workspace",
+            str(repo),
+            "--model",
+            "m",
+            "--base-url",
+            f"http://127.0.0.1:{server.server_address[1]}/v1",
+            "--tool-calling",
+            "native",
+        )
+    finally:
+        server.shutdown()
+    assert done.returncode == 1, done.stderr
+    assert "completed" not in done.stderr, done.stderr
+
+
+def test_the_end_of_run_account_names_files_tests_and_the_run_log(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    (repo / "test_calc.py").write_text(
+        "def test_one():\n    assert 1 == 1\n\n\ndef test_two():\n    assert 1 == 2\n"
+    )
+    scripted.script = [
+        tool_call("write_file", path="notes.txt", content="a\nb\n"),
+        tool_call("run_tests"),
+        {"content": "Wrote the notes; one test fails."},
+    ]
+    done = toolgate(
+        "run",
+        "Write notes.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+        "--approve",
+        "auto",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "changed: notes.txt +2 -0" in done.stderr
+    assert "proposals: 1 accepted, 0 partly accepted, 0 rejected" in done.stderr
+    assert "tests: failed (1 passed, 1 failed)" in done.stderr
+    assert "test_calc.py::test_two" in done.stderr
+    log = next((repo / ".toolgate" / "runs").glob("*.json"))
+    assert f"run log: {log}" in done.stderr
+    import json
+
+    account = json.loads(log.read_text())["account"]
+    assert account["files"] == [{"path": "notes.txt", "added": 2, "removed": 0}]
+    assert account["tests"]["failing"] == ["test_calc.py::test_two"]
+    assert done.stderr.strip().splitlines()[-2].startswith("run ")  # the status comes last
+
+
+def test_a_run_says_which_model_endpoint_and_mode_it_uses(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [{"content": "Hi."}]
+    done = toolgate(
+        "run",
+        "Hi.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+    )
+    assert f"{scripted.model} at {scripted.base_url} (native tool calling)" in done.stderr

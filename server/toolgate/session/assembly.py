@@ -274,6 +274,7 @@ async def _assemble(
             ctx.run_id,
             summary=test_run.to_data()["summary"],
             failures=len(test_run.failures),
+            failing=[failure.test_id for failure in test_run.failures[:20]],
         )
         if setup.on_test_run is not None:
             setup.on_test_run(test_run)
