@@ -15,6 +15,7 @@ from toolgate.agent.events import (
     MODE_CHANGED,
     NOTICE,
     PROPOSAL_CREATED,
+    PROPOSAL_RESOLVED,
     RUN_FINISHED,
     RUN_STARTED,
     TESTS_FINISHED,
@@ -100,7 +101,7 @@ class TerminalReviewer(DiskReviewer):
         low = answer.lower()
         if low in ("y", "yes"):
             return None, None
-        if low in ("h", "hunks") and len(proposal.hunks) > 1:
+        if low in ("h", "hunks"):  # one hunk too: "h" asks, it never applies unasked
             chosen: set[int] = set()
             for hunk in proposal.hunks:
                 self.out.write(colour_diff(_hunk_diff(hunk), self.colour) + "\n")
@@ -112,8 +113,6 @@ class TerminalReviewer(DiskReviewer):
             if len(chosen) < len(proposal.hunks):
                 reason = await self._ask("Reason for the rejected hunks (optional): ") or None
             return chosen, reason
-        if low in ("h", "hunks"):
-            return None, None
         if low in ("", "n", "no"):
             return set(), None
         return set(), answer
@@ -186,6 +185,19 @@ class Printer:
         self.show_diffs = show_diffs  # off when a TerminalReviewer shows each diff itself
         self.colour = wants_colour(err) if colour is None else colour
         self._mid_text = False
+        self._hunks: dict[str, int] = {}  # proposal id → its hunk count
+        self._partly: str | None = None  # how the last proposal was partly accepted
+
+    def _label(self, fields: dict[str, Any]) -> str:
+        """What decided a call, in words a person does not misread."""
+        decision = fields["decision"]
+        partly, self._partly = self._partly, None
+        if partly and decision in ("approved", "auto"):
+            return partly
+        if decision == "denied":
+            error = fields.get("error") or ""
+            return "refused by policy" if "policy" in error else "failed"
+        return str(decision)
 
     def _line(self, text: str, style: str = "") -> None:
         if self._mid_text:
@@ -212,14 +224,23 @@ class Printer:
         elif event.type == TOOL_CALL_EXECUTED:
             mark = "✓" if f["success"] else "✗"
             detail = f" — {f['error']}" if f.get("error") else ""
+            label = self._label(f)
             self._line(
-                f"  {mark} {f['tool_name']} [{f['decision']}] {f['latency_ms']:.0f} ms{detail}",
+                f"  {mark} {f['tool_name']} [{label}] {f['latency_ms']:.0f} ms{detail}",
                 _GREEN if f["success"] else _RED,
             )
         elif event.type == TOOL_CALL_PARSE_ERROR:
             self._line(f"  ✗ unreadable tool call: {f['error']}", _RED)
-        elif event.type == PROPOSAL_CREATED and self.show_diffs:
-            self._line(colour_diff(f["diff"], self.colour))
+        elif event.type == PROPOSAL_CREATED:
+            self._hunks[f["proposal_id"]] = int(f.get("hunks") or 0)
+            if self.show_diffs:
+                self._line(colour_diff(f["diff"], self.colour))
+        elif event.type == PROPOSAL_RESOLVED:
+            if f.get("status") == "partially_accepted":
+                total = self._hunks.get(f["proposal_id"], 0)
+                self._partly = (
+                    f"partly accepted: {len(f.get('hunks_applied') or [])} of {total} hunks"
+                )
         elif event.type == TESTS_FINISHED:
             s = f.get("summary", {})
             self._line(

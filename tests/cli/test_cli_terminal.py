@@ -212,3 +212,43 @@ def test_a_run_says_which_model_endpoint_and_mode_it_uses(
         scripted.model,
     )
     assert f"{scripted.model} at {scripted.base_url} (native tool calling)" in done.stderr
+
+
+def test_a_partly_accepted_change_says_so_and_a_failed_edit_is_not_denied(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    original = "".join(f"line {i}\n" for i in range(1, 21))
+    (repo / "f.txt").write_text(original)
+    proposed = original.replace("line 2\n", "line two\n").replace("line 19\n", "line 19!\n")
+    scripted.script = [
+        tool_call("write_file", path="f.txt", content=proposed),
+        tool_call("edit_file", path="f.txt", search="no such text", replace="x"),
+        {"content": "Done."},
+    ]
+    term = Terminal(
+        "run",
+        "Edit f.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+        env={"NO_COLOR": "1"},
+    )
+    try:
+        term.expect("Apply?")
+        term.type("h\r")
+        term.expect("Apply hunk 1/2?")
+        term.type("y\r")
+        term.expect("Apply hunk 2/2?")
+        term.type("n\r")
+        term.expect("Reason for the rejected hunks")
+        term.type("\r")
+        term.expect("[partly accepted: 1 of 2 hunks]")
+        after = term.expect("run ")
+        assert "edit_file [failed]" in after and "[denied]" not in after
+        assert term.wait(timeout=60) == 0
+    finally:
+        term.close()
+    assert (repo / "f.txt").read_text() == original.replace("line 2\n", "line two\n")
