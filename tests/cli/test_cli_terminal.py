@@ -252,3 +252,14 @@ def test_a_partly_accepted_change_says_so_and_a_failed_edit_is_not_denied(
     finally:
         term.close()
     assert (repo / "f.txt").read_text() == original.replace("line 2\n", "line two\n")
+
+
+def test_configuration_errors_point_at_what_was_meant(repo: Path, tmp_path: Path) -> None:
+    (repo / ".toolgate").mkdir()
+    (repo / ".toolgate" / "config.toml").write_text("[limits]\nmax_step = 3\n")
+    done = toolgate("run", "x", "--workspace", str(repo), "--model", "m")
+    assert done.returncode == 2
+    assert "unknown key 'limits.max_step'" in done.stderr and "max_steps" in done.stderr
+    (repo / ".toolgate" / "config.toml").write_text('[tool.toolgate.model]\nname = "m"\n')
+    done = toolgate("run", "x", "--workspace", str(repo), "--model", "m")
+    assert done.returncode == 2 and "top level" in done.stderr
