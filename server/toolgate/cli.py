@@ -164,11 +164,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(
-        level=logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
     )
     if args.verbose:
-        # Toolgate's own debug lines; the HTTP libraries' would bury them.
-        logging.getLogger("toolgate").setLevel(logging.DEBUG)
+        # Toolgate's and the protocol's debug lines; the HTTP libraries' would bury them.
+        for name in ("httpcore", "httpcore2", "httpx", "openai", "asyncio", "anyio", "urllib3"):
+            logging.getLogger(name).setLevel(logging.WARNING)
     if args.command == "run":
         return _run(args)
     if args.command in ("lsp", "mcp", "acp") and sys.stdin.isatty():

@@ -243,10 +243,13 @@ class Printer:
                 )
         elif event.type == TESTS_FINISHED:
             s = f.get("summary", {})
+            failing = f.get("failing") or []
+            bad = bool(s.get("failed") or s.get("errors") or failing)
             self._line(
                 f"  tests: {s.get('passed', 0)} passed, {s.get('failed', 0)} failed, "
-                f"{s.get('errors', 0)} errors",
-                _DIM,
+                f"{s.get('errors', 0)} errors"
+                + (f" — failing: {', '.join(failing)}" if failing else ""),
+                _RED if bad else _GREEN,
             )
         elif event.type == MODE_CHANGED:
             self._line(f"(tool calling switched to {f['mode']} mode: {f['reason']})", _DIM)

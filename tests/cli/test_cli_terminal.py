@@ -263,3 +263,26 @@ def test_configuration_errors_point_at_what_was_meant(repo: Path, tmp_path: Path
     (repo / ".toolgate" / "config.toml").write_text('[tool.toolgate.model]\nname = "m"\n')
     done = toolgate("run", "x", "--workspace", str(repo), "--model", "m")
     assert done.returncode == 2 and "top level" in done.stderr
+
+
+def test_a_workspace_venv_without_pytest_says_so(repo: Path, scripted: ScriptedModel) -> None:
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    (repo / "test_a.py").write_text("def test_a():\n    assert True\n")
+    scripted.script = [tool_call("run_tests"), {"content": "Ran them."}]
+    done = toolgate(
+        "run",
+        "Run the tests.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+        "--approve",
+        "deny",
+    )
+    assert "No module named pytest" in done.stderr, done.stderr
+    assert ".venv/bin/python" in done.stderr
