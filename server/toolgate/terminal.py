@@ -129,6 +129,20 @@ class TerminalReviewer(DiskReviewer):
         return Approval(False, None if answer.lower() in ("", "n", "no") else answer)
 
 
+def _brief_args(args: dict[str, Any]) -> str:
+    """A call's arguments in one short line: long text is counted, never cut mid-string."""
+    parts = []
+    for key, value in args.items():
+        if key.startswith("_"):
+            continue
+        if isinstance(value, str) and ("\n" in value or len(value) > 60):
+            lines = value.count("\n") + (0 if value.endswith("\n") else 1)
+            parts.append(f"{key}=[{lines} line{'s' if lines != 1 else ''}]")
+        else:
+            parts.append(f"{key}={json.dumps(value, ensure_ascii=False)[:60]}")
+    return " ".join(parts)
+
+
 async def read_line(inp: TextIO) -> str:
     """One line from INP without holding up the process's exit.
 
@@ -219,8 +233,7 @@ class Printer:
             self.err.flush()
             self._mid_text = not f["text"].endswith("\n")
         elif event.type == TOOL_CALL_PROPOSED:
-            args = json.dumps(f.get("raw_args", {}), ensure_ascii=False)
-            self._line(f"→ {f['tool_name']} {args[:200]}", _CYAN)
+            self._line(f"→ {f['tool_name']} {_brief_args(f.get('raw_args') or {})}", _CYAN)
         elif event.type == TOOL_CALL_EXECUTED:
             mark = "✓" if f["success"] else "✗"
             detail = f" — {f['error']}" if f.get("error") else ""

@@ -184,6 +184,7 @@ def test_the_end_of_run_account_names_files_tests_and_the_run_log(
     )
     assert done.returncode == 0, done.stderr
     assert "changed: notes.txt +2 -0" in done.stderr
+    assert '→ write_file path="notes.txt"' in done.stderr and '{"path"' not in done.stderr
     assert "proposals: 1 accepted, 0 partly accepted, 0 rejected" in done.stderr
     assert "tests: failed (1 passed, 1 failed)" in done.stderr
     assert "test_calc.py::test_two" in done.stderr
@@ -286,3 +287,45 @@ def test_a_workspace_venv_without_pytest_says_so(repo: Path, scripted: ScriptedM
     )
     assert "No module named pytest" in done.stderr, done.stderr
     assert ".venv/bin/python" in done.stderr
+
+
+def test_without_model_a_refused_connection_is_named_not_a_missing_model(repo: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = toolgate(
+        "run", "x", "--workspace", str(repo), "--base-url", f"http://127.0.0.1:{port}/v1"
+    )
+    assert done.returncode == 1, done.stderr
+    assert "cannot reach the model" in done.stderr and "no model configured" not in done.stderr
+
+
+def test_without_model_a_refused_key_is_named(repo: Path) -> None:
+    import http.server
+    import threading
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 — the standard library's name
+            body = b'{"error": {"message": "Incorrect API key provided"}}'
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = do_GET  # noqa: N815
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        done = toolgate("run", "x", "--workspace", str(repo), "--base-url", url)
+    finally:
+        server.shutdown()
+    assert done.returncode == 1, done.stderr
+    assert "refused the API key" in done.stderr and "no model configured" not in done.stderr

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import openai
 
 from toolgate.agent.events import NOTICE, TESTS_FINISHED, EventBus
 from toolgate.agent.gate import Gate
@@ -143,9 +144,25 @@ async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> End
 
 async def pick_model(client: OpenAIChatModel) -> str:
     """The endpoint's first listed model, for servers that serve just one."""
-    with contextlib.suppress(Exception):
-        for model in await client.served_models():
-            return model
+    try:
+        served = await client.served_models()
+    except openai.APIConnectionError as exc:
+        raise SetupError(
+            f"cannot reach the model at {client.base_url} to ask which models it serves: {exc}",
+            blocked=True,
+        ) from None
+    except openai.APIStatusError as exc:
+        if exc.status_code in (401, 403):
+            raise SetupError(
+                f"the model endpoint {client.base_url} refused the API key "
+                f"(HTTP {exc.status_code})",
+                blocked=True,
+            ) from None
+        served = []
+    except Exception:  # a server without /models: the person names the model
+        served = []
+    for model in served:
+        return model
     raise SetupError("no model configured: pass --model NAME (or set TOOLGATE_MODEL)")
 
 
