@@ -94,6 +94,22 @@ def _parser() -> argparse.ArgumentParser:
         help="continue the session with the most recent activity",
     )
 
+    chat = sub.add_parser("chat", help="talk to the agent turn by turn in the terminal")
+    chat.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    chat.add_argument("--model", help="model name (env TOOLGATE_MODEL)")
+    chat.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+    chat.add_argument("--profile", help="developer, reviewer, or .agent/profiles/NAME.md")
+    chat.add_argument("--max-steps", type=int)
+    chat.add_argument("--tool-calling", choices=["auto", "native", "text"])
+    chat_which = chat.add_mutually_exclusive_group()
+    chat_which.add_argument("--session", metavar="ID", help="continue this session")
+    chat_which.add_argument(
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="continue the session with the most recent activity",
+    )
+
     sessions = sub.add_parser("sessions", help="list the workspace's sessions")
     sessions.add_argument("--workspace", default=".", help="workspace root (default: .)")
     sessions.add_argument("--json", action="store_true", help="print them as JSON")
@@ -174,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
             logging.getLogger(name).setLevel(logging.WARNING)
     if args.command == "run":
         return _run(args)
+    if args.command == "chat":
+        from toolgate.chat import chat_main
+
+        return chat_main(args)
     if args.command in ("lsp", "mcp", "acp") and sys.stdin.isatty():
         print(
             f"toolgate {args.command}: waiting for a client on stdio "

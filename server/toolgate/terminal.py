@@ -151,6 +151,20 @@ async def read_line(inp: TextIO) -> str:
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[str] = loop.create_future()
+    if inp.isatty():
+        # A terminal hands over a whole line at Enter; read it only once it is there, so a
+        # prompt given up (Ctrl-C) leaves the next line to whoever asks next.
+        fd = inp.fileno()
+
+        def ready() -> None:
+            if not future.done():
+                future.set_result(os.read(fd, 65536).decode(errors="replace"))
+
+        loop.add_reader(fd, ready)
+        try:
+            return await future
+        finally:
+            loop.remove_reader(fd)
 
     def settle(line: str | None, error: BaseException | None) -> None:
         if future.done():

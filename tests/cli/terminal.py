@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import fcntl
 import os
 import pty
@@ -35,6 +36,8 @@ class Terminal:
         )
         os.close(slave)
         self.seen = ""
+        # A character's bytes can arrive in two reads.
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def expect(self, text: str, timeout: float = 60) -> str:
         """Read until TEXT has appeared after what earlier calls consumed; return all before it."""
@@ -51,7 +54,7 @@ class Terminal:
                     chunk = b""
                 if not chunk and self.proc.poll() is not None:
                     raise AssertionError(f"{text!r} never came; the process ended:\n{self.seen}")
-                self.seen += chunk.decode("utf-8", "replace")
+                self.seen += self._decoder.decode(chunk)
         before, _, self.seen = self.seen.partition(text)
         return before
 
@@ -70,7 +73,7 @@ class Terminal:
             ready, _, _ = select.select([self.master], [], [], 0.2)
             if ready:
                 try:
-                    self.seen += os.read(self.master, 4096).decode("utf-8", "replace")
+                    self.seen += self._decoder.decode(os.read(self.master, 4096))
                 except OSError:
                     pass
         return self.proc.wait(timeout=1)
