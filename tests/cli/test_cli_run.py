@@ -152,7 +152,7 @@ def test_workspace_base_url_with_a_key_stops_until_confirmed(
     config.write_text(f'[model]\nbase_url = "{scripted.base_url}"\nname = "scripted-model"\n')
     scripted.fallback = {"content": "hello"}
     blocked = toolgate("run", "task", "--workspace", str(repo), env={"OPENAI_API_KEY": KEY})
-    assert blocked.returncode == 1
+    assert blocked.returncode == 2  # a configuration error, as the README says
     assert scripted.base_url in blocked.stderr and "toolgate trust" in blocked.stderr
     assert KEY not in blocked.stderr
     assert scripted.requests == []  # the key never left

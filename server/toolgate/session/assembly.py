@@ -105,9 +105,8 @@ def check_trust(
             if config.api_key:
                 raise SetupError(
                     f"{item.describe()}, which you have not confirmed. Confirm it once with "
-                    f"`toolgate trust --workspace {root}` or pass --base-url yourself.",
-                    blocked=True,
-                )
+                    f"`toolgate trust --workspace {root}` or pass --base-url yourself."
+                )  # a configuration matter, settled before the model is asked: exit 2
         else:
             notices.append(f"ignored until you confirm it (`toolgate trust`): {item.describe()}")
     return notices
