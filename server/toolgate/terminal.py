@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import sys
 import threading
+import time
 from typing import Any, TextIO
 
 from toolgate.agent.account import account_lines
@@ -129,6 +131,49 @@ class TerminalReviewer(DiskReviewer):
         return Approval(False, None if answer.lower() in ("", "n", "no") else answer)
 
 
+def wants_spinner(stream: TextIO) -> bool:
+    """A spinner only on a terminal that can redraw a line."""
+    return stream.isatty() and os.environ.get("TERM", "") != "dumb"
+
+
+class Spinner:
+    """One redrawn line while the model thinks: the model and the seconds waited."""
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, err: TextIO) -> None:
+        """Draw on ERR (a terminal)."""
+        self.err = err
+        self.model = "the model"
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin drawing, unless already drawing or outside an event loop."""
+        if self._task is not None:
+            return
+        try:
+            self._task = asyncio.get_running_loop().create_task(self._spin())
+        except RuntimeError:  # no loop: nothing waits asynchronously here
+            self._task = None
+
+    def stop(self) -> None:
+        """Stop and clear the line."""
+        if self._task is None:
+            return
+        self._task.cancel()
+        self._task = None
+        self.err.write("\r\033[K")
+        self.err.flush()
+
+    async def _spin(self) -> None:
+        started = time.monotonic()
+        for frame in itertools.cycle(self.FRAMES):
+            waited = time.monotonic() - started
+            self.err.write(f"\r{frame} waiting for {self.model} · {waited:.0f} s\033[K")
+            self.err.flush()
+            await asyncio.sleep(0.1)
+
+
 def _brief_args(args: dict[str, Any]) -> str:
     """A call's arguments in one short line: long text is counted, never cut mid-string."""
     parts = []
@@ -195,6 +240,21 @@ def _hunk_diff(hunk: Any) -> str:
     return "\n".join(lines)
 
 
+_WAITING_AFTER = (RUN_STARTED, TOOL_CALL_EXECUTED, NOTICE, MODE_CHANGED, TESTS_FINISHED)
+_SHOWN = (
+    ASSISTANT_TEXT,
+    TOOL_CALL_PROPOSED,
+    TOOL_CALL_EXECUTED,
+    TOOL_CALL_PARSE_ERROR,
+    PROPOSAL_CREATED,
+    TESTS_FINISHED,
+    MODE_CHANGED,
+    NOTICE,
+    TOOL_PROGRESS,
+    RUN_FINISHED,
+)
+
+
 class Printer:
     """Prints a run's transcript to stderr, and its events as JSON lines when asked."""
 
@@ -213,6 +273,7 @@ class Printer:
         self.show_diffs = show_diffs  # off when a TerminalReviewer shows each diff itself
         self.colour = wants_colour(err) if colour is None else colour
         self._mid_text = False
+        self.spinner = Spinner(err) if wants_spinner(err) else None
         self._hunks: dict[str, int] = {}  # proposal id → its hunk count
         self._partly: str | None = None  # how the last proposal was partly accepted
 
@@ -241,6 +302,22 @@ class Printer:
         if self.json_lines:
             self.out.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
             self.out.flush()
+        f = event.fields
+        if self.spinner is not None:
+            if event.type == RUN_STARTED:
+                self.spinner.model = str(f.get("model"))
+            # Anything printed clears the spinner's line first; other events pass unseen.
+            if event.type in _SHOWN:
+                self.spinner.stop()
+        self._show(event)
+        # The model is thought to be thinking after the run starts and after each result.
+        if self.spinner is not None and event.type in _WAITING_AFTER:
+            if self._mid_text:  # the spinner redraws its own line, never the model's words
+                self.err.write("\n")
+                self._mid_text = False
+            self.spinner.start()
+
+    def _show(self, event: Event) -> None:
         f = event.fields
         if event.type == ASSISTANT_TEXT:
             self.err.write(f["text"])

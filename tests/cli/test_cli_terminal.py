@@ -329,3 +329,30 @@ def test_without_model_a_refused_key_is_named(repo: Path) -> None:
         server.shutdown()
     assert done.returncode == 1, done.stderr
     assert "refused the API key" in done.stderr and "no model configured" not in done.stderr
+
+
+def test_a_spinner_shows_the_model_and_the_wait_on_a_terminal(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    def slow(body: dict[str, object]) -> dict[str, object]:
+        time.sleep(2.5)
+        return {"content": "Thought about it."}
+
+    scripted.script = [slow]
+    term = Terminal(
+        "run",
+        "Think.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+        env={"TERM": "xterm", "NO_COLOR": "1"},
+    )
+    try:
+        term.expect(f"waiting for {scripted.model} · 2 s")
+        term.expect("Thought about it.")
+        assert term.wait(timeout=60) == 0
+    finally:
+        term.close()
