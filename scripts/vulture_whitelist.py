@@ -21,6 +21,7 @@ report_diagnostics
 run_plan
 run_workflow
 scaffold_tool
+undo_run
 new_session
 list_sessions
 load_session

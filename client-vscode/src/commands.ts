@@ -20,6 +20,7 @@ export const Command = {
   openChat: 'toolgate-vscode.openChat',
   acceptHunk: 'toolgate-vscode.acceptHunk',
   rejectHunk: 'toolgate-vscode.rejectHunk',
+  undoRun: 'toolgate-vscode.undoRun',
 } as const;
 
 /** Key of the API key in SecretStorage. */
@@ -94,6 +95,31 @@ export async function resolveProposal(
     placeHolder: `Which proposal do you want to ${verb}?`,
   });
   return picked?.proposal;
+}
+
+/** Undo a run (default: the latest): say what it would restore, ask, then undo through the editor. */
+async function undoRun(controller: Controller, runId?: string): Promise<void> {
+  const plan = await controller.undoRun({ runId, dryRun: true });
+  const changes = plan?.files.filter((f) => f.action === 'restore' || f.action === 'remove') ?? [];
+  if (!plan || changes.length === 0) {
+    void api.showInformationMessage(`Toolgate: run ${plan?.runId ?? ''} has nothing left to undo.`);
+    return;
+  }
+  const names = changes.map((f) => `${f.action === 'remove' ? 'remove' : 'restore'} ${f.path}`).join(', ');
+  const choice = await api.showWarningMessage(`Toolgate: undo run ${plan.runId}? It will ${names}.`, 'Undo');
+  if (choice !== 'Undo') {
+    return;
+  }
+  const done = await controller.undoRun({ runId: plan.runId });
+  const left = done?.files.filter((f) => f.action === 'changed_since').map((f) => f.path) ?? [];
+  const notes = [`Toolgate: undid run ${plan.runId}.`];
+  if (left.length) {
+    notes.push(`Left alone (changed since the run): ${left.join(', ')}.`);
+  }
+  if (done?.revert) {
+    notes.push(`Note: ${done.revert}.`);
+  }
+  void (left.length ? api.showWarningMessage(notes.join(' ')) : api.showInformationMessage(notes.join(' ')));
 }
 
 async function guarded(deps: CommandDeps, action: () => Promise<unknown>): Promise<void> {
@@ -203,6 +229,7 @@ export function commandHandlers(deps: CommandDeps): Record<string, (...args: unk
           void api.showInformationMessage('Toolgate: no run to stop.');
         }
       }),
+    [Command.undoRun]: (arg) => guarded(deps, () => undoRun(controller, typeof arg === 'string' ? arg : undefined)),
     [Command.runTests]: () =>
       guarded(deps, async () => {
         const result = await api.withNotificationProgress('Toolgate: running tests', () =>

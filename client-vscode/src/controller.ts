@@ -10,6 +10,7 @@ import type {
   RunTestsResult,
   SaveDocumentsParams,
   SaveDocumentsResult,
+  UndoResult,
 } from './protocol';
 import { ServerCommand } from './protocol';
 import type { ProposalStore } from './proposals';
@@ -335,6 +336,11 @@ export class Controller {
   /** Run the project's tests through the server; failures arrive as diagnostics. */
   async runTests(command?: string): Promise<RunTestsResult | undefined> {
     return this.server.execute<RunTestsResult>(ServerCommand.runTests, [command ? { command } : {}]);
+  }
+
+  /** Undo a run (default: the latest) from its checkpoint; a dry run only says what it would do. */
+  async undoRun(args: { runId?: string; dryRun?: boolean; force?: boolean }): Promise<UndoResult | undefined> {
+    return this.server.execute<UndoResult>(ServerCommand.undoRun, [args]);
   }
 
   async stop(): Promise<boolean> {

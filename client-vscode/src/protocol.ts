@@ -16,6 +16,7 @@ export const ServerCommand = {
   loadSession: 'toolgate.loadSession',
   renameSession: 'toolgate.renameSession',
   deleteSession: 'toolgate.deleteSession',
+  undoRun: 'toolgate.undoRun',
 } as const;
 
 /** Custom notifications and requests. */
@@ -217,4 +218,14 @@ export interface LoadedSession {
 /** Terminal proposal states: the proposal no longer waits for a decision. */
 export function isResolved(status: ProposalStatus): boolean {
   return status !== 'pending';
+}
+
+/** `toolgate.undoRun`'s answer: what was (or, for a dry run, would be) restored. */
+export interface UndoResult {
+  runId: string;
+  files: { path: string; action: 'restore' | 'remove' | 'unchanged' | 'changed_since'; reason: string }[];
+  commits: string[];
+  revert: string | null;
+  dryRun: boolean;
+  undoRunId?: string;
 }

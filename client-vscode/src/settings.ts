@@ -9,7 +9,7 @@ export interface ToolgateSettings {
   baseUrl: string;
   toolCallingMode: ToolCallingMode;
   approval: Record<string, Approval>;
-  limits: { maxSteps: number; maxLlmCalls: number; maxRunSeconds: number };
+  limits: Record<LimitKey, number>;
   confirmInEditor: boolean;
   openDiff: 'auto' | 'notify';
   testFailureSeverity: 'error' | 'warning' | 'information' | 'hint';
@@ -28,11 +28,27 @@ export interface InitializationOptions {
   apiKey?: string;
   toolCalling?: { mode: ToolCallingMode };
   approval?: Record<string, Approval>;
-  limits?: Partial<{ maxSteps: number; maxLlmCalls: number; maxRunSeconds: number }>;
+  limits?: Partial<Record<LimitKey, number>>;
   review: { confirmInEditor: boolean };
   diagnostics: { testFailureSeverity: ToolgateSettings['testFailureSeverity'] };
   trusted: boolean;
 }
+
+/**
+ * The run limits below `toolgate.limits.`, as package.json declares them: the default, whether
+ * the value is a whole number, and the bound it must exceed. A test keeps them equal.
+ */
+export const LIMITS = {
+  maxSteps: { fallback: 30, integer: true, above: 0 },
+  maxLlmCalls: { fallback: 40, integer: true, above: 0 },
+  maxRunSeconds: { fallback: 900, integer: true, above: 0 },
+  maxToolRetries: { fallback: 3, integer: true, above: -1 },
+  commandTimeoutSeconds: { fallback: 300, integer: false, above: 0 },
+} as const;
+
+export type LimitKey = keyof typeof LIMITS;
+
+const LIMIT_KEYS = Object.keys(LIMITS) as LimitKey[];
 
 /** Reads one key below `toolgate.` (e.g. `limits.maxSteps`); undefined when unset. */
 export type SettingReader = (key: string) => unknown;
@@ -46,10 +62,13 @@ function str(value: unknown, fallback: string): string {
   return typeof value === 'string' ? value : fallback;
 }
 
-function int(value: unknown, fallback: number): number {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0
-    ? Math.floor(value)
-    : fallback;
+function limit(value: unknown, key: LimitKey): number {
+  const rule = LIMITS[key];
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    return rule.fallback;
+  }
+  const number = rule.integer ? Math.floor(value) : value;
+  return number > rule.above ? number : rule.fallback;
 }
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
@@ -76,11 +95,9 @@ export function readSettings(get: SettingReader): ToolgateSettings {
     baseUrl: str(get('baseUrl'), 'https://api.openai.com/v1'),
     toolCallingMode: oneOf(get('toolCalling.mode'), ['auto', 'native', 'text'] as const, 'auto'),
     approval,
-    limits: {
-      maxSteps: int(get('limits.maxSteps'), 30),
-      maxLlmCalls: int(get('limits.maxLlmCalls'), 40),
-      maxRunSeconds: int(get('limits.maxRunSeconds'), 900),
-    },
+    limits: Object.fromEntries(
+      LIMIT_KEYS.map((key) => [key, limit(get(`limits.${key}`), key)]),
+    ) as Record<LimitKey, number>,
     confirmInEditor: get('review.confirmInEditor') === true,
     openDiff: oneOf(get('review.openDiff'), ['auto', 'notify'] as const, 'auto'),
     testFailureSeverity: oneOf(
@@ -121,7 +138,7 @@ export function toInitializationOptions(
     options.approval = { ...settings.approval };
   }
   const limits: NonNullable<InitializationOptions['limits']> = {};
-  for (const key of ['maxSteps', 'maxLlmCalls', 'maxRunSeconds'] as const) {
+  for (const key of LIMIT_KEYS) {
     if (isSet(`limits.${key}`)) {
       limits[key] = settings.limits[key];
     }

@@ -139,6 +139,39 @@ describe('commands', () => {
     expect(server.calls.at(-1)).toEqual({ command: 'toolgate.cancel', args: ['r-3'] });
   });
 
+  it('Undo Last Run shows what it would restore, asks, then undoes that run', async () => {
+    const { handlers, server } = setup();
+    const files = [
+      { path: 'a.py', action: 'restore', reason: 'changed by the run' },
+      { path: 'new.py', action: 'remove', reason: 'created by the run' },
+      { path: 'b.py', action: 'changed_since', reason: 'changed since the run; left alone' },
+    ];
+    server.answers[ServerCommand.undoRun] = { runId: 'r-7', files, commits: [], revert: null, dryRun: true };
+    fake.messageAnswers = ['Undo'];
+    await handlers[Command.undoRun]();
+    expect(server.calls).toEqual([
+      { command: 'toolgate.undoRun', args: [{ runId: undefined, dryRun: true }] },
+      { command: 'toolgate.undoRun', args: [{ runId: 'r-7' }] },
+    ]);
+    expect(fake.messages[0].message).toContain('restore a.py, remove new.py');
+    expect(fake.messages.at(-1)).toMatchObject({ level: 'warning' });
+    expect(fake.messages.at(-1)?.message).toContain('Left alone (changed since the run): b.py');
+  });
+
+  it('Undo Last Run changes nothing when the person does not confirm', async () => {
+    const { handlers, server } = setup();
+    server.answers[ServerCommand.undoRun] = {
+      runId: 'r-8',
+      files: [{ path: 'a.py', action: 'restore', reason: '' }],
+      commits: [],
+      revert: null,
+      dryRun: true,
+    };
+    fake.messageAnswers = [];
+    await handlers[Command.undoRun]();
+    expect(server.calls).toHaveLength(1);
+  });
+
   it('Run Tests shows the summary and offers the Problems panel on failures', async () => {
     const { handlers, server } = setup();
     server.answers[ServerCommand.runTests] = {

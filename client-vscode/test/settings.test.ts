@@ -9,7 +9,7 @@ describe('readSettings', () => {
     expect(settings).toMatchObject({
       model: 'gpt-4o-mini',
       toolCallingMode: 'auto',
-      limits: { maxSteps: 30, maxLlmCalls: 40, maxRunSeconds: 900 },
+      limits: { maxSteps: 30, maxLlmCalls: 40, maxRunSeconds: 900, maxToolRetries: 3, commandTimeoutSeconds: 300 },
       confirmInEditor: false,
       openDiff: 'auto',
       testFailureSeverity: 'error',
@@ -28,6 +28,8 @@ describe('readSettings', () => {
         'limits.maxSteps': 5,
         'limits.maxLlmCalls': -1,
         'limits.maxRunSeconds': 'soon',
+        'limits.maxToolRetries': 0,
+        'limits.commandTimeoutSeconds': 0,
         'review.confirmInEditor': true,
         'diagnostics.testFailureSeverity': 'loud',
         pythonPath: '  /opt/py/bin/python  ',
@@ -38,11 +40,25 @@ describe('readSettings', () => {
     expect(settings.baseUrl).toBe('http://127.0.0.1:8080/v1');
     expect(settings.toolCallingMode).toBe('text');
     expect(settings.approval).toEqual({ write_file: 'auto', run_tests: 'deny' });
-    expect(settings.limits).toEqual({ maxSteps: 5, maxLlmCalls: 40, maxRunSeconds: 900 });
+    expect(settings.limits).toEqual({
+      maxSteps: 5,
+      maxLlmCalls: 40,
+      maxRunSeconds: 900,
+      maxToolRetries: 0,
+      commandTimeoutSeconds: 300,
+    });
     expect(settings.confirmInEditor).toBe(true);
     expect(settings.testFailureSeverity).toBe('error');
     expect(settings.pythonPath).toBe('/opt/py/bin/python');
     expect(settings.serverCommand).toEqual(['toolgate', 'lsp']);
+  });
+
+  it('keeps a fractional command timeout and drops a negative retry count', () => {
+    const settings = readSettings(
+      reader({ 'limits.commandTimeoutSeconds': 2.5, 'limits.maxToolRetries': -1 }),
+    );
+    expect(settings.limits.commandTimeoutSeconds).toBe(2.5);
+    expect(settings.limits.maxToolRetries).toBe(3);
   });
 
   it('rejects an unknown tool-calling mode', () => {
@@ -61,7 +77,7 @@ describe('toInitializationOptions', () => {
       apiKey: 'sk-secret-value',
       toolCalling: { mode: 'auto' },
       approval: { write_file: 'ask' },
-      limits: { maxSteps: 30, maxLlmCalls: 40, maxRunSeconds: 900 },
+      limits: { maxSteps: 30, maxLlmCalls: 40, maxRunSeconds: 900, maxToolRetries: 3, commandTimeoutSeconds: 300 },
       review: { confirmInEditor: false },
       diagnostics: { testFailureSeverity: 'error' },
       trusted: false,

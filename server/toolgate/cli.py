@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolgate import __version__, cli_tools
+from toolgate import __version__, cli_tools, cli_undo
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -118,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
 
     cli_tools.add_parsers(sub)
+    cli_undo.add_parser(sub)
 
     calls = sub.add_parser("calls", help="the text protocol")
     calls_sub = calls.add_subparsers(dest="calls_command", required=True)
@@ -208,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         return cli_tools.main(args)
     if args.command == "calls":
         return _calls_parse(args)
+    if args.command == "undo":
+        return cli_undo.main(args)
     if args.command == "trust":
         return _trust(args)
     if args.command == "sessions":

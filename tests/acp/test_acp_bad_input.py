@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from tests.acp.client import agent_env
+from tests.cli.helpers import WITHOUT_LOCAL_RUNTIME
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 pytestmark = pytest.mark.asyncio
@@ -51,11 +52,12 @@ class RawClient:
                 return message
 
 
-async def start(base_url: str) -> RawClient:
+async def start(base_url: str, *, without_local_runtime: bool = False) -> RawClient:
+    # Without a base URL and without the embedded model's runtime there is no endpoint at all.
+    head = ["-c", WITHOUT_LOCAL_RUNTIME] if without_local_runtime else ["-m", "toolgate"]
     process = await asyncio.create_subprocess_exec(
         sys.executable,
-        "-m",
-        "toolgate",
+        *head,
         "acp",
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
@@ -160,7 +162,7 @@ async def test_a_client_that_disappears_mid_turn_ends_the_turn(
 
 
 async def test_no_endpoint_is_an_error_for_the_prompt_not_a_crash(repo: Path) -> None:
-    client = await start("")  # no base URL: nothing to ask
+    client = await start("", without_local_runtime=True)  # no base URL, no local model
     try:
         await client.send(request(1, "session/new", {"cwd": str(repo), "mcpServers": []}))
         session_id = (await client.answer(1))["result"]["sessionId"]

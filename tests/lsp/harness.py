@@ -123,6 +123,9 @@ class Editor:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     if not path.exists():
                         path.write_text("")
+                elif isinstance(change, types.DeleteFile):
+                    Path(to_fs_path(change.uri) or "").unlink(missing_ok=True)
+                    self.buffers.pop(change.uri, None)
                 elif isinstance(change, types.TextDocumentEdit):
                     self._apply_document_edit(change.text_document.uri, list(change.edits))
             # Clients without `documentChanges` support get the plain `changes` map.

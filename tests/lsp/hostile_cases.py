@@ -168,6 +168,7 @@ def command_bases(file_uri: str) -> dict[str, list[Any]]:
         "toolgate.loadSession": [{"sessionId": "s-nope"}],
         "toolgate.renameSession": [{"sessionId": "s-nope", "title": "t"}],
         "toolgate.deleteSession": [{"sessionId": "s-nope"}],
+        "toolgate.undoRun": [{"runId": "r-nope", "dryRun": True, "force": False}],
         "toolgate.plan": [{"task": "render the docs"}],
         "toolgate.runPlan": [{"planId": "p-nope"}],
         "toolgate.runWorkflow": [{"name": "nope", "inputs": {"a": "b"}}],

@@ -130,3 +130,52 @@ async def test_applied_false_counts_as_rejection(
     assert told["success"] is False
     assert told["data"]["status"] == "rejected"
     assert "the editor did not apply the edit" in told["error"]
+
+
+async def test_a_new_file_for_a_client_that_cannot_create_files(
+    neovim: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    """Neovim applies edits but advertises no CreateFile: nothing touches disk until accepted.
+
+    Then the accepted text is written in one step, never an empty file first: even an editor
+    that refuses every edit cannot leave an empty file behind.
+    """
+    editor = neovim
+    editor.apply_result = False
+    scripted.script = [
+        tool_call("write_file", path="pkg/new.py", content="x = 1\n"),
+        tool_call("write_file", path="pkg/other.py", content="y = 2\n"),
+        {"content": "done"},
+    ]
+    await editor.command("toolgate.ask", {"task": "create two files"})
+    first = await editor.proposal()
+    assert first["isNewFile"] is True
+    assert not (repo / "pkg").exists()
+    result = await editor.command("toolgate.acceptProposal", first["id"])
+    assert result["status"] == "accepted"
+    assert (repo / "pkg" / "new.py").read_text() == "x = 1\n"
+    assert editor.edits == []
+    second = await editor.proposal(2)
+    await editor.command("toolgate.rejectProposal", second["id"], "not this one")
+    assert (await editor.finished())["status"] == "completed"
+    assert not (repo / "pkg" / "other.py").exists()
+
+
+async def test_a_new_file_open_in_a_client_that_cannot_create_files(
+    neovim: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    """The buffer of a file not yet on disk takes the edit; the client's save creates the file."""
+    editor = neovim
+    uri = editor.open("fresh.py", "\n")  # Neovim's buffer of a missing file holds one newline
+    scripted.script = [
+        tool_call("write_file", path="fresh.py", content="z = 3\n"),
+        {"content": "done"},
+    ]
+    await editor.command("toolgate.ask", {"task": "create it"})
+    proposal = await editor.proposal()
+    assert not (repo / "fresh.py").exists()
+    result = await editor.command("toolgate.acceptProposal", proposal["id"])
+    assert result["status"] == "accepted"
+    assert editor.text(uri) == "z = 3\n"
+    assert len(editor.edits) == 1 and editor.edits[0].edit.changes is not None
+    assert (await editor.finished())["status"] == "completed"

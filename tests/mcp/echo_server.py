@@ -8,6 +8,7 @@ afterwards.
 from __future__ import annotations
 
 import os
+import time
 
 import anyio
 import mcp_types as types
@@ -32,6 +33,16 @@ TOOLS = [
             "properties": {"variable": {"type": "string"}},
             "required": ["variable"],
         },
+    ),
+    types.Tool(
+        name="slow_read",
+        description="Waits a while, then says the key back; declared to change nothing.",
+        input_schema={
+            "type": "object",
+            "properties": {"key": {"type": "string"}, "seconds": {"type": "number"}},
+            "required": ["key"],
+        },
+        annotations=types.ToolAnnotations(read_only_hint=True),
     ),
     types.Tool(
         name="die",
@@ -66,6 +77,12 @@ async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.C
     if params.name == "env":
         value = os.environ.get(args["variable"], "(unset)")
         return types.CallToolResult(content=[types.TextContent(text=value)])
+    if params.name == "slow_read":
+        # Begin and end are noted with the time, so a test can see calls overlap.
+        _note(f"begin {time.time()} {args['key']}")
+        await anyio.sleep(float(args.get("seconds", 1.0)))
+        _note(f"end {time.time()} {args['key']}")
+        return types.CallToolResult(content=[types.TextContent(text=f"read {args['key']}")])
     if params.name == "die":
         os._exit(7)
     return types.CallToolResult(

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from toolgate.agent.checkpoints import Checkpoint
 from toolgate.agent.events import (
     PROPOSAL_CREATED,
     PROPOSAL_RESOLVED,
@@ -30,6 +31,7 @@ from toolgate.tools.activity import (
     FileChange,
 )
 from toolgate.tools.registry import ToolRegistry, strip_meta
+from toolgate.workspace import PathRefused
 
 _ELIDE_OVER = 2_000  # bytes of an argument shown in events; file contents live in the diff
 
@@ -88,12 +90,29 @@ class Gate:
         self.bus = bus
         self.redact = redactor
         self.max_depth = max_depth
+        self._checkpoint: Checkpoint | None = None
         if ctx.on_progress is None:
             # A tool's stderr reaches every front end as events, like the rest of the run.
             ctx.on_progress = self._progress
 
     def _progress(self, tool: str, line: str) -> None:
         self.bus.emit(TOOL_PROGRESS, self.run_id, tool_name=tool, line=self.redact.text(line))
+
+    @property
+    def checkpoint(self) -> Checkpoint:
+        """The run's checkpoint store, made when the run first changes something."""
+        if self._checkpoint is None or self._checkpoint.run_id != self.run_id:
+            self._checkpoint = Checkpoint(self.ctx.workspace.root, self.run_id)
+        return self._checkpoint
+
+    def _keep_before(self, path: str) -> None:
+        """Put a file's bytes into the checkpoint before the run first changes it."""
+        try:
+            real = self.ctx.workspace.resolve(path, for_write=True)
+            raw = real.read_bytes() if real.is_file() else None
+        except (PathRefused, OSError):
+            return  # the reviewer refuses this path too: nothing will change
+        self.checkpoint.before_change(path, raw)
 
     @property
     def run_id(self) -> str:
@@ -129,6 +148,8 @@ class Gate:
         )
         outcome = await self._decide_and_run(call, args, reasoning)
         result = outcome.result
+        if call.name == "git_commit" and result.success and isinstance(result.data, dict):
+            self.checkpoint.commit_made(str(result.data.get("commit") or ""))
         if not result.duration_seconds:
             result.duration_seconds = round(time.perf_counter() - start, 6)
         self.bus.emit(
@@ -304,6 +325,7 @@ class Gate:
             why=reasoning,
             auto=decision == Decision.AUTO,
         )
+        self._keep_before(proposal.path)
         if decision == Decision.AUTO:
             resolution = await self.reviewer.apply_change(proposal)
         else:
@@ -319,6 +341,10 @@ class Gate:
             hunks_applied=resolution.hunks_applied,
             reason=resolution.reason,
         )
+        if resolution.landed:
+            self.checkpoint.after_change(
+                proposal.path, proposal.text_with(set(resolution.hunks_applied))
+            )
         result = _change_result(proposal.path, len(proposal.hunks), resolution)
         if resolution.landed:
             label = "auto" if decision == Decision.AUTO else "approved"

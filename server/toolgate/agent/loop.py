@@ -26,7 +26,7 @@ from toolgate.agent.events import (
 )
 from toolgate.agent.gate import Gate, GateOutcome
 from toolgate.agent.metrics import Metrics
-from toolgate.agent.policy import Policy
+from toolgate.agent.policy import Decision, Policy
 from toolgate.agent.redact import Redactor
 from toolgate.agent.retention import fit_result, result_json
 from toolgate.agent.runlog import RunLog
@@ -617,11 +617,24 @@ class AgentRun:
         turn = _Turn()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         producer = asyncio.create_task(self._produce(turn, queue))
+        # Reads run side by side while the model writes; anything else waits for them and runs
+        # alone, so a change never races a read and the results keep the model's order.
+        slots: list[tuple[ToolCall, asyncio.Future[GateOutcome]]] = []
+        reading: list[asyncio.Future[GateOutcome]] = []
         try:
             while True:
                 kind, item = await queue.get()
                 if kind == "call":
-                    turn.outcomes.append((item, await self._gate(item)))
+                    task: asyncio.Future[GateOutcome]
+                    if self._runs_beside(item):
+                        task = asyncio.ensure_future(self._gate(item))
+                        reading.append(task)
+                    else:
+                        await asyncio.gather(*reading)
+                        reading = []
+                        task = asyncio.get_running_loop().create_future()
+                        task.set_result(await self._gate(item))
+                    slots.append((item, task))
                 elif kind == "error":
                     turn.errors.append(item)
                     self._parse_error(item.error, item.raw_excerpt)
@@ -629,11 +642,26 @@ class AgentRun:
                     raise item
                 elif kind == "done":
                     break
+            await asyncio.gather(*reading)
         finally:
+            for pending in reading:
+                pending.cancel()
+            await asyncio.gather(*reading, return_exceptions=True)
             if not producer.done():
                 producer.cancel()
                 await asyncio.gather(producer, return_exceptions=True)
+        turn.outcomes = [(call, task.result()) for call, task in slots]
         return turn
+
+    def _runs_beside(self, call: ToolCall) -> bool:
+        """Whether a call may run beside the turn's other reads: it reads, and nobody is asked."""
+        tool = self.registry.get(call.name)
+        if tool is None or "__invalid_json__" in call.arguments:
+            return False
+        if tool.kind != "read" and not tool.read_only:
+            return False
+        # A call the person is asked about waits its turn: questions come one at a time.
+        return self.gate.policy.decide(tool) == Decision.AUTO
 
     async def _produce(self, turn: _Turn, queue: asyncio.Queue[tuple[str, Any]]) -> None:
         try:

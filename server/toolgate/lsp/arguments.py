@@ -315,6 +315,17 @@ class ScaffoldToolArguments:
     )
 
 
+@attrs.frozen
+class UndoRunArguments:
+    """`toolgate.undoRun`: `[{"runId"?: "…", "dryRun"?: bool, "force"?: bool}]` or `[]`."""
+
+    run_id: str | None = attrs.field(
+        default=None, validator=_at_most(200), metadata=_message("runId must be a string")
+    )
+    dry_run: bool = attrs.field(default=False, metadata=_message("dryRun must be true or false"))
+    force: bool = attrs.field(default=False, metadata=_message("force must be true or false"))
+
+
 @positional
 @attrs.frozen
 class NoArguments:

@@ -18,6 +18,7 @@ from toolgate.lsp.convert import (
     uri_to_path,
     whole_text_range,
 )
+from toolgate.review.apply import StaleProposal, apply_chosen, chosen_hunks, rebased_onto
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
 from toolgate.review.reviewer import Approval, ApprovalRequest
 from toolgate.workspace import PathRefused, Workspace, normalise_newlines
@@ -277,33 +278,34 @@ class LspReviewer:
     async def _apply(
         self, proposal: Proposal, selected: set[int] | None, *, confirm: bool
     ) -> Resolution:
-        """Send the edit (or write disk for clients without applyEdit) and see what landed."""
+        """Send the edit (or write disk when no edit can reach the file) and see what landed."""
         uri = self._uri(proposal)
         real = self.workspace.root / proposal.path
         current = self.client.open_text(uri)
-        on_disk: str | None = None
+        in_editor = current is not None
         if current is None:
             try:
                 _, text_file = self.workspace.read_or_none(proposal.path)
             except (PathRefused, OSError) as exc:
                 return Resolution(ProposalStatus.REJECTED, [], None, error=str(exc))
-            on_disk = text_file.text if text_file else None
-            current = on_disk
-        expected = None if proposal.is_new_file else proposal.original
-        normalised = normalise_newlines(current) if current is not None else None
-        if normalised != expected and not _blank_buffer_of_new_file(proposal, normalised):
-            rebased = proposal.rebase(normalised) if normalised is not None else None
-            if rebased is None:
-                return Resolution(
-                    ProposalStatus.STALE,
-                    [],
-                    "the file changed and the proposed change no longer applies",
-                )
-            proposal = rebased
+            current = text_file.text if text_file else None
+        try:
+            proposal = rebased_onto(proposal, current)
+            final_text = apply_chosen(current, proposal, selected)
+        except StaleProposal:
+            return Resolution(
+                ProposalStatus.STALE,
+                [],
+                "the file changed and the proposed change no longer applies",
+            )
         all_hunks = set(range(len(proposal.hunks)))
-        chosen = all_hunks if selected is None else selected
-        final_text = proposal.text_with(chosen)
-        if not self.client.supports_apply_edit():
+        chosen = chosen_hunks(proposal, selected)
+        if not self.client.supports_apply_edit() or (
+            proposal.is_new_file and not in_editor and not self.client.supports_create_file()
+        ):
+            # No edit can reach the file: the editor applies no edits, or the file does not
+            # exist and the editor can neither create it nor has a buffer of it (an edit may
+            # only change a document that exists). The accepted text is written in one step.
             try:
                 self.workspace.write(proposal.path, final_text)
             except (PathRefused, OSError) as exc:
@@ -378,8 +380,6 @@ class LspReviewer:
             ]
         if not self.client.supports_document_changes():
             # Without `documentChanges` the spec allows only the unversioned `changes` map.
-            if proposal.is_new_file:
-                self.workspace.write(proposal.path, "")
             return types.WorkspaceEdit(changes={uri: edits}, change_annotations=annotations)
         text_edit = types.TextDocumentEdit(
             text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
@@ -394,9 +394,6 @@ class LspReviewer:
                     annotation_id=annotation_id,
                 )
             )
-        elif proposal.is_new_file:
-            # A client that cannot create files: write an empty file, then edit it.
-            self.workspace.write(proposal.path, "")
         changes.append(text_edit)
         return types.WorkspaceEdit(document_changes=changes, change_annotations=annotations)
 

@@ -56,6 +56,7 @@ from toolgate.lsp.planning import plan_actions
 from toolgate.lsp.planning import register as register_planning
 from toolgate.lsp.protocol import ToolgateProtocol, toolgate_converter
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
+from toolgate.lsp.undo import register as register_undo
 
 if TYPE_CHECKING:
     # The engine is imported when a run (or a review) first needs it, so that the server
@@ -607,17 +608,21 @@ class ToolgateServer(LanguageServer):
 
 server = ToolgateServer()
 register_planning(server)
+register_undo(server)
 
 
-def _relative(ls: ToolgateServer, uri: str) -> str | None:
-    """The workspace-relative path of a file URI; None for another scheme or a bad path."""
-    path = uri_to_path(uri)
+def _relative(ls: ToolgateServer, uri: str | None, *, name: str = "uri") -> str | None:
+    """The workspace-relative path of a file URI; None when absent, another scheme or a bad path.
+
+    A file outside the workspace is the client's error (-32602), named by `name`.
+    """
+    path = uri_to_path(uri) if uri else None
     if path is None:
         return None
     try:
         return Path(path).resolve().relative_to(ls.workspace_root()).as_posix()
     except (ValueError, OSError):
-        raise JsonRpcInvalidParams("uri is outside the workspace") from None
+        raise JsonRpcInvalidParams(f"{name} is outside the workspace") from None
 
 
 @server.feature(types.INITIALIZED)
@@ -709,10 +714,7 @@ async def ask(ls: ToolgateServer, args: AskArguments) -> dict[str, Any]:
     task = args.task
     context = args.context
     if context is not None:
-        try:
-            where = _relative(ls, context.uri) if context.uri else None
-        except JsonRpcInvalidParams:
-            raise JsonRpcInvalidParams("context uri is outside the workspace") from None
+        where = _relative(ls, context.uri, name="context uri")
         if where or context.text:
             task += f"\n\nContext: the person is looking at {where or 'a file'}"
             if context.range is not None:
@@ -725,7 +727,7 @@ async def ask(ls: ToolgateServer, args: AskArguments) -> dict[str, Any]:
 @server.command("toolgate.fixFailure")
 async def fix_failure(ls: ToolgateServer, args: FixFailureArguments) -> dict[str, Any]:
     """Start a run that fixes one failing test."""
-    rel = (_relative(ls, args.uri) if args.uri else None) or "?"
+    rel = _relative(ls, args.uri) or "?"
     line = args.line + 1 if args.line is not None else "?"
     task = (
         f"The test {args.test_id[:500]} fails at {rel}:{line} with: {args.message[:8000]}\n"

@@ -6,13 +6,44 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SEVERITIES = {"error": 1, "warning": 2, "information": 3, "info": 3, "hint": 4}
-_LIMIT_KEYS = {
-    "maxSteps": "max_steps",
-    "maxLlmCalls": "max_llm_calls",
-    "maxRunSeconds": "max_run_seconds",
-    "maxToolRetries": "max_tool_retries",
-    "commandTimeoutSeconds": "command_timeout_seconds",
+
+# Editor setting (below `toolgate.`) → the configuration key it overrides. Its type and bounds
+# are those of `config.SCHEMA` at that key; the editors' own schemas (the VS Code extension's
+# package.json) are checked against this table and that schema by the test suite.
+CONFIG_KEYS: dict[str, tuple[str, ...]] = {
+    "model": ("model", "name"),
+    "baseUrl": ("model", "base_url"),
+    "toolCalling.mode": ("tool_calling", "mode"),
+    "approval": ("policy", "approvals"),
+    "limits.maxSteps": ("limits", "max_steps"),
+    "limits.maxLlmCalls": ("limits", "max_llm_calls"),
+    "limits.maxRunSeconds": ("limits", "max_run_seconds"),
+    "limits.maxToolRetries": ("limits", "max_tool_retries"),
+    "limits.commandTimeoutSeconds": ("limits", "command_timeout_seconds"),
 }
+# Editor settings the server itself holds (they are no configuration key).
+SERVER_KEYS = ("review.confirmInEditor", "diagnostics.testFailureSeverity")
+
+_LIMIT_KEYS = {
+    key.removeprefix("limits."): path[1] for key, path in CONFIG_KEYS.items() if path[0] == "limits"
+}
+
+
+def config_schema(path: tuple[str, ...]) -> dict[str, Any]:
+    """The part of `config.SCHEMA` that describes the configuration key at `path`."""
+    # Imported here: the server starts without the engine's configuration (start-up time).
+    from toolgate.config import SCHEMA
+
+    node: dict[str, Any] = SCHEMA
+    for part in path:
+        node = node["properties"][part]
+    return node
+
+
+def _limit_rule(schema: dict[str, Any]) -> str:
+    if schema.get("type") == "integer" and schema.get("minimum", 1) < 1:
+        return f"a whole number, {schema['minimum']} or more"
+    return "a positive number"
 
 
 class SettingsError(ValueError):
@@ -106,14 +137,19 @@ def parse_settings(raw: Any, previous: EditorSettings | None = None) -> EditorSe
         settings.overrides.setdefault("policy", {})["approvals"] = clean
     limits = doc.get("limits")
     if isinstance(limits, dict):
-        out = {}
+        from jsonschema import Draft202012Validator
+
+        out: dict[str, Any] = {}
         for key, value in limits.items():
-            name = _LIMIT_KEYS.get(key, key)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-                raise SettingsError(f"setting 'limits.{key}' must be a positive number")
-            out[name] = (
-                int(value) if name in ("max_steps", "max_llm_calls", "max_tool_retries") else value
-            )
+            name = _LIMIT_KEYS.get(str(key), str(key))
+            if name not in config_schema(("limits",))["properties"]:
+                continue  # unknown keys are ignored, as everywhere in the settings
+            schema = config_schema(("limits", name))
+            if schema.get("type") == "integer" and isinstance(value, float) and value.is_integer():
+                value = int(value)  # JSON gives no integer type: 3.0 is 3
+            if isinstance(value, bool) or not Draft202012Validator(schema).is_valid(value):
+                raise SettingsError(f"setting 'limits.{key}' must be {_limit_rule(schema)}")
+            out[name] = value
         settings.overrides["limits"] = out
     review = doc.get("review")
     if isinstance(review, dict) and "confirmInEditor" in review:

@@ -313,12 +313,14 @@ def _tool(spec: McpServerSpec, remote: Any) -> Tool | None:
         )
         return None
     description = (remote.description or remote.name).strip()
+    annotations = getattr(remote, "annotations", None)
     return Tool(
         name=tool_name(spec.name, remote.name),
         description=f"{description}\n(The tool {remote.name!r} of the MCP server {spec.name!r}.)",
         parameters=schema,
         kind="command",
         executes=True,
+        read_only=bool(getattr(annotations, "read_only_hint", False)),
     )
 
 

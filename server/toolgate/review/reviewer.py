@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from toolgate.review.apply import StaleProposal, apply_chosen, chosen_hunks
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
 from toolgate.workspace import PathRefused, Workspace
 
@@ -75,30 +76,23 @@ class DiskReviewer:
         self, proposal: Proposal, accepted: set[int] | None, reason: str | None
     ) -> Resolution:
         """Write the accepted hunks to disk; a proposal made stale by the disk is not applied."""
-        all_hunks = set(range(len(proposal.hunks)))
-        chosen = all_hunks if accepted is None else (accepted & all_hunks)
         try:
             _, current = self.workspace.read_or_none(proposal.path)
         except (PathRefused, OSError) as exc:
             return Resolution(ProposalStatus.REJECTED, [], None, error=str(exc))
-        now = current.text if current else None
-        expected = None if proposal.is_new_file else proposal.original
-        if now != expected:
-            rebased = proposal.rebase(now) if now is not None else None
-            if rebased is None:
-                return Resolution(
-                    ProposalStatus.STALE,
-                    [],
-                    f"{proposal.path} changed on disk since the proposal was made",
-                )
-            proposal = rebased
-        text = proposal.text_with(chosen)
+        try:
+            text = apply_chosen(current.text if current else None, proposal, accepted)
+        except StaleProposal as exc:
+            return Resolution(ProposalStatus.STALE, [], str(exc))
+        chosen = chosen_hunks(proposal, accepted)
         try:
             self.workspace.write(proposal.path, text, like=current)
         except (PathRefused, OSError) as exc:
             return Resolution(ProposalStatus.REJECTED, [], None, error=f"could not write: {exc}")
         status = (
-            ProposalStatus.ACCEPTED if chosen == all_hunks else ProposalStatus.PARTIALLY_ACCEPTED
+            ProposalStatus.ACCEPTED
+            if accepted is None or chosen == chosen_hunks(proposal, None)
+            else ProposalStatus.PARTIALLY_ACCEPTED
         )
         return Resolution(status, sorted(chosen), reason)
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from toolgate.records import ToolResult
+from toolgate.review.proposal import make_proposal
+from toolgate.review.reviewer import DiskReviewer
 from toolgate.runner.allowlist import CommandRefused, is_allowed, split_command
 from toolgate.runner.process import resolve_executable, run_process
 from toolgate.tools.activity import ActivityContext, FileChange
@@ -289,14 +291,24 @@ class EditFile:
 async def _write_planned(
     activity: WriteFile | EditFile, ctx: ActivityContext, args: dict[str, Any]
 ) -> ToolResult:
+    """Plan the change and land it as an approved proposal lands: the same hunks, one write."""
     start = time.perf_counter()
     planned = await activity.plan(ctx, args)
     if isinstance(planned, ToolResult):
         return _timed(start, planned)
-    try:
-        ctx.workspace.write(planned.path, planned.proposed)
-    except (PathRefused, OSError) as exc:
-        return _timed(start, _refusal(exc))
+    proposal = make_proposal(
+        run_id="",
+        call_id="",
+        tool="write_file" if isinstance(activity, WriteFile) else "edit_file",
+        path=planned.path,
+        original=planned.original,
+        proposed=planned.proposed,
+    )
+    resolution = await DiskReviewer(ctx.workspace).apply_change(proposal)
+    if not resolution.landed:
+        return _timed(
+            start, ToolResult.fail(resolution.error or resolution.reason or "not written")
+        )
     return _timed(start, ToolResult.ok({"path": planned.path, "changed": True}))
 
 
@@ -594,12 +606,16 @@ class RunCommand:
         return self.argv(ctx, args), cwd
 
     async def run(self, ctx: ActivityContext, args: dict[str, Any]) -> ToolResult:
-        """Run the program and report its exit code and (capped) output."""
+        """Check the call (trust, folder, allow-list paths), then execute it, timed."""
         start = time.perf_counter()
         try:
             argv, cwd = self._prepare(ctx, args)
         except (CommandRefused, PathRefused, _Untrusted) as exc:
             return _timed(start, _refusal(exc))
+        return _timed(start, await self._execute(ctx, argv, cwd))
+
+    async def _execute(self, ctx: ActivityContext, argv: list[str], cwd: Path) -> ToolResult:
+        """Run the program and report its exit code and (capped) output."""
         outcome = await run_process(
             resolve_executable(argv, cwd, root=ctx.workspace.root),
             cwd,
@@ -617,14 +633,13 @@ class RunCommand:
         }
         if outcome.sandbox_note:
             data["notes"] = [outcome.sandbox_note]
-        result = ToolResult(
+        return ToolResult(
             success=outcome.exit_code == 0,
             data=data,
             error=None if outcome.exit_code == 0 else _exit_error(outcome),
             output_truncated=outcome.output_truncated,
             output_size_bytes=outcome.output_size_bytes,
         )
-        return _timed(start, result)
 
 
 class _Untrusted(Exception):
@@ -648,18 +663,13 @@ class RunTests(RunCommand):
 
     default_command = "pytest -q --tb=short"
 
-    async def run(self, ctx: ActivityContext, args: dict[str, Any]) -> ToolResult:
-        """Run the tests and summarise them."""
+    async def _execute(self, ctx: ActivityContext, argv: list[str], cwd: Path) -> ToolResult:
+        """Run the tests and summarise them (another allowed command runs as run_command)."""
         from toolgate.testing.runner import run_pytest
 
-        start = time.perf_counter()
-        try:
-            argv, cwd = self._prepare(ctx, args)
-        except (CommandRefused, PathRefused, _Untrusted) as exc:
-            return _timed(start, _refusal(exc))
         notes = await ctx.before_tests()
         if not is_pytest(argv):
-            result = await super().run(ctx, args)
+            result = await super()._execute(ctx, argv, cwd)
             if notes and isinstance(result.data, dict):
                 result.data["notes"] = notes + result.data.get("notes", [])
             return result
@@ -705,14 +715,13 @@ class RunTests(RunCommand):
             )
         else:
             error = None
-        result = ToolResult(
+        return ToolResult(
             success=error is None,
             data=data,
             error=error,
             output_truncated=test_run.output_truncated,
             output_size_bytes=test_run.output_size_bytes,
         )
-        return _timed(start, result)
 
 
 _PYTEST_USAGE_ERRORS = {3: "internal error", 4: "usage error, e.g. a path that does not exist"}

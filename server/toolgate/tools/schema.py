@@ -29,6 +29,9 @@ class Tool:
     gate: str | None = None
     # What the tool can do, as `domain.action` names (the capability registry reads them).
     capabilities: tuple[str, ...] = ()
+    # Declared to change nothing (an MCP server's readOnlyHint): it may run beside other reads
+    # of a turn. Only concurrency reads this; the gate's decision still comes from `kind`.
+    read_only: bool = False
 
     @property
     def summary(self) -> str:

@@ -1,0 +1,214 @@
+"""Checkpoints: what each run changed, kept so that the run can be undone exactly.
+
+Before a run first changes a file, the file's bytes on disk (or the fact that it did not exist)
+go into the run's own store, `.toolgate/runs/<run_id>.checkpoint/`; after each change lands,
+the text the change left is remembered by its hash, so an undo can tell a file the run left
+from one somebody changed since. Only the files the run touched are kept: no second
+repository, no copies of anything else. Commits the run made are listed, never rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolgate.workspace.files import atomic_write_bytes, atomic_write_text, toolgate_dir
+
+FORMAT = "toolgate-checkpoint"
+VERSION = 1
+SUFFIX = ".checkpoint"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used (missing, damaged, of a newer format)."""
+
+
+def text_digest(text: str | None) -> str | None:
+    """The hash a file's text is compared by (newlines normalised, as the workspace reads)."""
+    if text is None:
+        return None
+    return hashlib.sha256(text.replace("\r\n", "\n").encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def store_dir(root: Path) -> Path:
+    """The folder that holds every run's checkpoint (inside the ignored run records)."""
+    return toolgate_dir(root) / "runs"
+
+
+@dataclass
+class FileRecord:
+    """One file a run changed: what it was before, and what the run left."""
+
+    path: str  # workspace-relative POSIX path
+    existed: bool  # False: the run created it
+    blob: str | None  # the before bytes' sha256 (the blob's name), None when it did not exist
+    after: str | None = None  # text_digest of what the run left (None: it removed the file)
+    landed: bool = False  # False: the change was never applied (or the process died first)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as the store keeps it."""
+        return {
+            "path": self.path,
+            "existed": self.existed,
+            "blob": self.blob,
+            "after": self.after,
+            "landed": self.landed,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FileRecord:
+        """Read a record back (CheckpointError when it is damaged)."""
+        try:
+            return cls(
+                path=str(data["path"]),
+                existed=bool(data["existed"]),
+                blob=None if data["blob"] is None else str(data["blob"]),
+                after=None if data.get("after") is None else str(data["after"]),
+                landed=bool(data.get("landed", False)),
+            )
+        except (KeyError, TypeError) as exc:
+            raise CheckpointError(f"a damaged file record: {exc}") from None
+
+
+@dataclass
+class Checkpoint:
+    """The store of one run: its manifest (`checkpoint.json`) and the before-blobs."""
+
+    root: Path
+    run_id: str
+    created: float = field(default_factory=time.time)
+    files: dict[str, FileRecord] = field(default_factory=dict)
+    commits: list[str] = field(default_factory=list)
+    undoes: str | None = None  # the run this checkpoint's run undid
+    undone_by: str | None = None
+
+    @property
+    def folder(self) -> Path:
+        """Where this run's store lives."""
+        return store_dir(self.root) / f"{self.run_id}{SUFFIX}"
+
+    @property
+    def manifest(self) -> Path:
+        """The store's manifest file."""
+        return self.folder / "checkpoint.json"
+
+    def before_change(self, path: str, raw: bytes | None) -> None:
+        """Keep a file's state before the run first changes it (`raw` None: it does not exist)."""
+        if path in self.files:
+            return
+        blob = None
+        if raw is not None:
+            blob = hashlib.sha256(raw).hexdigest()
+            target = self.folder / "blobs" / blob
+            if not target.exists():
+                atomic_write_bytes(target, raw)
+        self.files[path] = FileRecord(path, raw is not None, blob)
+        # Written before the change is applied: a crash in between still leaves the way back.
+        self.save()
+
+    def after_change(self, path: str, text: str | None) -> None:
+        """Remember what the run left in a file (`text` None: the run removed it)."""
+        record = self.files.get(path)
+        if record is None:
+            return
+        record.after = text_digest(text)
+        record.landed = True
+        self.save()
+
+    def commit_made(self, sha: str) -> None:
+        """A commit the run made (named by undo, never rewritten)."""
+        if sha and sha not in self.commits:
+            self.commits.append(sha)
+            self.save()
+
+    def before_bytes(self, record: FileRecord) -> bytes | None:
+        """The bytes a file held before the run (None when it did not exist)."""
+        if record.blob is None:
+            return None
+        try:
+            raw = (self.folder / "blobs" / record.blob).read_bytes()
+        except OSError as exc:
+            raise CheckpointError(f"the saved copy of {record.path} is missing: {exc}") from None
+        if hashlib.sha256(raw).hexdigest() != record.blob:
+            raise CheckpointError(f"the saved copy of {record.path} is damaged")
+        return raw
+
+    def to_dict(self) -> dict[str, Any]:
+        """The manifest's content."""
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "run_id": self.run_id,
+            "created": self.created,
+            "undoes": self.undoes,
+            "undone_by": self.undone_by,
+            "commits": self.commits,
+            "files": [r.to_dict() for r in self.files.values()],
+        }
+
+    def save(self) -> None:
+        """Write the manifest atomically."""
+        atomic_write_text(self.manifest, json.dumps(self.to_dict(), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, root: Path, run_id: str) -> Checkpoint:
+        """Read a run's checkpoint (CheckpointError when there is none or it is damaged)."""
+        if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith("."):
+            raise CheckpointError(f"{run_id!r} is not a run id")
+        path = store_dir(root) / f"{run_id}{SUFFIX}" / "checkpoint.json"
+        try:
+            data = json.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            raise CheckpointError(
+                f"run {run_id} changed nothing: there is nothing to undo"
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise CheckpointError(f"run {run_id}'s checkpoint cannot be read: {exc}") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise CheckpointError(f"{path} is not a Toolgate checkpoint")
+        if not isinstance(data.get("version"), int) or data["version"] > VERSION:
+            raise CheckpointError(f"{path} was written by a newer Toolgate")
+        files = data.get("files")
+        commits = data.get("commits", [])
+        if not isinstance(files, list) or not isinstance(commits, list):
+            raise CheckpointError(f"{path} is damaged")
+        checkpoint = cls(
+            root,
+            str(data.get("run_id", run_id)),
+            created=float(data.get("created") or 0.0),
+            commits=[str(c) for c in commits],
+            undoes=data.get("undoes"),
+            undone_by=data.get("undone_by"),
+        )
+        for item in files:
+            if not isinstance(item, dict):
+                raise CheckpointError(f"{path} is damaged")
+            record = FileRecord.from_dict(item)
+            checkpoint.files[record.path] = record
+        return checkpoint
+
+
+def run_ids(root: Path) -> list[str]:
+    """The runs with a checkpoint, oldest first."""
+    folder = root / ".toolgate" / "runs"
+    if not folder.is_dir():
+        return []
+    found: list[tuple[float, str]] = []
+    for entry in folder.glob(f"*{SUFFIX}/checkpoint.json"):
+        run_id = entry.parent.name[: -len(SUFFIX)]
+        try:
+            created = float(json.loads(entry.read_text("utf-8")).get("created") or 0.0)
+        except (OSError, ValueError, AttributeError):
+            continue
+        found.append((created, run_id))
+    return [run_id for _, run_id in sorted(found)]
+
+
+def latest_run(root: Path) -> str | None:
+    """The run whose checkpoint is newest, or None."""
+    ids = run_ids(root)
+    return ids[-1] if ids else None

@@ -1,0 +1,78 @@
+"""`toolgate undo [RUN_ID] [--dry-run] [--force]`: put back what a run changed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
+
+
+def add_parser(sub: Any) -> None:
+    """Register the `undo` subcommand."""
+    undo = sub.add_parser("undo", help="restore the files a run changed (default: the latest run)")
+    undo.add_argument("run_id", nargs="?", help="the run to undo (see .toolgate/runs/)")
+    undo.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    undo.add_argument(
+        "--dry-run", action="store_true", help="list what it would do, change nothing"
+    )
+    undo.add_argument(
+        "--force", action="store_true", help="also restore files changed since the run"
+    )
+    undo.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Undo a run, or say what undoing it would do."""
+    from toolgate.agent.checkpoints import CheckpointError
+    from toolgate.agent.undo import apply_undo, plan_undo
+    from toolgate.workspace import Workspace
+
+    root = Path(args.workspace).resolve()
+    if not root.is_dir():
+        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    workspace = Workspace(root)
+    try:
+        plan = plan_undo(workspace, args.run_id, force=args.force)
+    except CheckpointError as exc:
+        print(f"toolgate undo: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    payload: dict[str, Any] = plan.to_dict()
+    payload["dryRun"] = bool(args.dry_run)
+    if not args.dry_run and plan.changes:
+        try:
+            record = apply_undo(workspace, plan)
+        except (CheckpointError, OSError, ValueError) as exc:
+            print(f"toolgate undo: {exc}", file=sys.stderr)
+            return EXIT_REFUSED
+        payload["undoRunId"] = record.run_id
+    if args.json:
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+    else:
+        verb = "would" if args.dry_run else "did"
+        for item in plan.files:
+            print(f"{item.action:14} {item.path}  ({item.reason})")
+        print(
+            f"toolgate undo: run {plan.run_id}: {verb} restore {len(plan.changes)} file(s)",
+            file=sys.stderr,
+        )
+        if plan.conflicts:
+            print(
+                f"toolgate undo: {len(plan.conflicts)} file(s) changed since the run were left "
+                "alone; --force restores them too",
+                file=sys.stderr,
+            )
+        if "undoRunId" in payload:
+            print(
+                f"toolgate undo: recorded as {payload['undoRunId']}; "
+                f"`toolgate undo {payload['undoRunId']}` brings the changes back",
+                file=sys.stderr,
+            )
+        hint = plan.revert_hint()
+        if hint:
+            print(f"toolgate undo: {hint}", file=sys.stderr)
+    return EXIT_REFUSED if plan.conflicts and not args.dry_run else EXIT_OK
