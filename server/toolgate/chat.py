@@ -29,6 +29,7 @@ HELP = """\
 /new          start a new session (the next line is its first turn)
 /sessions     the workspace's sessions
 /load ID      continue session ID
+/undo         put back what the last run changed (it asks first)
 /model        which model and endpoint the turns use
 /help         this list
 /exit         leave (or Ctrl-D; Ctrl-C twice quickly)
@@ -142,6 +143,8 @@ class Chat:
                 return
             self.current = arg
             self._say(f"continuing session {arg}")
+        elif name == "/undo":
+            self.undo()
         elif name == "/model":
             self._say(
                 f"model {self.config.model or '(the endpoint’s first)'} at "
@@ -149,6 +152,36 @@ class Chat:
             )
         else:
             self._say(f"unknown command {name}; /help lists them")
+
+    def undo(self) -> None:
+        """Show what undoing the last run would put back, and do it when the person agrees."""
+        from toolgate.agent.checkpoints import CheckpointError
+        from toolgate.agent.undo import CONFLICT, REMOVE, apply_undo, plan_undo
+
+        try:
+            plan = plan_undo(self.workspace, None)
+        except CheckpointError as exc:
+            self._say(f"nothing to undo: {exc}")
+            return
+        for item in plan.files:
+            if item.action == CONFLICT:
+                self._say(f"  {item.path}: changed since the run, left alone")
+            elif item.action == REMOVE:
+                self._say(f"  {item.path}: remove (the run created it)")
+            elif item in plan.changes:
+                self._say(f"  {item.path}: restore as it was before the run")
+        hint = plan.revert_hint()
+        if hint:
+            self._say(f"  {hint}")
+        if not plan.changes:
+            self._say(f"run {plan.run_id}: nothing to put back")
+            return
+        answer = _read(f"Undo run {plan.run_id}? [y/N] ")
+        if (answer or "").strip().lower() not in ("y", "yes"):
+            self._say("left as it is")
+            return
+        apply_undo(self.workspace, plan)
+        self._say(f"undone: {len(plan.changes)} file(s) put back")
 
 
 def _read(prompt: str) -> str | None:

@@ -55,6 +55,13 @@ def test_a_chat_of_turns_with_an_approval_ctrl_c_new_and_load(
         term.expect("Wrote it.")
         term.expect(PROMPT)
         assert (repo / "name.txt").read_text() == "Tiny\n"
+        term.type("/undo\r")
+        term.expect("name.txt: remove")
+        term.expect("[y/N]")
+        term.type("y\r")
+        term.expect("undone: 1 file(s) put back")
+        term.expect(PROMPT)
+        assert not (repo / "name.txt").exists()
         # The second turn's request carried the first turn.
         assert "The project is called Tiny." in json.dumps(scripted.requests[1]["messages"])
 
