@@ -58,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
         return _add(name, parents=[common, *kwargs.pop("parents", [])], **kwargs)
 
-    sub.add_parser = add_parser  # type: ignore[method-assign]
+    sub.add_parser = add_parser  # type: ignore[method-assign]  # argparse has no hook for parents shared by every subcommand
 
     run = sub.add_parser(
         "run",
