@@ -83,6 +83,7 @@ export interface ProposalResolved {
 
 export type RunFinishedStatus =
   | 'completed'
+  | 'incomplete'
   | 'failed'
   | 'blocked_by_policy'
   | 'limit_reached'

@@ -13,16 +13,59 @@ from typing import Any
 
 from toolgate import __version__, cli_tools, cli_undo
 
-EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+RUN_EPILOG = """\
+example:
+  toolgate run "Fix the failing test in tests/test_parse.py" --model qwen2.5-coder \\
+      --base-url http://127.0.0.1:8080/v1
+
+exit status:
+  0    the model finished the task and every change it proposed was accepted
+  1    the run did not complete: failed, limit reached, blocked by policy, or a change
+       it proposed was refused (the last line says which)
+  2    usage or configuration error (nothing was sent to the model)
+  130  interrupted with Ctrl-C
+
+environment:
+  TOOLGATE_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY, NO_COLOR
+"""
+
+
+def _verbosity() -> argparse.ArgumentParser:
+    # A parent parser, so that -v is read after the subcommand as well as before it.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="Toolgate's debug log on stderr",
+    )
+    return common
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="toolgate", description=__doc__)
     parser.add_argument("--version", action="version", version=f"toolgate {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="Toolgate's debug log on stderr"
+    )
+    sub = parser.add_subparsers(dest="command")
+    common = _verbosity()
+    _add = sub.add_parser
 
-    run = sub.add_parser("run", help="run the agent on a task in a workspace (headless)")
+    def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        return _add(name, parents=[common, *kwargs.pop("parents", [])], **kwargs)
+
+    sub.add_parser = add_parser  # type: ignore[method-assign]  # argparse has no hook for parents shared by every subcommand
+
+    run = sub.add_parser(
+        "run",
+        help="run the agent on a task in a workspace (headless)",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument("task", help="what the agent should do")
     run.add_argument("--workspace", default=".", help="workspace root (default: .)")
     run.add_argument("--model", help="model name (env TOOLGATE_MODEL)")
@@ -45,6 +88,22 @@ def _parser() -> argparse.ArgumentParser:
     which = run.add_mutually_exclusive_group()
     which.add_argument("--session", metavar="ID", help="continue this session")
     which.add_argument(
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="continue the session with the most recent activity",
+    )
+
+    chat = sub.add_parser("chat", help="talk to the agent turn by turn in the terminal")
+    chat.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    chat.add_argument("--model", help="model name (env TOOLGATE_MODEL)")
+    chat.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+    chat.add_argument("--profile", help="developer, reviewer, or .agent/profiles/NAME.md")
+    chat.add_argument("--max-steps", type=int)
+    chat.add_argument("--tool-calling", choices=["auto", "native", "text"])
+    chat_which = chat.add_mutually_exclusive_group()
+    chat_which.add_argument("--session", metavar="ID", help="continue this session")
+    chat_which.add_argument(
         "--continue",
         dest="continue_session",
         action="store_true",
@@ -118,13 +177,30 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0) if exc.code in (0, None) else EXIT_USAGE
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if args.verbose:
+        # Toolgate's and the protocol's debug lines; the HTTP libraries' would bury them.
+        for name in ("httpcore", "httpcore2", "httpx", "openai", "asyncio", "anyio", "urllib3"):
+            logging.getLogger(name).setLevel(logging.WARNING)
     if args.command == "run":
         return _run(args)
+    if args.command == "chat":
+        from toolgate.chat import chat_main
+
+        return chat_main(args)
+    if args.command in ("lsp", "mcp", "acp") and sys.stdin.isatty():
+        print(
+            f"toolgate {args.command}: waiting for a client on stdio "
+            "(an editor or agent starts this itself; Ctrl-C to stop)",
+            file=sys.stderr,
+        )
     if args.command == "lsp":
         from toolgate.lsp.server import serve
 
@@ -196,6 +272,9 @@ def _run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
         return EXIT_USAGE
+    if not args.task.strip():
+        print("toolgate: the task is empty: say what the agent should do", file=sys.stderr)
+        return EXIT_USAGE
     try:
         config = load_config(root, overrides=_overrides(args))
     except ConfigError as exc:
@@ -222,7 +301,7 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("toolgate: interrupted", file=sys.stderr)
-        return EXIT_RUN_FAILED
+        return EXIT_INTERRUPTED
 
 
 async def _run_async(
@@ -270,7 +349,8 @@ async def _run_async(
     finally:
         await service.close()
     print(f"toolgate: session {claim.session_id}", file=sys.stderr)
-    if outcome.answer and not json_lines:
+    # On a terminal the answer was streamed to the screen already; a pipe gets it once, clean.
+    if outcome.answer and not json_lines and not sys.stdout.isatty():
         print(outcome.answer)
     return EXIT_OK if outcome.status == "completed" else EXIT_RUN_FAILED
 
@@ -350,6 +430,9 @@ def _trust(args: argparse.Namespace) -> int:
     from toolgate.session import SessionService
 
     root = Path(args.workspace).resolve()
+    if not root.is_dir():
+        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+        return EXIT_USAGE
 
     def load() -> Any:
         # OPENAI_BASE_URL would hide the workspace's own base URL, which is what is confirmed.

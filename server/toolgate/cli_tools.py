@@ -97,9 +97,19 @@ def _err(message: str) -> None:
 
 def _export(args: argparse.Namespace) -> int:
     from toolgate.tools.builtins import builtin_registry
+    from toolgate.tools.manifest import ManifestError, load_manifests
 
     registry = builtin_registry()
     root = Path(args.workspace).resolve()
+    if not root.is_dir():
+        _err(f"workspace {args.workspace!r} is not a folder")
+        return EXIT_USAGE
+    try:
+        for tool, activity in load_manifests(root):  # the workspace's own tools, as a run has
+            registry.add(tool, activity)
+    except ManifestError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
     target = Path(args.output) if args.output else root / ".agent" / "tools" / "schemas.json"
     registry.export(target)
     print(f"wrote {len(registry.names())} tool schemas to {target}", file=sys.stderr)
@@ -108,7 +118,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     from toolgate.agent.policy import policy_for
-    from toolgate.config import Config
+    from toolgate.config import ConfigError, load_config
     from toolgate.tools.builtins import builtin_registry
     from toolgate.tools.capabilities import capabilities_of
     from toolgate.tools.manifest import ManifestError, load_manifests
@@ -129,7 +139,12 @@ def _list(args: argparse.Namespace) -> int:
     except ManifestError as exc:
         _err(str(exc))
         return EXIT_FAILED
-    policy = policy_for(Config())
+    try:
+        config = load_config(root)  # the workspace's approvals decide the gate column
+    except ConfigError as exc:
+        _err(f"configuration error: {exc}")
+        return EXIT_USAGE
+    policy = policy_for(config)
     rows: list[dict[str, Any]] = []
     for tool in (t for t in map(registry.get, registry.names()) if t is not None):
         decision = policy.decide(tool, command_allowed=True if tool.kind == "command" else None)

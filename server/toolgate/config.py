@@ -7,6 +7,7 @@ API key, takes effect only after the person confirms it once (see `toolgate.trus
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
 from dataclasses import dataclass, field
@@ -235,10 +236,24 @@ def _check(doc: dict[str, Any], source: str) -> None:
     error = errors[0]
     where = ".".join(str(p) for p in error.absolute_path)
     if error.validator == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        known = list(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(known))
         key = ".".join(filter(None, [where, extra[0] if extra else ""]))
-        raise ConfigError(f"{source}: unknown key '{key}'")
+        raise ConfigError(f"{source}: unknown key '{key}'" + _hint(extra[:1], known, where))
     raise ConfigError(f"{source}: '{where or '(top)'}': {error.message}")
+
+
+def _hint(extra: list[str], known: list[str], where: str) -> str:
+    """A pointer to what was meant: the close key name, or the file's own table layout."""
+    if not extra:
+        return ""
+    if extra[0] == "tool" and not where:
+        return (
+            " — this file takes the tables at its top level ([model], [limits], …); "
+            "[tool.toolgate…] is pyproject.toml's form"
+        )
+    close = difflib.get_close_matches(extra[0], known, n=1)
+    return f" — did you mean '{close[0]}'?" if close else ""
 
 
 def _read_toml(path: Path, table: tuple[str, ...] = ()) -> dict[str, Any] | None:

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import os
 import sys
+import threading
+import time
 from typing import Any, TextIO
 
+from toolgate.agent.account import account_lines
 from toolgate.agent.events import (
     ASSISTANT_TEXT,
     MODE_CHANGED,
     NOTICE,
     PROPOSAL_CREATED,
+    PROPOSAL_RESOLVED,
     RUN_FINISHED,
+    RUN_STARTED,
     TESTS_FINISHED,
     TOOL_CALL_EXECUTED,
     TOOL_CALL_PARSE_ERROR,
@@ -32,6 +39,11 @@ _RESET, _RED, _GREEN, _CYAN, _DIM, _BOLD = (
     "\033[2m",
     "\033[1m",
 )
+
+
+def wants_colour(stream: TextIO) -> bool:
+    """Colour for a terminal, unless NO_COLOR is set (https://no-color.org)."""
+    return stream.isatty() and not os.environ.get("NO_COLOR")
 
 
 def colour_diff(diff: str, enabled: bool) -> str:
@@ -67,13 +79,12 @@ class TerminalReviewer(DiskReviewer):
         super().__init__(workspace)
         self.out = out
         self.inp = inp
-        self.colour = out.isatty() if colour is None else colour
+        self.colour = wants_colour(out) if colour is None else colour
 
     async def _ask(self, prompt: str) -> str:
         self.out.write(prompt)
         self.out.flush()
-        line = await asyncio.to_thread(self.inp.readline)
-        return line.strip()
+        return (await read_line(self.inp)).strip()
 
     async def decide(self, proposal: Proposal) -> tuple[set[int] | None, str | None]:
         """Show the diff and read y / n / h (hunk by hunk) / a reason."""
@@ -92,7 +103,7 @@ class TerminalReviewer(DiskReviewer):
         low = answer.lower()
         if low in ("y", "yes"):
             return None, None
-        if low in ("h", "hunks") and len(proposal.hunks) > 1:
+        if low in ("h", "hunks"):  # one hunk too: "h" asks, it never applies unasked
             chosen: set[int] = set()
             for hunk in proposal.hunks:
                 self.out.write(colour_diff(_hunk_diff(hunk), self.colour) + "\n")
@@ -104,8 +115,6 @@ class TerminalReviewer(DiskReviewer):
             if len(chosen) < len(proposal.hunks):
                 reason = await self._ask("Reason for the rejected hunks (optional): ") or None
             return chosen, reason
-        if low in ("h", "hunks"):
-            return None, None
         if low in ("", "n", "no"):
             return set(), None
         return set(), answer
@@ -122,11 +131,128 @@ class TerminalReviewer(DiskReviewer):
         return Approval(False, None if answer.lower() in ("", "n", "no") else answer)
 
 
+def wants_spinner(stream: TextIO) -> bool:
+    """A spinner only on a terminal that can redraw a line."""
+    return stream.isatty() and os.environ.get("TERM", "") != "dumb"
+
+
+class Spinner:
+    """One redrawn line while the model thinks: the model and the seconds waited."""
+
+    FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+    def __init__(self, err: TextIO) -> None:
+        """Draw on ERR (a terminal)."""
+        self.err = err
+        self.model = "the model"
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin drawing, unless already drawing or outside an event loop."""
+        if self._task is not None:
+            return
+        try:
+            self._task = asyncio.get_running_loop().create_task(self._spin())
+        except RuntimeError:  # no loop: nothing waits asynchronously here
+            self._task = None
+
+    def stop(self) -> None:
+        """Stop and clear the line."""
+        if self._task is None:
+            return
+        self._task.cancel()
+        self._task = None
+        self.err.write("\r\033[K")
+        self.err.flush()
+
+    async def _spin(self) -> None:
+        started = time.monotonic()
+        for frame in itertools.cycle(self.FRAMES):
+            waited = time.monotonic() - started
+            self.err.write(f"\r{frame} waiting for {self.model} · {waited:.0f} s\033[K")
+            self.err.flush()
+            await asyncio.sleep(0.1)
+
+
+def _brief_args(args: dict[str, Any]) -> str:
+    """A call's arguments in one short line: long text is counted, never cut mid-string."""
+    parts = []
+    for key, value in args.items():
+        if key.startswith("_"):
+            continue
+        if isinstance(value, str) and ("\n" in value or len(value) > 60):
+            lines = value.count("\n") + (0 if value.endswith("\n") else 1)
+            parts.append(f"{key}=[{lines} line{'s' if lines != 1 else ''}]")
+        else:
+            parts.append(f"{key}={json.dumps(value, ensure_ascii=False)[:60]}")
+    return " ".join(parts)
+
+
+async def read_line(inp: TextIO) -> str:
+    """One line from INP without holding up the process's exit.
+
+    A daemon thread, not asyncio's executor: asyncio.run waits for its executor's threads on
+    the way out, so Ctrl-C at a prompt would hang until Enter and swallow the next line.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+    if inp.isatty():
+        # A terminal hands over a whole line at Enter; read it only once it is there, so a
+        # prompt given up (Ctrl-C) leaves the next line to whoever asks next.
+        fd = inp.fileno()
+
+        def ready() -> None:
+            if not future.done():
+                future.set_result(os.read(fd, 65536).decode(errors="replace"))
+
+        loop.add_reader(fd, ready)
+        try:
+            return await future
+        finally:
+            loop.remove_reader(fd)
+
+    def settle(line: str | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(line or "")
+
+    def read() -> None:
+        try:
+            line, error = inp.readline(), None
+        except Exception as exc:  # a closed stdin is the caller's to report
+            line, error = None, exc
+        try:
+            loop.call_soon_threadsafe(settle, line, error)
+        except RuntimeError:  # the loop is gone: nobody waits for this line
+            pass
+
+    threading.Thread(target=read, name="toolgate-stdin", daemon=True).start()
+    return await future
+
+
 def _hunk_diff(hunk: Any) -> str:
     lines = [hunk.header]
     lines += ["-" + line.rstrip("\n") for line in hunk.old_lines]
     lines += ["+" + line.rstrip("\n") for line in hunk.new_lines]
     return "\n".join(lines)
+
+
+_WAITING_AFTER = (RUN_STARTED, TOOL_CALL_EXECUTED, NOTICE, MODE_CHANGED, TESTS_FINISHED)
+_SHOWN = (
+    ASSISTANT_TEXT,
+    TOOL_CALL_PROPOSED,
+    TOOL_CALL_EXECUTED,
+    TOOL_CALL_PARSE_ERROR,
+    PROPOSAL_CREATED,
+    TESTS_FINISHED,
+    MODE_CHANGED,
+    NOTICE,
+    TOOL_PROGRESS,
+    RUN_FINISHED,
+)
 
 
 class Printer:
@@ -145,8 +271,22 @@ class Printer:
         self.out = out
         self.json_lines = json_lines
         self.show_diffs = show_diffs  # off when a TerminalReviewer shows each diff itself
-        self.colour = err.isatty() if colour is None else colour
+        self.colour = wants_colour(err) if colour is None else colour
         self._mid_text = False
+        self.spinner = Spinner(err) if wants_spinner(err) else None
+        self._hunks: dict[str, int] = {}  # proposal id → its hunk count
+        self._partly: str | None = None  # how the last proposal was partly accepted
+
+    def _label(self, fields: dict[str, Any]) -> str:
+        """What decided a call, in words a person does not misread."""
+        decision = fields["decision"]
+        partly, self._partly = self._partly, None
+        if partly and decision in ("approved", "auto"):
+            return partly
+        if decision == "denied":
+            error = fields.get("error") or ""
+            return "refused by policy" if "policy" in error else "failed"
+        return str(decision)
 
     def _line(self, text: str, style: str = "") -> None:
         if self._mid_text:
@@ -163,30 +303,57 @@ class Printer:
             self.out.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
             self.out.flush()
         f = event.fields
+        if self.spinner is not None:
+            if event.type == RUN_STARTED:
+                self.spinner.model = str(f.get("model"))
+            # Anything printed clears the spinner's line first; other events pass unseen.
+            if event.type in _SHOWN:
+                self.spinner.stop()
+        self._show(event)
+        # The model is thought to be thinking after the run starts and after each result.
+        if self.spinner is not None and event.type in _WAITING_AFTER:
+            if self._mid_text:  # the spinner redraws its own line, never the model's words
+                self.err.write("\n")
+                self._mid_text = False
+            self.spinner.start()
+
+    def _show(self, event: Event) -> None:
+        f = event.fields
         if event.type == ASSISTANT_TEXT:
             self.err.write(f["text"])
             self.err.flush()
             self._mid_text = not f["text"].endswith("\n")
         elif event.type == TOOL_CALL_PROPOSED:
-            args = json.dumps(f.get("raw_args", {}), ensure_ascii=False)
-            self._line(f"→ {f['tool_name']} {args[:200]}", _CYAN)
+            self._line(f"→ {f['tool_name']} {_brief_args(f.get('raw_args') or {})}", _CYAN)
         elif event.type == TOOL_CALL_EXECUTED:
             mark = "✓" if f["success"] else "✗"
             detail = f" — {f['error']}" if f.get("error") else ""
+            label = self._label(f)
             self._line(
-                f"  {mark} {f['tool_name']} [{f['decision']}] {f['latency_ms']:.0f} ms{detail}",
+                f"  {mark} {f['tool_name']} [{label}] {f['latency_ms']:.0f} ms{detail}",
                 _GREEN if f["success"] else _RED,
             )
         elif event.type == TOOL_CALL_PARSE_ERROR:
             self._line(f"  ✗ unreadable tool call: {f['error']}", _RED)
-        elif event.type == PROPOSAL_CREATED and self.show_diffs:
-            self._line(colour_diff(f["diff"], self.colour))
+        elif event.type == PROPOSAL_CREATED:
+            self._hunks[f["proposal_id"]] = int(f.get("hunks") or 0)
+            if self.show_diffs:
+                self._line(colour_diff(f["diff"], self.colour))
+        elif event.type == PROPOSAL_RESOLVED:
+            if f.get("status") == "partially_accepted":
+                total = self._hunks.get(f["proposal_id"], 0)
+                self._partly = (
+                    f"partly accepted: {len(f.get('hunks_applied') or [])} of {total} hunks"
+                )
         elif event.type == TESTS_FINISHED:
             s = f.get("summary", {})
+            failing = f.get("failing") or []
+            bad = bool(s.get("failed") or s.get("errors") or failing)
             self._line(
                 f"  tests: {s.get('passed', 0)} passed, {s.get('failed', 0)} failed, "
-                f"{s.get('errors', 0)} errors",
-                _DIM,
+                f"{s.get('errors', 0)} errors"
+                + (f" — failing: {', '.join(failing)}" if failing else ""),
+                _RED if bad else _GREEN,
             )
         elif event.type == MODE_CHANGED:
             self._line(f"(tool calling switched to {f['mode']} mode: {f['reason']})", _DIM)
@@ -194,10 +361,18 @@ class Printer:
             self._line(f["message"], _DIM)
         elif event.type == TOOL_PROGRESS:
             self._line(f"  [{f['tool_name']}] {f['line']}", _DIM)
+        elif event.type == RUN_STARTED:
+            self._line(
+                f"{f.get('model')} at {f.get('base_url')} ({f.get('tool_calling_mode')} tool "
+                "calling); waiting for the model…",
+                _DIM,
+            )
         elif event.type == RUN_FINISHED:
-            reason = f" — {f['reason']}" if f.get("reason") else ""
-            self._line(f"run {event.run_id} {f['status']}{reason}", _BOLD)
+            for line in account_lines(f.get("account") or {}):
+                self._line(f"  {line}", _DIM)
             if f.get("done"):
                 self._line(f"  done: {', '.join(f['done'])}", _DIM)
             if f.get("missing"):
                 self._line(f"  missing: {', '.join(f['missing'])}", _DIM)
+            reason = f" — {f['reason']}" if f.get("reason") else ""
+            self._line(f"run {event.run_id} {f['status']}{reason}", _BOLD)

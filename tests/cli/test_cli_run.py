@@ -35,14 +35,19 @@ def test_json_lines_on_stdout_and_deny_without_a_terminal(
         {"content": "I could not write it."},
     ]
     done = _run(repo, scripted, "--json")  # stdin is not a terminal: --approve deny
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # the change was refused: not "completed"
     events = [json.loads(line) for line in done.stdout.splitlines()]
     types = [e["type"] for e in events]
     assert types[0] == "run_started" and types[-1] == "run_finished"
     assert {"ToolCallProposed", "ToolCallExecuted", "ProposalCreated"} <= set(types)
     executed = next(e for e in events if e["type"] == "ToolCallExecuted")
     assert executed["decision"] == "rejected" and "--approve deny" in executed["error"]
-    assert events[-1]["status"] == "completed"
+    assert events[-1]["status"] == "incomplete"
+    assert events[-1]["account"]["proposals"] == {
+        "accepted": 0,
+        "partly_accepted": 0,
+        "rejected": 1,
+    }
     assert all(e["run_id"] == events[0]["run_id"] for e in events)
     assert not (repo / "new.txt").exists()
     assert "write_file" in done.stderr  # the transcript still goes to stderr
@@ -136,7 +141,7 @@ def test_workspace_base_url_with_a_key_stops_until_confirmed(
     config.write_text(f'[model]\nbase_url = "{scripted.base_url}"\nname = "scripted-model"\n')
     scripted.fallback = {"content": "hello"}
     blocked = toolgate("run", "task", "--workspace", str(repo), env={"OPENAI_API_KEY": KEY})
-    assert blocked.returncode == 1
+    assert blocked.returncode == 2  # a configuration error, as the README says
     assert scripted.base_url in blocked.stderr and "toolgate trust" in blocked.stderr
     assert KEY not in blocked.stderr
     assert scripted.requests == []  # the key never left

@@ -109,3 +109,21 @@ def test_calls_parse_with_a_tools_file(tmp_path: Path, repo: Path) -> None:
     assert out["calls"] == [] and out["errors"]
     bad = toolgate("calls", "parse", "--tools", str(tmp_path / "missing.json"), stdin=text)
     assert bad.returncode == 2
+
+
+def test_tools_list_and_export_read_the_workspace(repo: Path) -> None:
+    from tests.engine.test_manifest import _workspace
+
+    _workspace(repo)
+    (repo / ".toolgate").mkdir()
+    (repo / ".toolgate" / "config.toml").write_text(
+        '[policy]\napprovals = { git_commit = "deny" }\n'
+    )
+    done = toolgate("tools", "list", "--workspace", str(repo))
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line.split()[1] for line in done.stdout.splitlines() if line.strip()}
+    assert rows["git_commit"] == "deny" and "shout" in rows
+    done = toolgate("tools", "export", "--workspace", str(repo))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads((repo / ".agent" / "tools" / "schemas.json").read_text())
+    assert "shout" in {t["_tool"] for t in doc["tools"]}

@@ -103,3 +103,22 @@ async def test_confirm_a_command(
     shown = reviewer.out.getvalue()
     assert "run_tests (not on the allow-list): make deploy" in shown
     assert "why: ship it" in shown
+
+
+async def test_h_on_a_one_hunk_change_asks_before_applying(tmp_path: Path) -> None:
+    (tmp_path / "g.txt").write_text("old\n")
+    proposal = make_proposal(
+        run_id="r",
+        call_id="c",
+        tool="write_file",
+        path="g.txt",
+        original="old\n",
+        proposed="new\n",
+        why="",
+    )
+    assert len(proposal.hunks) == 1
+    reviewer = _reviewer(tmp_path, "h\nn\n\n")
+    resolution = await reviewer.review_change(proposal)
+    assert resolution.status == ProposalStatus.REJECTED
+    assert "Apply hunk 1/1?" in reviewer.out.getvalue()
+    assert (tmp_path / "g.txt").read_text() == "old\n"

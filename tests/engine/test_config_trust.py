@@ -185,7 +185,7 @@ def test_workspace_base_url_never_gets_the_key_unconfirmed(repo: Path) -> None:
     config = load_config(repo, env={"OPENAI_API_KEY": KEY})
     with pytest.raises(SetupError) as info:
         check_trust(repo, config)
-    assert info.value.blocked is True
+    assert info.value.blocked is False  # a configuration error (exit 2), not a failed run
     message = str(info.value)
     assert "http://evil.example/v1" in message and "config.toml" in message
     assert "toolgate trust" in message and KEY not in message

@@ -57,7 +57,7 @@ async def test_defaults_with_approve_deny(
     assert (repo / "README.md").read_text() == "# Tiny project\n"
     assert git(repo, "rev-parse", "HEAD") == head
     assert git(repo, "diff", "--cached", "--name-only") == ""
-    assert driven.outcome.status == "completed"
+    assert driven.outcome.status == "incomplete"  # every change was refused
 
 
 async def test_deny_list_is_a_result_the_model_reads(repo: Path, scripted: ScriptedModel) -> None:

@@ -36,13 +36,17 @@ def _workspace(repo: Path) -> None:
 
 
 async def _run(
-    repo: Path, scripted: ScriptedModel, reviewer: AutoReviewer, trusted: bool = True
+    repo: Path,
+    scripted: ScriptedModel,
+    reviewer: AutoReviewer,
+    trusted: bool = True,
+    status: str = "completed",
 ) -> dict:
     setup = RunSetup(root=repo, config=load_config(repo), reviewer=reviewer, trusted=trusted)
     run = await create_run(setup, "shout words.txt", Endpoint(scripted.base_url, scripted.model))
     outcome = await run.run()
     await run.model.close()
-    assert outcome.status == "completed", outcome
+    assert outcome.status == status, outcome
     return last_tool_result(scripted.requests[-1])
 
 
@@ -65,7 +69,8 @@ async def test_manifest_tool_not_covered_by_auto_approval(
 ) -> None:
     _workspace(repo)
     scripted.script = [tool_call("shout", path="words.txt"), {"content": "done"}]
-    result = await _run(repo, scripted, AutoReviewer(Workspace(repo)))
+    # The refused command ends the run "incomplete": nothing it asked for ran.
+    result = await _run(repo, scripted, AutoReviewer(Workspace(repo)), status="incomplete")
     assert result["success"] is False
     assert "allow-list" in result["error"]
 

@@ -90,7 +90,7 @@ async def test_failed_rename_leaves_old_file_and_no_temp(
         assert "No space left on device" in result["error"], result
     assert target.read_text() == "old content\n"
     assert _leftovers(repo) == []
-    assert driven.outcome.status == "completed"
+    assert driven.outcome.status == "incomplete"  # nothing it proposed landed
 
 
 def test_failed_write_of_a_new_file_leaves_nothing(

@@ -157,7 +157,7 @@ async def test_a_new_file_for_a_client_that_cannot_create_files(
     assert editor.edits == []
     second = await editor.proposal(2)
     await editor.command("toolgate.rejectProposal", second["id"], "not this one")
-    assert (await editor.finished())["status"] == "completed"
+    assert (await editor.finished())["status"] == "incomplete"  # the last proposal was rejected
     assert not (repo / "pkg" / "other.py").exists()
 
 

@@ -51,7 +51,7 @@ async def test_reject_with_reason_reaches_model(
     await editor.command("toolgate.ask", {"task": "shout line 3"})
     proposal = await editor.proposal()
     await editor.command("toolgate.rejectProposal", proposal["id"], "keep it lowercase")
-    assert (await editor.finished())["status"] == "completed"
+    assert (await editor.finished())["status"] == "incomplete"  # the change was refused
     assert (repo / "a.py").read_text() == ORIGINAL
     told = last_tool_result(scripted.requests[-1])
     assert told["success"] is False

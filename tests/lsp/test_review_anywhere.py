@@ -105,7 +105,7 @@ async def test_any_buffer_reviews_the_pending_proposals(
     ]
     reject = review[1]["command"]
     assert (await editor.command(reject["command"], *reject["arguments"]))["status"] == "rejected"
-    assert (await editor.finished())["status"] == "completed"
+    assert (await editor.finished())["status"] == "incomplete"  # its one change was refused
     assert await editor.code_actions(todo) == []
     assert (repo / "README.md").read_text() == "# Tiny project\n"
     told = last_tool_result(scripted.requests[-1])

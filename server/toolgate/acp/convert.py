@@ -87,7 +87,7 @@ def progress(
     content: Sequence[ToolContent] | None = None,
 ) -> ToolCallProgress:
     """A `tool_call_update` with a status and, when there is some, content."""
-    return helpers.update_tool_call(call_id, status=status, content=content)  # type: ignore[arg-type]
+    return helpers.update_tool_call(call_id, status=status, content=content)  # type: ignore[arg-type]  # plain dicts
 
 
 def tests_summary(summary: dict[str, Any], failures: int) -> str:
@@ -100,6 +100,7 @@ def tests_summary(summary: dict[str, Any], failures: int) -> str:
 
 STOP_REASONS = {
     "completed": "end_turn",
+    "incomplete": "end_turn",  # a change the person refused: the turn ended, nothing more to do
     "cancelled": "cancelled",
     "limit_reached": "max_turn_requests",
     "blocked_by_policy": "refusal",

@@ -154,7 +154,7 @@ class AcpReviewer(DiskReviewer):
             title=f"{request.tool}: {request.summary}",
             kind=convert.tool_kind(request.tool),
             status="pending",
-            content=content,  # type: ignore[arg-type]
+            content=content,  # type: ignore[arg-type]  # the SDK validates plain dicts
         )
         choice = await self._ask(update, offer_always=not request.off_allow_list)
         if choice is None:

@@ -248,7 +248,7 @@ class ToolgateAgent:
         session.mcp = client_mcp_servers(mcp_servers)
         return NewSessionResponse(
             session_id=session_id,
-            config_options=options.describe(session.values),  # type: ignore[arg-type]
+            config_options=options.describe(session.values),  # type: ignore[arg-type]  # dicts the SDK validates
         )
 
     async def load_session(
@@ -284,7 +284,7 @@ class ToolgateAgent:
         session = self._opened(session_id, service)
         session.mcp = client_mcp_servers(mcp_servers)
         await self.updates.flush()
-        return LoadSessionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]
+        return LoadSessionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]  # dicts
 
     async def resume_session(
         self,
@@ -303,7 +303,7 @@ class ToolgateAgent:
             raise RequestError.invalid_params({"sessionId": str(exc)}) from None
         session = self._opened(session_id, service)
         session.mcp = client_mcp_servers(mcp_servers)
-        return ResumeSessionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]
+        return ResumeSessionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]  # dicts
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
@@ -314,7 +314,7 @@ class ToolgateAgent:
         if problem is not None:
             raise RequestError.invalid_params({"value": problem})
         session.values[config_id] = str(value)
-        return SetSessionConfigOptionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]
+        return SetSessionConfigOptionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]  # dicts
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -415,7 +415,7 @@ class ToolgateAgent:
                 UsageUpdate(session_update="usage_update", used=used, size=budget.window),
             )
         await self.updates.flush()
-        return PromptResponse(stop_reason=convert.STOP_REASONS.get(outcome.status, "end_turn"))  # type: ignore[arg-type]
+        return PromptResponse(stop_reason=convert.STOP_REASONS.get(outcome.status, "end_turn"))  # type: ignore[arg-type]  # str → Literal
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """Stop the session's turn; its prompt answers `cancelled`."""

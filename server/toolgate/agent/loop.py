@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from toolgate.agent.account import build_account
 from toolgate.agent.events import (
     ASSISTANT_TEXT,
     CONTEXT_FITTED,
@@ -62,6 +63,7 @@ FAILED = "failed"
 BLOCKED = "blocked_by_policy"
 LIMIT = "limit_reached"
 CANCELLED = "cancelled"
+INCOMPLETE = "incomplete"
 # How often streamed prose is passed on in text mode: a screen needs no more, and the parser
 # works prose out when it is asked for (calls are passed on the moment they close).
 CONTENT_INTERVAL = 0.05
@@ -280,6 +282,7 @@ class AgentRun:
                 raise _Stop(
                     LIMIT, f"the run took longer than {self.limits.max_run_seconds:.0f}s"
                 ) from None
+            status, reason = self._judge()
         except _Stop as stop:
             status, reason = stop.status, stop.reason
         except ModelError as exc:
@@ -299,7 +302,14 @@ class AgentRun:
                 self.conversation.end_turn(self.run_id, status, reason, self.answer)
             self.runlog.set(answer=self.answer, tool_calling_mode=self.runlog_mode)
             done = operations_done(self.runlog.doc["steps"], self.registry)
-            self.runlog.set(account={"done": done})
+            account = build_account(
+                self.runlog.doc["events"],
+                self.runlog.doc["steps"],
+                time.monotonic() - started,
+                str(self.runlog.path),
+            )
+            account["done"] = done
+            self.runlog.set(account=account)
             self.bus.emit(
                 RUN_FINISHED,
                 self.run_id,
@@ -307,10 +317,32 @@ class AgentRun:
                 reason=reason,
                 answer=self.answer,
                 done=done,
+                account=account,
             )
             self.runlog.finish(status, reason, self.metrics.snapshot())
             await self.release()
         return RunOutcome(self.run_id, status, reason, self.answer, str(self.runlog.path))
+
+    def _judge(self) -> tuple[str, str | None]:
+        """How a run the model ended went: `completed` only when it did what it says it did.
+
+        An empty answer with no call at all is what a non-API page answering 200 gives; a run
+        whose last gated call was refused ends with words that may claim what never landed.
+        """
+        calls = [c for step in self.runlog.doc["steps"] for c in step["calls"]]
+        if not calls and not (self.answer or "").strip():
+            return FAILED, (
+                "the model sent an empty answer and no tool call; check that the base URL is an "
+                "OpenAI-compatible API (it should end in /v1)"
+            )
+        decided = [c for c in calls if c.get("decision") in ("approved", "rejected")]
+        if decided and decided[-1]["decision"] == "rejected":
+            refused = sum(1 for c in decided if c["decision"] == "rejected")
+            return INCOMPLETE, (
+                f"{refused} gated call(s) the model made were refused and nothing landed after "
+                "the last of them; its answer may say otherwise"
+            )
+        return COMPLETED, None
 
     async def release(self) -> None:
         """Close what the run holds open for its tools (its MCP sessions).
@@ -360,6 +392,14 @@ class AgentRun:
                 raise _Stop(LIMIT, f"reached max_steps ({self.limits.max_steps})")
             step = self.runlog.begin_step(step_number)
             self._step = step
+            log.debug(
+                "run %s step %d: asking %s at %s (%s mode)",
+                self.run_id,
+                step_number,
+                self.model.model,
+                self.model.base_url,
+                self.runlog_mode,
+            )
             turn = await self._turn()
             step["assistant_text"] = self.redact.text(turn.text)
             step["tool_calling_mode"] = self.runlog_mode

@@ -404,7 +404,7 @@ def _make_converter() -> cattrs.Converter:
         inner = make_dict_structure_fn(
             cls,
             converter,
-            **{f.name: override(rename=_camel(f.name)) for f in fields},  # type: ignore[arg-type]
+            **{f.name: override(rename=_camel(f.name)) for f in fields},  # type: ignore[arg-type]  # cattrs types **kwargs narrowly
         )
 
         def structure(value: Any, _type: Any) -> Any:

@@ -201,6 +201,8 @@ def event_payload(event: Event, call_args: dict[str, Any]) -> dict[str, Any] | N
         }
         if "done" in f:  # a workflow's final account
             payload.update(done=f["done"], missing=f.get("missing", []))
+        if "account" in f:  # what the run changed, ran and tested
+            payload["account"] = f["account"]
     if payload is not None:
         payload["runId"] = event.run_id
     return payload

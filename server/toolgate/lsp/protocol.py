@@ -63,7 +63,7 @@ def toolgate_converter() -> cattrs.Converter:
     collects every error of every item: a 7 MB string in `context.diagnostics` became seven
     million failed diagnostics and 1.7 GB of exceptions.
     """
-    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
+    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]  # lsprotocol leaves it unannotated
     # Read by the structure functions cattrs generates on first use: set before any.
     converter.detailed_validation = False
 
@@ -166,7 +166,7 @@ class ToolgateProtocol(LanguageServerProtocol):
                 fields,
                 JsonRpcInvalidParams(
                     f"the message is {frame.length} bytes, over the limit of "
-                    f"{self._server.max_message_bytes} bytes"  # type: ignore[attr-defined]
+                    f"{self._server.max_message_bytes} bytes"  # type: ignore[attr-defined]  # our server class
                 ),
             )
             return
@@ -185,11 +185,11 @@ class ToolgateProtocol(LanguageServerProtocol):
         except ValueError as exc:
             log.warning("a message that is not JSON was refused: %s", exc)
             error = JsonRpcParseError(f"not JSON: {exc}").to_response_error()
-            self._send_response(None, error=error)  # type: ignore[arg-type]
+            self._send_response(None, error=error)  # type: ignore[arg-type]  # id null: JSON-RPC 2.0
             return
         if not isinstance(data, dict):
             self._send_response(
-                None,  # type: ignore[arg-type]
+                None,  # type: ignore[arg-type]  # id null: JSON-RPC 2.0 for an unreadable id
                 error=JsonRpcInvalidRequest("a message must be a JSON object").to_response_error(),
             )
             return
@@ -312,7 +312,7 @@ class ToolgateProtocol(LanguageServerProtocol):
             log.warning("refused request %r: %s", refusal.msg_id, refusal.error.message)
             self._send_response(refusal.msg_id, error=refusal.error.to_response_error())
         elif refusal.is_request:
-            self._send_response(None, error=refusal.error.to_response_error())  # type: ignore[arg-type]
+            self._send_response(None, error=refusal.error.to_response_error())  # type: ignore[arg-type]  # id null
         else:
             log.warning("refused notification %r: %s", refusal.method, refusal.error.message)
 
@@ -376,7 +376,7 @@ def _arguments_class(func: Callable[..., Any]) -> type[Any] | None:
     parameters = list(inspect.signature(func).parameters.values())[1:]  # after the server
     if not parameters:
         return None
-    return typing.get_type_hints(func)[parameters[0].name]  # type: ignore[no-any-return]
+    return typing.get_type_hints(func)[parameters[0].name]  # type: ignore[no-any-return]  # hints are Any
 
 
 def command_arguments(

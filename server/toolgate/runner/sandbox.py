@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -79,10 +80,15 @@ def bwrap_argv(
     root: Path,
     cwd: Path,
     writable: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
     network: bool = False,
     bwrap: str = "bwrap",
 ) -> list[str]:
-    """The bwrap command line running `argv` in `cwd`, only `root` and `writable` writable."""
+    """The bwrap command line running `argv` in `cwd`, only `root` and `writable` writable.
+
+    `readable` names folders under `/tmp` or `/var/tmp` the command needs to read, which the
+    private temporary folders would otherwise hide (see `hidden_by_private_tmp`).
+    """
     real_root = os.path.realpath(root)
     args = [
         bwrap,
@@ -101,6 +107,9 @@ def bwrap_argv(
         real_root,
         real_root,
     ]
+    for folder in readable:
+        real = os.path.realpath(folder)
+        args += ["--ro-bind", real, real]
     for name in READ_ONLY_IN_WORKSPACE:
         inside = os.path.join(real_root, name)
         if os.path.isdir(inside) and not os.path.islink(inside):
@@ -135,6 +144,34 @@ def bwrap_argv(
     if not network:
         args.append("--unshare-net")
     return [*args, "--", *argv]
+
+
+def hidden_by_private_tmp(argv: Sequence[str], root: Path) -> list[Path]:
+    """What the command reads from `/tmp` or `/var/tmp`, which the sandbox empties.
+
+    A virtual environment or a checkout of Toolgate can live there (a fresh clone in `/tmp`):
+    the command's interpreter environment, this interpreter's, and Toolgate's own files (its
+    pytest plugin) are bound back read-only. Folders inside the workspace are visible already.
+    """
+    candidates = [Path(sys.prefix), Path(__file__).resolve().parent.parent]
+    if argv:
+        exe = Path(shutil.which(argv[0]) or argv[0])
+        for path in (exe, exe.resolve()):
+            if path.parent.name == "bin":  # <env>/bin/python: the environment is <env>
+                candidates.append(path.parent.parent)
+    temporary = [os.path.realpath(t) for t in ("/tmp", "/var/tmp")]
+    real_root = os.path.realpath(root)
+    found: list[Path] = []
+    for candidate in candidates:
+        real = os.path.realpath(candidate)
+        if (
+            os.path.isdir(real)
+            and any(_contains(t, real) for t in temporary)
+            and not _contains(real_root, real)
+            and Path(real) not in found
+        ):
+            found.append(Path(real))
+    return found
 
 
 def _contains(path: str, folder: str) -> bool:
@@ -199,6 +236,7 @@ def sandbox_command(
             root=root,
             cwd=cwd,
             writable=writable,
+            readable=hidden_by_private_tmp(argv, root),
             network=settings.network,
             bwrap=shutil.which("bwrap") or "bwrap",
         )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+import openai
 
 from toolgate.agent.events import NOTICE, TESTS_FINISHED, EventBus
 from toolgate.agent.gate import Gate
@@ -104,9 +105,8 @@ def check_trust(
             if config.api_key:
                 raise SetupError(
                     f"{item.describe()}, which you have not confirmed. Confirm it once with "
-                    f"`toolgate trust --workspace {root}` or pass --base-url yourself.",
-                    blocked=True,
-                )
+                    f"`toolgate trust --workspace {root}` or pass --base-url yourself."
+                )  # a configuration matter, settled before the model is asked: exit 2
         else:
             notices.append(f"ignored until you confirm it (`toolgate trust`): {item.describe()}")
     return notices
@@ -143,9 +143,25 @@ async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> End
 
 async def pick_model(client: OpenAIChatModel) -> str:
     """The endpoint's first listed model, for servers that serve just one."""
-    with contextlib.suppress(Exception):
-        for model in await client.served_models():
-            return model
+    try:
+        served = await client.served_models()
+    except openai.APIConnectionError as exc:
+        raise SetupError(
+            f"cannot reach the model at {client.base_url} to ask which models it serves: {exc}",
+            blocked=True,
+        ) from None
+    except openai.APIStatusError as exc:
+        if exc.status_code in (401, 403):
+            raise SetupError(
+                f"the model endpoint {client.base_url} refused the API key "
+                f"(HTTP {exc.status_code})",
+                blocked=True,
+            ) from None
+        served = []
+    except Exception:  # a server without /models: the person names the model
+        served = []
+    for model in served:
+        return model
     raise SetupError("no model configured: pass --model NAME (or set TOOLGATE_MODEL)")
 
 
@@ -304,6 +320,7 @@ async def _assemble(
             ctx.run_id,
             summary=test_run.to_data()["summary"],
             failures=len(test_run.failures),
+            failing=[failure.test_id for failure in test_run.failures[:20]],
         )
         if setup.on_test_run is not None:
             setup.on_test_run(test_run)

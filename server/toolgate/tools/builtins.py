@@ -696,7 +696,17 @@ class RunTests(RunCommand):
             # Never started (e.g. the sandbox is required and unavailable): say why.
             error = test_run.output.strip()[:500] or "the tests could not be started"
         elif test_run.report_missing and test_run.exit_code not in (0, 5):
-            error = f"pytest did not produce results (exit status {test_run.exit_code})"
+            # The last line of output says why (e.g. "No module named pytest"), and which
+            # interpreter ran names the environment to fix.
+            last = next(
+                (line.strip() for line in reversed(test_run.output.splitlines()) if line.strip()),
+                "",
+            )
+            error = (
+                f"pytest did not produce results (exit status {test_run.exit_code}) "
+                f"running {test_run.argv[0] if test_run.argv else 'pytest'}"
+                + (f": {last[:300]}" if last else "")
+            )
         elif test_run.exit_code in _PYTEST_USAGE_ERRORS:
             # No test ran: the command itself was wrong, which the model must not read as a pass.
             error = (

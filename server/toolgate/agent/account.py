@@ -1,0 +1,111 @@
+"""The end-of-run account: what a run changed, ran and tested, told the same way everywhere.
+
+Built from the run log's own events and calls, so the CLI, the run log and the LSP's
+`run_finished` carry one account and none of them keeps a second tally.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolgate.agent.events import PROPOSAL_CREATED, PROPOSAL_RESOLVED, TESTS_FINISHED
+
+_LANDED = ("accepted", "partially_accepted")
+
+
+def _hunk_counts(diff: str) -> list[tuple[int, int]]:
+    """Lines added and removed per hunk of a unified diff, in order."""
+    hunks: list[tuple[int, int]] = []
+    for line in diff.splitlines():
+        if line.startswith("@@"):
+            hunks.append((0, 0))
+        elif hunks and line.startswith("+") and not line.startswith("+++"):
+            hunks[-1] = (hunks[-1][0] + 1, hunks[-1][1])
+        elif hunks and line.startswith("-") and not line.startswith("---"):
+            hunks[-1] = (hunks[-1][0], hunks[-1][1] + 1)
+    return hunks
+
+
+def build_account(
+    events: list[dict[str, Any]], steps: list[dict[str, Any]], seconds: float, run_log: str
+) -> dict[str, Any]:
+    """The account of one run from its logged events and steps."""
+    created = {e["proposal_id"]: e for e in events if e.get("type") == PROPOSAL_CREATED}
+    files: dict[str, dict[str, int]] = {}
+    proposals = {"accepted": 0, "partly_accepted": 0, "rejected": 0}
+    for event in events:
+        if event.get("type") != PROPOSAL_RESOLVED:
+            continue
+        status = event.get("status")
+        if status == "accepted":
+            proposals["accepted"] += 1
+        elif status == "partially_accepted":
+            proposals["partly_accepted"] += 1
+        else:
+            proposals["rejected"] += 1
+        origin = created.get(event.get("proposal_id"))
+        if status not in _LANDED or origin is None:
+            continue
+        counts = _hunk_counts(str(origin.get("diff", "")))
+        applied = event.get("hunks_applied")
+        chosen = range(len(counts)) if status == "accepted" or applied is None else applied
+        entry = files.setdefault(str(origin.get("path")), {"added": 0, "removed": 0})
+        for index in chosen:
+            if 0 <= index < len(counts):
+                entry["added"] += counts[index][0]
+                entry["removed"] += counts[index][1]
+    commands = [
+        str(call.get("arguments", {}).get("command", ""))
+        for step in steps
+        for call in step.get("calls", [])
+        if call.get("name") == "run_command" and call.get("decision") in ("auto", "approved")
+    ]
+    tests = None
+    finished = [e for e in events if e.get("type") == TESTS_FINISHED]
+    if finished:
+        last = finished[-1]
+        summary = last.get("summary", {})
+        failed = int(summary.get("failed", 0)) + int(summary.get("errors", 0))
+        tests = {
+            "passed": int(summary.get("passed", 0)),
+            "failed": failed,
+            "outcome": "failed" if failed else "passed",
+            "failing": list(last.get("failing", [])),
+        }
+    return {
+        "files": [{"path": path, **counts} for path, counts in files.items()],
+        "proposals": proposals,
+        "commands": commands,
+        "tests": tests,
+        "seconds": round(seconds, 1),
+        "run_log": run_log,
+    }
+
+
+def account_lines(account: dict[str, Any]) -> list[str]:
+    """The account as a person reads it, a few short lines."""
+    lines = []
+    files = account.get("files") or []
+    if files:
+        changed = ", ".join(f"{f['path']} +{f['added']} -{f['removed']}" for f in files)
+        lines.append(f"changed: {changed}")
+    else:
+        lines.append("changed: no files")
+    p = account.get("proposals") or {}
+    if any(p.values()):
+        lines.append(
+            f"proposals: {p.get('accepted', 0)} accepted, {p.get('partly_accepted', 0)} partly "
+            f"accepted, {p.get('rejected', 0)} rejected"
+        )
+    if account.get("commands"):
+        lines.append("commands: " + "; ".join(account["commands"]))
+    tests = account.get("tests")
+    if tests:
+        text = f"tests: {tests['outcome']} ({tests['passed']} passed, {tests['failed']} failed)"
+        if tests.get("failing"):
+            text += " — failing: " + ", ".join(tests["failing"])
+        lines.append(text)
+    if account.get("tokens"):
+        lines.append(f"tokens: {account['tokens']}")
+    lines.append(f"time: {account.get('seconds', 0):.1f} s; run log: {account.get('run_log')}")
+    return lines

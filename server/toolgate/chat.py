@@ -1,0 +1,258 @@
+"""`toolgate chat`: a session you talk to turn by turn in the terminal.
+
+Each line is a turn of one session on the session service, reviewed with the same prompts as
+`toolgate run --approve ask`. Line editing and history come from the standard library's
+readline: a prompt is read only between turns, so nothing needs an asynchronous prompt, and no
+dependency is added for it. Ctrl-C stops the turn; twice within two seconds leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from toolgate.agent.events import EventBus
+from toolgate.config import Config, ConfigError
+from toolgate.conversation.store import SessionError
+from toolgate.session import SessionService, SetupError
+from toolgate.terminal import Printer, TerminalReviewer
+from toolgate.workspace import Workspace
+
+DOUBLE_PRESS_SECONDS = 2.0
+HELP = """\
+/new          start a new session (the next line is its first turn)
+/sessions     the workspace's sessions
+/load ID      continue session ID
+/undo         put back what the last run changed (it asks first)
+/model        which model and endpoint the turns use
+/help         this list
+/exit         leave (or Ctrl-D; Ctrl-C twice quickly)
+Ctrl-C during a turn stops that turn; the session stays."""
+
+
+def _history_file() -> Path:
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "toolgate" / "chat_history"
+
+
+def _enable_history() -> None:
+    """Line editing and a history kept across chats, where readline exists."""
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - readline exists on the platforms we support
+        return
+    path = _history_file()
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        readline.read_history_file(path)
+    readline.set_history_length(1000)
+
+    import atexit
+
+    def save() -> None:
+        with contextlib.suppress(OSError):
+            readline.write_history_file(path)
+
+    atexit.register(save)
+
+
+class Chat:
+    """One chat: the current session and the turns run in it."""
+
+    def __init__(self, root: Path, config: Config, session_id: str | None = None) -> None:
+        """Chat in ROOT with CONFIG, continuing SESSION_ID when given."""
+        self.root = root
+        self.config = config
+        self.current = session_id
+        self.service = SessionService(root, lambda: config, notice=self._say)
+        self.workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
+        self._last_interrupt = 0.0
+        self.leaving = False
+
+    def _say(self, message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    def _pressed_twice(self) -> bool:
+        now = time.monotonic()
+        twice = now - self._last_interrupt < DOUBLE_PRESS_SECONDS
+        self._last_interrupt = now
+        return twice
+
+    async def turn(self, text: str) -> str:
+        """Run one turn of the current session; the run's status."""
+        bus = EventBus()
+        bus.subscribe(Printer(show_diffs=False))
+        reviewer = TerminalReviewer(self.workspace)
+        claim = self.service.claim(self.current, new=self.current is None)
+        self.current = claim.session_id
+        try:
+            turn = await self.service.start(
+                claim, text, config=self.config, reviewer=reviewer, bus=bus
+            )
+        except BaseException:
+            self.service.release(claim)
+            raise
+        loop = asyncio.get_running_loop()
+
+        def interrupted() -> None:
+            if self._pressed_twice():
+                self.leaving = True
+            self._say("\n(stopping the turn — Ctrl-C again to leave)")
+            if turn.run is not None:
+                turn.run.cancel("stopped with Ctrl-C")
+
+        loop.add_signal_handler(signal.SIGINT, interrupted)
+        try:
+            outcome = await self.service.finish(turn)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+        return outcome.status
+
+    def command(self, line: str) -> None:
+        """Do one slash command."""
+        name, _, arg = line.partition(" ")
+        arg = arg.strip()
+        if name in ("/exit", "/quit"):
+            self.leaving = True
+        elif name == "/help":
+            self._say(HELP)
+        elif name == "/new":
+            self.current = None
+            self._say("a new session starts with your next line")
+        elif name == "/sessions":
+            listed = self.service.sessions()
+            for info in listed:
+                mark = "*" if info.id == self.current else " "
+                self._say(f"{mark} {info.id}  {info.turns:3} turns  {info.title}")
+            if not listed:
+                self._say("no sessions in this workspace yet")
+        elif name == "/load":
+            if not arg:
+                self._say("/load needs a session id (see /sessions)")
+                return
+            try:
+                self.service.load(arg)
+            except SessionError as exc:
+                self._say(f"cannot load it: {exc}")
+                return
+            self.current = arg
+            self._say(f"continuing session {arg}")
+        elif name == "/undo":
+            self.undo()
+        elif name == "/model":
+            self._say(
+                f"model {self.config.model or '(the endpoint’s first)'} at "
+                f"{self.config.base_url or '(the embedded local model)'}"
+            )
+        else:
+            self._say(f"unknown command {name}; /help lists them")
+
+    def undo(self) -> None:
+        """Show what undoing the last run would put back, and do it when the person agrees."""
+        from toolgate.agent.checkpoints import CheckpointError
+        from toolgate.agent.undo import CONFLICT, REMOVE, apply_undo, plan_undo
+
+        try:
+            plan = plan_undo(self.workspace, None)
+        except CheckpointError as exc:
+            self._say(f"nothing to undo: {exc}")
+            return
+        for item in plan.files:
+            if item.action == CONFLICT:
+                self._say(f"  {item.path}: changed since the run, left alone")
+            elif item.action == REMOVE:
+                self._say(f"  {item.path}: remove (the run created it)")
+            elif item in plan.changes:
+                self._say(f"  {item.path}: restore as it was before the run")
+        hint = plan.revert_hint()
+        if hint:
+            self._say(f"  {hint}")
+        if not plan.changes:
+            self._say(f"run {plan.run_id}: nothing to put back")
+            return
+        answer = _read(f"Undo run {plan.run_id}? [y/N] ")
+        if (answer or "").strip().lower() not in ("y", "yes"):
+            self._say("left as it is")
+            return
+        apply_undo(self.workspace, plan)
+        self._say(f"undone: {len(plan.changes)} file(s) put back")
+
+
+def _read(prompt: str) -> str | None:
+    """A line from the person; None for end of input."""
+    try:
+        return input(prompt)
+    except EOFError:
+        return None
+
+
+def run_chat(root: Path, config: Config, session_id: str | None = None) -> int:
+    """The chat's loop until /exit, Ctrl-D or Ctrl-C twice; the exit status."""
+    _enable_history()
+    chat = Chat(root, config, session_id)
+    loop = asyncio.new_event_loop()
+    print(
+        f"toolgate chat in {root} — /help for commands, Ctrl-C stops a turn, /exit leaves",
+        file=sys.stderr,
+        flush=True,
+    )
+    status = 0
+    try:
+        while not chat.leaving:
+            try:
+                line = _read("› ")
+            except KeyboardInterrupt:
+                if chat._pressed_twice():
+                    break
+                print("\n(Ctrl-C again to leave, or /exit)", file=sys.stderr, flush=True)
+                continue
+            if line is None:
+                print(file=sys.stderr)
+                break
+            line = line.strip()
+            if not line:
+                continue
+            if line.startswith("/"):
+                chat.command(line)
+                continue
+            try:
+                loop.run_until_complete(chat.turn(line))
+            except (SetupError, SessionError) as exc:
+                chat._say(f"toolgate: {exc}")
+            except ConfigError as exc:
+                chat._say(f"toolgate: configuration error: {exc}")
+                status = 2
+                break
+    finally:
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(chat.service.close())
+        loop.close()
+    return status
+
+
+def chat_main(args: Any) -> int:
+    """`toolgate chat` from its parsed arguments."""
+    from toolgate.cli import _overrides
+    from toolgate.config import load_config
+
+    root = Path(args.workspace).resolve()
+    if not root.is_dir():
+        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+        return 2
+    args.max_steps = getattr(args, "max_steps", None)
+    args.tool_calling = getattr(args, "tool_calling", None)
+    try:
+        config = load_config(root, overrides=_overrides(args))
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return 2
+    session_id = args.session
+    if args.continue_session:
+        session_id = SessionService(root, lambda: config).latest()
+    return run_chat(root, config, session_id)

@@ -1,0 +1,358 @@
+"""`toolgate run` as a person meets it on a terminal and at the command line."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from tests.cli.helpers import toolgate
+from tests.cli.terminal import Terminal
+from tests.support.scripted_model import ScriptedModel, tool_call
+
+
+def test_ctrl_c_at_an_approval_prompt_leaves_at_once_with_130(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [tool_call("write_file", path="new.txt", content="x\n")]
+    term = Terminal(
+        "run",
+        "Write it.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+    )
+    try:
+        term.expect("Apply?")
+        started = time.monotonic()
+        term.interrupt()
+        status = term.wait(timeout=30)  # no Enter is ever typed
+        assert status == 130, term.seen
+        assert time.monotonic() - started < 30
+        assert "interrupted" in term.seen
+    finally:
+        term.close()
+    assert not (repo / "new.txt").exists()
+
+
+def test_bare_toolgate_prints_help_not_an_error() -> None:
+    done = toolgate()
+    assert done.returncode == 2
+    assert "usage: toolgate" in done.stderr and "run" in done.stderr and "error" not in done.stderr
+
+
+def test_run_help_has_an_example_exit_statuses_and_variables() -> None:
+    done = toolgate("run", "--help")
+    assert done.returncode == 0
+    for text in ("example:", "exit status:", "130", "TOOLGATE_MODEL", "NO_COLOR"):
+        assert text in done.stdout
+
+
+def test_an_empty_task_is_a_usage_error_and_never_reaches_the_model(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    done = toolgate(
+        "run",
+        "  ",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+    )
+    assert done.returncode == 2 and "task is empty" in done.stderr
+    assert scripted.requests == []
+
+
+def test_verbose_after_the_subcommand_shows_toolgates_log_not_httpcores(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [{"content": "Hello."}]
+    done = toolgate(
+        "run",
+        "Say hello.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+        "-v",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "DEBUG toolgate" in done.stderr
+    assert "httpcore" not in done.stderr
+
+
+def test_trust_on_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
+    done = toolgate("trust", "--workspace", str(tmp_path / "nope"))
+    assert done.returncode == 2 and "not a folder" in done.stderr
+
+
+def test_no_color_turns_colour_off_on_a_terminal(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [tool_call("write_file", path="new.txt", content="x\n")]
+    term = Terminal(
+        "run",
+        "Write it.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+        env={"NO_COLOR": "1"},
+    )
+    try:
+        screen = term.expect("Apply?")
+        assert "+x" in screen and "\033[" not in screen
+    finally:
+        term.close()
+
+
+def test_lsp_says_it_waits_for_a_client_on_a_terminal() -> None:
+    term = Terminal("lsp")
+    try:
+        term.expect("waiting for a client on stdio", timeout=60)
+    finally:
+        term.close()
+
+
+def test_an_html_page_answering_200_is_a_failed_run_not_completed(repo: Path) -> None:
+    import http.server
+    import threading
+
+    class Html(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 — the standard library's name
+            body = b"<html><body>Welcome to nginx!</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST  # noqa: N815
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Html)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        done = toolgate(
+            "run",
+            "Do it.",
+            "--workspace",
+            str(repo),
+            "--model",
+            "m",
+            "--base-url",
+            f"http://127.0.0.1:{server.server_address[1]}/v1",
+            "--tool-calling",
+            "native",
+        )
+    finally:
+        server.shutdown()
+    assert done.returncode == 1, done.stderr
+    assert "completed" not in done.stderr, done.stderr
+
+
+def test_the_end_of_run_account_names_files_tests_and_the_run_log(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    (repo / "test_calc.py").write_text(
+        "def test_one():\n    assert 1 == 1\n\n\ndef test_two():\n    assert 1 == 2\n"
+    )
+    scripted.script = [
+        tool_call("write_file", path="notes.txt", content="a\nb\n"),
+        tool_call("run_tests"),
+        {"content": "Wrote the notes; one test fails."},
+    ]
+    done = toolgate(
+        "run",
+        "Write notes.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+        "--approve",
+        "auto",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "changed: notes.txt +2 -0" in done.stderr
+    assert '→ write_file path="notes.txt"' in done.stderr and '{"path"' not in done.stderr
+    assert "proposals: 1 accepted, 0 partly accepted, 0 rejected" in done.stderr
+    assert "tests: failed (1 passed, 1 failed)" in done.stderr
+    assert "test_calc.py::test_two" in done.stderr
+    log = next((repo / ".toolgate" / "runs").glob("*.json"))
+    assert f"run log: {log}" in done.stderr
+    import json
+
+    account = json.loads(log.read_text())["account"]
+    assert account["files"] == [{"path": "notes.txt", "added": 2, "removed": 0}]
+    assert account["tests"]["failing"] == ["test_calc.py::test_two"]
+    assert done.stderr.strip().splitlines()[-2].startswith("run ")  # the status comes last
+
+
+def test_a_run_says_which_model_endpoint_and_mode_it_uses(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [{"content": "Hi."}]
+    done = toolgate(
+        "run",
+        "Hi.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+    )
+    assert f"{scripted.model} at {scripted.base_url} (native tool calling)" in done.stderr
+
+
+def test_a_partly_accepted_change_says_so_and_a_failed_edit_is_not_denied(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    original = "".join(f"line {i}\n" for i in range(1, 21))
+    (repo / "f.txt").write_text(original)
+    proposed = original.replace("line 2\n", "line two\n").replace("line 19\n", "line 19!\n")
+    scripted.script = [
+        tool_call("write_file", path="f.txt", content=proposed),
+        tool_call("edit_file", path="f.txt", search="no such text", replace="x"),
+        {"content": "Done."},
+    ]
+    term = Terminal(
+        "run",
+        "Edit f.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+        env={"NO_COLOR": "1"},
+    )
+    try:
+        term.expect("Apply?")
+        term.type("h\r")
+        term.expect("Apply hunk 1/2?")
+        term.type("y\r")
+        term.expect("Apply hunk 2/2?")
+        term.type("n\r")
+        term.expect("Reason for the rejected hunks")
+        term.type("\r")
+        term.expect("[partly accepted: 1 of 2 hunks]")
+        after = term.expect("run ")
+        assert "edit_file [failed]" in after and "[denied]" not in after
+        assert term.wait(timeout=60) == 0
+    finally:
+        term.close()
+    assert (repo / "f.txt").read_text() == original.replace("line 2\n", "line two\n")
+
+
+def test_configuration_errors_point_at_what_was_meant(repo: Path, tmp_path: Path) -> None:
+    (repo / ".toolgate").mkdir()
+    (repo / ".toolgate" / "config.toml").write_text("[limits]\nmax_step = 3\n")
+    done = toolgate("run", "x", "--workspace", str(repo), "--model", "m")
+    assert done.returncode == 2
+    assert "unknown key 'limits.max_step'" in done.stderr and "max_steps" in done.stderr
+    (repo / ".toolgate" / "config.toml").write_text('[tool.toolgate.model]\nname = "m"\n')
+    done = toolgate("run", "x", "--workspace", str(repo), "--model", "m")
+    assert done.returncode == 2 and "top level" in done.stderr
+
+
+def test_a_workspace_venv_without_pytest_says_so(repo: Path, scripted: ScriptedModel) -> None:
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
+    (repo / "test_a.py").write_text("def test_a():\n    assert True\n")
+    scripted.script = [tool_call("run_tests"), {"content": "Ran them."}]
+    done = toolgate(
+        "run",
+        "Run the tests.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+        "--approve",
+        "deny",
+    )
+    assert "No module named pytest" in done.stderr, done.stderr
+    assert ".venv/bin/python" in done.stderr
+
+
+def test_without_model_a_refused_connection_is_named_not_a_missing_model(repo: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    done = toolgate(
+        "run", "x", "--workspace", str(repo), "--base-url", f"http://127.0.0.1:{port}/v1"
+    )
+    assert done.returncode == 1, done.stderr
+    assert "cannot reach the model" in done.stderr and "no model configured" not in done.stderr
+
+
+def test_without_model_a_refused_key_is_named(repo: Path) -> None:
+    import http.server
+    import threading
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 — the standard library's name
+            body = b'{"error": {"message": "Incorrect API key provided"}}'
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = do_GET  # noqa: N815
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        done = toolgate("run", "x", "--workspace", str(repo), "--base-url", url)
+    finally:
+        server.shutdown()
+    assert done.returncode == 1, done.stderr
+    assert "refused the API key" in done.stderr and "no model configured" not in done.stderr
+
+
+def test_a_spinner_shows_the_model_and_the_wait_on_a_terminal(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    def slow(body: dict[str, object]) -> dict[str, object]:
+        time.sleep(2.5)
+        return {"content": "Thought about it."}
+
+    scripted.script = [slow]
+    term = Terminal(
+        "run",
+        "Think.",
+        "--workspace",
+        str(repo),
+        "--base-url",
+        scripted.base_url,
+        "--model",
+        scripted.model,
+        env={"TERM": "xterm", "NO_COLOR": "1"},
+    )
+    try:
+        term.expect(f"waiting for {scripted.model} · 2 s")
+        term.expect("Thought about it.")
+        assert term.wait(timeout=60) == 0
+    finally:
+        term.close()
