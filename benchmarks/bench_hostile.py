@@ -30,6 +30,8 @@ from tests.lsp.hostile_cases import (  # noqa: E402
     Tally,
     code_action_cases,
     command_cases,
+    file_writer,
+    initialize_params,
     notification_cases,
     protocol_cases,
     send,
@@ -59,15 +61,6 @@ def _project(root: Path) -> None:
     subprocess.run(["git", "commit", "-q", "-m", "initial"], cwd=root, check=True)
 
 
-def _writer(counter: itertools.count[int]) -> Any:
-    def answer(_body: dict[str, Any]) -> dict[str, Any]:
-        n = next(counter)
-        arguments = {"path": f"made/f{n}.py", "content": f"n = {n}\n"}
-        return {"tool_calls": [{"name": "write_file", "arguments": arguments}]}
-
-    return answer
-
-
 async def hostile_run(root: Path, model: ScriptedModel) -> dict[str, Any]:
     """Run every case against a fresh server; counts, timings and memory."""
     from pygls.uris import from_fs_path
@@ -77,19 +70,7 @@ async def hostile_run(root: Path, model: ScriptedModel) -> dict[str, Any]:
     client = await RawClient().start()
     assert client.process is not None
     pid = client.process.pid
-    init = {
-        "processId": None,
-        "rootUri": root_uri,
-        "workspaceFolders": [{"uri": root_uri, "name": "project"}],
-        "capabilities": {"workspace": {"applyEdit": True}},
-        "initializationOptions": {
-            "baseUrl": model.base_url,
-            "model": model.model,
-            "apiKey": "sk-bench",
-            "toolCalling": {"mode": "native"},
-            "limits": {"maxSteps": 1000},
-        },
-    }
+    init = initialize_params(root_uri, model, "sk-bench")
     assert "result" in await client.request("initialize", init)
     await client.notify("initialized", {})
     await client.request(
@@ -144,7 +125,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, ScriptedModel() as model:
         root = Path(tmp) / "project"
         _project(root)
-        model.fallback = _writer(itertools.count())
+        model.fallback = file_writer(itertools.count())
         figures = asyncio.run(hostile_run(root, model))
     if args.json:
         print(json.dumps(figures, indent=2))

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import itertools
 import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tests.lsp.rawclient import RawClient, nested
+
+if TYPE_CHECKING:
+    from tests.support.scripted_model import ScriptedModel
 
 INVALID_PARAMS = -32602
 INVALID_REQUEST = -32600
@@ -25,6 +29,34 @@ INTERNAL_ERROR = -32603
 
 HUGE_BYTES = 10 * 1000 * 1000
 DEEP_LEVELS = 10_000
+
+
+def file_writer(counter: itertools.count[int]) -> Any:
+    """A scripted answer proposing a new file every turn: a proposal is nearly always pending."""
+
+    def answer(_body: dict[str, Any]) -> dict[str, Any]:
+        n = next(counter)
+        arguments = {"path": f"made/f{n}.py", "content": f"n = {n}\n"}
+        return {"tool_calls": [{"name": "write_file", "arguments": arguments}]}
+
+    return answer
+
+
+def initialize_params(root_uri: str, model: ScriptedModel, api_key: str) -> dict[str, Any]:
+    """`initialize` for a client that applies edits, talking to the scripted model."""
+    return {
+        "processId": None,
+        "rootUri": root_uri,
+        "workspaceFolders": [{"uri": root_uri, "name": "project"}],
+        "capabilities": {"workspace": {"applyEdit": True}},
+        "initializationOptions": {
+            "baseUrl": model.base_url,
+            "model": model.model,
+            "apiKey": api_key,
+            "toolCalling": {"mode": "native"},
+            "limits": {"maxSteps": 1000},
+        },
+    }
 
 
 class Raw(str):

@@ -26,6 +26,8 @@ from tests.lsp.hostile_cases import (
     Tally,
     code_action_cases,
     command_cases,
+    file_writer,
+    initialize_params,
     notification_cases,
     protocol_cases,
     send,
@@ -44,15 +46,6 @@ def test_ok():
 """
 
 
-def _writer(counter: itertools.count[int]) -> Any:
-    def answer(_body: dict[str, Any]) -> dict[str, Any]:
-        n = next(counter)
-        arguments = {"path": f"made/f{n}.py", "content": f"n = {n}\n"}
-        return {"tool_calls": [{"name": "write_file", "arguments": arguments}]}
-
-    return answer
-
-
 @pytest.fixture
 def project(repo: Path) -> Path:
     (repo / "test_ok.py").write_text(SLOW_TEST)
@@ -62,24 +55,9 @@ def project(repo: Path) -> Path:
 @pytest_asyncio.fixture
 async def client(project: Path, scripted: ScriptedModel) -> AsyncIterator[RawClient]:
     # A model that proposes a new file at every turn: a proposal is nearly always pending.
-    scripted.fallback = _writer(itertools.count())
+    scripted.fallback = file_writer(itertools.count())
     raw = await RawClient().start()
-    reply = await raw.request(
-        "initialize",
-        {
-            "processId": None,
-            "rootUri": uri_of(project),
-            "workspaceFolders": [{"uri": uri_of(project), "name": "project"}],
-            "capabilities": {"workspace": {"applyEdit": True}},
-            "initializationOptions": {
-                "baseUrl": scripted.base_url,
-                "model": scripted.model,
-                "apiKey": "sk-test",
-                "toolCalling": {"mode": "native"},
-                "limits": {"maxSteps": 1000},
-            },
-        },
-    )
+    reply = await raw.request("initialize", initialize_params(uri_of(project), scripted, "sk-test"))
     assert "result" in reply, reply
     await raw.notify("initialized", {})
     yield raw
