@@ -7,6 +7,7 @@ import fcntl
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 import termios
@@ -24,6 +25,8 @@ class Terminal:
 
         def controlling_tty() -> None:
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+            # As a shell starts a program: Ctrl-C interrupts, whatever the test process set.
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
 
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "toolgate", *args],
