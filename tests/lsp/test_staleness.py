@@ -37,7 +37,7 @@ async def test_conflicting_edit_makes_proposal_stale(
     resolved = next(r for r in editor.resolved if r["id"] == proposal["id"])
     assert resolved["status"] == "stale"
     assert resolved["hunksApplied"] == []
-    assert (await editor.finished())["status"] == "completed"
+    assert (await editor.finished())["status"] == "incomplete"  # nothing landed after it
     assert editor.edits == []  # nothing was sent to the editor
     assert editor.text(uri) == mine
     assert (repo / "a.py").read_text() == ORIGINAL
