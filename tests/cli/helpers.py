@@ -44,19 +44,13 @@ def toolgate(
     )
 
 
+def on_scripted(repo: Path, scripted: ScriptedModel) -> list[str]:
+    """The flags that point a command at `repo` and the scripted model."""
+    return ["--workspace", str(repo), "--base-url", scripted.base_url, "--model", scripted.model]
+
+
 def toolgate_task(
     command: str, task: str, repo: Path, scripted: ScriptedModel, *extra: str, **kwargs: Any
 ) -> subprocess.CompletedProcess[str]:
     """Run `toolgate COMMAND TASK` on `repo` against the scripted model (more flags in `extra`)."""
-    return toolgate(
-        command,
-        task,
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
-        *extra,
-        **kwargs,
-    )
+    return toolgate(command, task, *on_scripted(repo, scripted), *extra, **kwargs)

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.cli.helpers import on_scripted
 from tests.cli.terminal import Terminal
 from tests.support.scripted_model import ScriptedModel, tool_call
 
@@ -16,12 +17,7 @@ PROMPT = "› "
 def _chat(repo: Path, scripted: ScriptedModel) -> Terminal:
     return Terminal(
         "chat",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
+        *on_scripted(repo, scripted),
         env={"NO_COLOR": "1"},
     )
 
@@ -98,15 +94,21 @@ def test_a_chat_of_turns_with_an_approval_ctrl_c_new_and_load(
         term.close()
 
 
+# CPython's readline checks for a signal only when its wait for input is interrupted: a Ctrl-C
+# that lands between drawing the prompt and that wait is seen at the next key. A person never
+# presses that fast; the test waits as long after each prompt.
+SETTLE_SECONDS = 0.5
+
+
 def test_ctrl_c_twice_at_the_prompt_leaves(repo: Path, scripted: ScriptedModel) -> None:
     term = _chat(repo, scripted)
     try:
         term.expect(PROMPT)
+        time.sleep(SETTLE_SECONDS)
         term.interrupt()
         term.expect("Ctrl-C again")
-        # A person presses again once the prompt is back; a key pressed while readline is
-        # setting the terminal up again can be swallowed by it.
         term.expect(PROMPT)
+        time.sleep(SETTLE_SECONDS)
         term.interrupt()
         assert term.wait(timeout=30) == 0
     finally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from tests.cli.helpers import toolgate
+from tests.cli.helpers import on_scripted, toolgate
 from tests.cli.terminal import Terminal
 from tests.support.scripted_model import ScriptedModel, tool_call
 
@@ -17,12 +17,7 @@ def test_ctrl_c_at_an_approval_prompt_leaves_at_once_with_130(
     term = Terminal(
         "run",
         "Write it.",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
+        *on_scripted(repo, scripted),
     )
     try:
         term.expect("Apply?")
@@ -56,12 +51,7 @@ def test_an_empty_task_is_a_usage_error_and_never_reaches_the_model(
     done = toolgate(
         "run",
         "  ",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
+        *on_scripted(repo, scripted),
     )
     assert done.returncode == 2 and "task is empty" in done.stderr
     assert scripted.requests == []
@@ -74,12 +64,7 @@ def test_verbose_after_the_subcommand_shows_toolgates_log_not_httpcores(
     done = toolgate(
         "run",
         "Say hello.",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
+        *on_scripted(repo, scripted),
         "-v",
     )
     assert done.returncode == 0, done.stderr
@@ -97,12 +82,7 @@ def test_no_color_turns_colour_off_on_a_terminal(repo: Path, scripted: ScriptedM
     term = Terminal(
         "run",
         "Write it.",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
+        *on_scripted(repo, scripted),
         env={"NO_COLOR": "1"},
     )
     try:
@@ -173,12 +153,7 @@ def test_the_end_of_run_account_names_files_tests_and_the_run_log(
     done = toolgate(
         "run",
         "Write notes.",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
+        *on_scripted(repo, scripted),
         "--approve",
         "auto",
     )
@@ -205,12 +180,7 @@ def test_a_run_says_which_model_endpoint_and_mode_it_uses(
     done = toolgate(
         "run",
         "Hi.",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
+        *on_scripted(repo, scripted),
     )
     assert f"{scripted.model} at {scripted.base_url} (native tool calling)" in done.stderr
 
@@ -229,12 +199,7 @@ def test_a_partly_accepted_change_says_so_and_a_failed_edit_is_not_denied(
     term = Terminal(
         "run",
         "Edit f.",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
+        *on_scripted(repo, scripted),
         env={"NO_COLOR": "1"},
     )
     try:
@@ -276,12 +241,7 @@ def test_a_workspace_venv_without_pytest_says_so(repo: Path, scripted: ScriptedM
     done = toolgate(
         "run",
         "Run the tests.",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
+        *on_scripted(repo, scripted),
         "--approve",
         "deny",
     )
@@ -342,12 +302,7 @@ def test_a_spinner_shows_the_model_and_the_wait_on_a_terminal(
     term = Terminal(
         "run",
         "Think.",
-        "--workspace",
-        str(repo),
-        "--base-url",
-        scripted.base_url,
-        "--model",
-        scripted.model,
+        *on_scripted(repo, scripted),
         env={"TERM": "xterm", "NO_COLOR": "1"},
     )
     try:
