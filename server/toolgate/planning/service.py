@@ -181,10 +181,16 @@ async def make_plan(
     Raises PlanningError (and ManifestError for a broken manifest).
     """
     from toolgate.agent.redact import Redactor
-    from toolgate.model.client import ModelError, ModelSettings, OpenAIChatModel
+    from toolgate.model.client import ModelError, OpenAIChatModel
     from toolgate.planning.plan import PlanError
     from toolgate.planning.planner import ask_for_plan
-    from toolgate.session import SetupError, check_trust, pick_model, resolve_endpoint
+    from toolgate.session.assembly import (
+        SetupError,
+        check_trust,
+        model_settings,
+        pick_model,
+        resolve_endpoint,
+    )
 
     routed = match_trigger(root, task)
     if routed is not None:
@@ -202,15 +208,7 @@ async def make_plan(
         endpoint = await resolve_endpoint(config, notice)
     except SetupError as exc:
         raise PlanningError(str(exc)) from None
-    settings = ModelSettings(
-        model=endpoint.model or "",
-        base_url=endpoint.base_url,
-        api_key=config.api_key,
-        stream=config.stream,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        timeout_seconds=config.request_timeout_seconds,
-    )
+    settings = model_settings(config, endpoint)
     model = OpenAIChatModel(settings, redact=Redactor(config.api_key).text)
     registry = build_registry(root)
     max_calls = min(2, config.limits.max_llm_calls)

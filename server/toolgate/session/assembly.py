@@ -141,6 +141,20 @@ async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> End
     )
 
 
+def model_settings(config: Config, endpoint: Endpoint, **extra: Any) -> ModelSettings:
+    """The model client's settings for an endpoint, from the configuration (plus `extra`)."""
+    return ModelSettings(
+        model=endpoint.model or "",
+        base_url=endpoint.base_url,
+        api_key=config.api_key,
+        stream=config.stream,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        timeout_seconds=config.request_timeout_seconds,
+        **extra,
+    )
+
+
 async def pick_model(client: OpenAIChatModel) -> str:
     """The endpoint's first listed model, for servers that serve just one."""
     try:
@@ -284,16 +298,7 @@ async def _assemble(
     prompt = system_prompt(
         profile, load_instructions(setup.root), tools_enabled=config.tool_calling.enabled
     )
-    settings = ModelSettings(
-        model=endpoint.model or "",
-        base_url=endpoint.base_url,
-        api_key=config.api_key,
-        tool_choice=config.tool_choice,
-        stream=config.stream,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        timeout_seconds=config.request_timeout_seconds,
-    )
+    settings = model_settings(config, endpoint, tool_choice=config.tool_choice)
     if endpoint.small_model:
         # A small model follows instructions best without sampling, and without a cap it can
         # repeat itself until its context is full.
