@@ -12,6 +12,7 @@ import subprocess
 import sys
 import termios
 import time
+from types import TracebackType
 
 
 class Terminal:
@@ -87,3 +88,14 @@ class Terminal:
             self.proc.kill()
             self.proc.wait()
         os.close(self.master)
+
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
