@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.cli.helpers import on_scripted, toolgate
+from tests.cli.helpers import on_scripted, toolgate, toolgate_task
 from tests.cli.terminal import Terminal
 from tests.support.net import canned_endpoint, closed_port
 from tests.support.scripted_model import ScriptedModel, tool_call
@@ -49,11 +49,7 @@ def test_run_help_has_an_example_exit_statuses_and_variables() -> None:
 def test_an_empty_task_is_a_usage_error_and_never_reaches_the_model(
     repo: Path, scripted: ScriptedModel
 ) -> None:
-    done = toolgate(
-        "run",
-        "  ",
-        *on_scripted(repo, scripted),
-    )
+    done = toolgate_task("run", "  ", repo, scripted)
     assert done.returncode == 2 and "task is empty" in done.stderr
     assert scripted.requests == []
 
@@ -62,12 +58,7 @@ def test_verbose_after_the_subcommand_shows_toolgates_log_not_httpcores(
     repo: Path, scripted: ScriptedModel
 ) -> None:
     scripted.script = [{"content": "Hello."}]
-    done = toolgate(
-        "run",
-        "Say hello.",
-        *on_scripted(repo, scripted),
-        "-v",
-    )
+    done = toolgate_task("run", "Say hello.", repo, scripted, "-v")
     assert done.returncode == 0, done.stderr
     assert "DEBUG toolgate" in done.stderr
     assert "httpcore" not in done.stderr
@@ -125,13 +116,7 @@ def test_the_end_of_run_account_names_files_tests_and_the_run_log(
         tool_call("run_tests"),
         {"content": "Wrote the notes; one test fails."},
     ]
-    done = toolgate(
-        "run",
-        "Write notes.",
-        *on_scripted(repo, scripted),
-        "--approve",
-        "auto",
-    )
+    done = toolgate_task("run", "Write notes.", repo, scripted, "--approve", "auto")
     assert done.returncode == 0, done.stderr
     assert "changed: notes.txt +2 -0" in done.stderr
     assert '→ write_file path="notes.txt"' in done.stderr and '{"path"' not in done.stderr
@@ -150,11 +135,7 @@ def test_a_run_says_which_model_endpoint_and_mode_it_uses(
     repo: Path, scripted: ScriptedModel
 ) -> None:
     scripted.script = [{"content": "Hi."}]
-    done = toolgate(
-        "run",
-        "Hi.",
-        *on_scripted(repo, scripted),
-    )
+    done = toolgate_task("run", "Hi.", repo, scripted)
     assert f"{scripted.model} at {scripted.base_url} (native tool calling)" in done.stderr
 
 
@@ -205,13 +186,7 @@ def test_a_workspace_venv_without_pytest_says_so(repo: Path, scripted: ScriptedM
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
     (repo / "test_a.py").write_text("def test_a():\n    assert True\n")
     scripted.script = [tool_call("run_tests"), {"content": "Ran them."}]
-    done = toolgate(
-        "run",
-        "Run the tests.",
-        *on_scripted(repo, scripted),
-        "--approve",
-        "deny",
-    )
+    done = toolgate_task("run", "Run the tests.", repo, scripted, "--approve", "deny")
     assert "No module named pytest" in done.stderr, done.stderr
     assert ".venv/bin/python" in done.stderr
 
