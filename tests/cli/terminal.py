@@ -12,7 +12,6 @@ import subprocess
 import sys
 import termios
 import time
-from types import TracebackType
 
 
 class Terminal:
@@ -92,10 +91,5 @@ class Terminal:
     def __enter__(self) -> Terminal:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
