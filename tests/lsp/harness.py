@@ -18,7 +18,7 @@ from pygls.protocol import default_converter
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 from pygls.uris import from_fs_path, to_fs_path
 from pytest_lsp import LanguageClient, LanguageClientProtocol
-from pytest_lsp.client import register_lsp_features
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 # Toolgate's own notifications, each recorded by the editor below.
 EVENT = "toolgate/event"
@@ -39,12 +39,26 @@ class PlainCodeActionProtocol(LanguageClientProtocol):
         return super().get_result_type(method)
 
 
-def make_client() -> LanguageClient:
-    """pytest-lsp's test client, reading code actions as plain JSON."""
-    client = LanguageClient(
-        protocol_cls=PlainCodeActionProtocol, converter_factory=default_converter
+class EditorClient(LanguageClient):
+    """pytest-lsp's test client, noting which sections the server pulls settings for."""
+
+    def __init__(self) -> None:
+        super().__init__(protocol_cls=PlainCodeActionProtocol, converter_factory=default_converter)
+        self.config_pulls: list[str | None] = []
+
+
+def _configuration(client: EditorClient, params: types.ConfigurationParams) -> Any:
+    """pytest-lsp's own answer to `workspace/configuration`, each pull noted first."""
+    client.config_pulls.extend(item.section for item in params.items)
+    return DEFAULT_CLIENT_FEATURES[types.WORKSPACE_CONFIGURATION](client, params)
+
+
+def make_client() -> EditorClient:
+    """The test client, built as pytest-lsp documents for replacing one of its handlers."""
+    client = EditorClient()
+    register_lsp_features(
+        client, {**DEFAULT_CLIENT_FEATURES, types.WORKSPACE_CONFIGURATION: _configuration}
     )
-    register_lsp_features(client)
     return client
 
 
@@ -85,20 +99,16 @@ class Editor:
     keep_edits: Callable[[list[Any]], list[Any]] | None = None
     questions: list[str] = field(default_factory=list)
     save_requests: list[list[str]] = field(default_factory=list)
-    config_pulls: list[str | None] = field(default_factory=list)
     # Called with each window/showMessageRequest before it is answered (the person acting).
     on_question: Callable[[str], None] | None = None
 
+    @property
+    def config_pulls(self) -> list[str | None]:
+        """The sections of each `workspace/configuration` item the server asked for."""
+        return self.client.config_pulls if isinstance(self.client, EditorClient) else []
+
     def install(self) -> None:
         client = self.client
-        answer_configuration = client.get_configuration
-
-        def recording_configuration(**where: Any) -> Any:
-            # pytest-lsp answers workspace/configuration with this; note each pull.
-            self.config_pulls.append(where.get("section"))
-            return answer_configuration(**where)
-
-        client.get_configuration = recording_configuration  # type: ignore[method-assign]
 
         @client.feature(PROPOSAL)
         def _proposal(params: Any) -> None:
