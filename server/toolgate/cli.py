@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolgate import __version__, cli_tools, cli_undo
+from toolgate import __version__, cli_review, cli_tools, cli_undo
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -119,6 +119,7 @@ def _parser() -> argparse.ArgumentParser:
 
     cli_tools.add_parsers(sub)
     cli_undo.add_parser(sub)
+    cli_review.add_parser(sub)
 
     calls = sub.add_parser("calls", help="the text protocol")
     calls_sub = calls.add_subparsers(dest="calls_command", required=True)
@@ -211,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
         return _calls_parse(args)
     if args.command == "undo":
         return cli_undo.main(args)
+    if args.command == "review":
+        return cli_review.main(args)
     if args.command == "trust":
         return _trust(args)
     if args.command == "sessions":
