@@ -84,6 +84,12 @@ def _parser() -> argparse.ArgumentParser:
         help="how tools are offered to the model",
     )
     run.add_argument("--json", action="store_true", help="print events as JSON lines on stdout")
+    run.add_argument(
+        "--review-loop",
+        action="store_true",
+        help="implement, have the model review the change, implement again with its comments "
+        "(up to review.max_rounds reviews), then run the tests",
+    )
     run.add_argument("--llm-log", metavar="FILE", help="write every model request and response")
     which = run.add_mutually_exclusive_group()
     which.add_argument("--session", metavar="ID", help="continue this session")
@@ -291,7 +297,16 @@ def _run(args: argparse.Namespace) -> int:
     latest = getattr(args, "continue_session", False)
     try:
         return asyncio.run(
-            _run_async(root, config, args.task, approve, args.json, session_id, latest)
+            _run_async(
+                root,
+                config,
+                args.task,
+                approve,
+                args.json,
+                session_id,
+                latest,
+                review_loop=getattr(args, "review_loop", False),
+            )
         )
     except SessionError as exc:
         print(f"toolgate: {exc}", file=sys.stderr)
@@ -316,6 +331,7 @@ async def _run_async(
     session_id: str | None = None,
     latest: bool = False,
     endpoint: Any = None,
+    review_loop: bool = False,
 ) -> int:
     from toolgate.agent.events import EventBus
     from toolgate.conversation.store import SessionError
@@ -338,6 +354,11 @@ async def _run_async(
         session_id = service.latest()
         if session_id is None:
             raise SessionError(f"no session to continue in {root}")
+    if review_loop:
+        try:
+            return await cli_review.review_loop(service, config, task, reviewer, bus, session_id)
+        finally:
+            await service.close()
     claim = service.claim(session_id, new=session_id is None)
     try:
         turn = await service.start(

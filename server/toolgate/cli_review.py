@@ -50,8 +50,8 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(args: argparse.Namespace) -> int:
     """Review the changes, print the comments, exit by the verdict."""
-    from toolgate.code_review import ReviewError, ReviewRequest, working_tree_changes
-    from toolgate.code_review.service import review_in_workspace
+    from toolgate.code_review import ReviewError, working_tree_changes
+    from toolgate.code_review.service import review_in_workspace, review_request
     from toolgate.config import ConfigError, load_config
 
     root = Path(args.workspace).resolve()
@@ -76,12 +76,7 @@ def main(args: argparse.Namespace) -> int:
         what = "staged" if args.staged else "in the working tree"
         print(f"toolgate review: no changes {what}: nothing to review", file=sys.stderr)
         return EXIT_OK
-    request = ReviewRequest(
-        diff=changes.diff,
-        files_changed=changes.files,
-        coding_standards=str(config.review.get("coding_standards", "")),
-        review_focus=list(args.focus or config.review.get("focus", [])),
-    )
+    request = review_request(config, changes, args.focus)
     try:
         result = asyncio.run(review_in_workspace(root, config, request, notice))
     except ReviewError as exc:
@@ -100,3 +95,19 @@ def main(args: argparse.Namespace) -> int:
                     print(f"    suggested: {line}")
     print(f"toolgate review: {result.summary()}", file=sys.stderr)
     return EXIT_OK if result.approved else EXIT_NOT_APPROVED
+
+
+async def review_loop(
+    service: Any,
+    config: Any,
+    task: str,
+    reviewer: Any,
+    bus: Any,
+    session_id: str | None,
+) -> int:
+    """`toolgate run --review-loop TASK`: the loop to its account; 0 only when it completed."""
+    from toolgate.code_review.loop import ReviewLoop
+
+    outcome = await ReviewLoop(service, config, reviewer, bus).run(task, session_id)
+    print(f"toolgate: session {outcome.session_id}", file=sys.stderr)
+    return EXIT_OK if outcome.status == "completed" else EXIT_NOT_APPROVED

@@ -118,6 +118,7 @@ SCHEMA: dict[str, Any] = {
                 "max_rounds": {"type": "integer", "minimum": 1, "maximum": 10},
                 "focus": _STRINGS,
                 "coding_standards": {"type": "string"},
+                "test_command": {"type": "string", "minLength": 1},
             },
         },
         "sandbox": {
@@ -236,7 +237,7 @@ class Config:
     pending_trust: list[TrustItem] = field(default_factory=list)
     # [planning]: min_confidence, allow_capabilities, deny_capabilities (toolgate.planning).
     planning: dict[str, Any] = field(default_factory=dict)
-    # [review]: max_rounds, focus, coding_standards (toolgate.code_review).
+    # [review]: max_rounds, focus, coding_standards, test_command (toolgate.code_review).
     review: dict[str, Any] = field(default_factory=dict)
 
 

@@ -121,3 +121,47 @@ async def _git(root: Path, *argv: str) -> tuple[int | None, str]:
         env=_GIT_ENV,
     )
     return outcome.exit_code, outcome.output
+
+
+def runs_changes(root: Path, run_ids: list[str]) -> Changes:
+    """What the runs changed together: each file from before the first of them to now.
+
+    Read from the runs' checkpoints, so only the runs' own changes are reviewed (not other
+    edits in the working tree) and no git repository is needed.
+    """
+    from toolgate.agent.checkpoints import Checkpoint, CheckpointError
+
+    before: dict[str, str | None] = {}
+    for run_id in run_ids:
+        try:
+            checkpoint = Checkpoint.load(root, run_id)
+        except CheckpointError:
+            continue  # the run changed nothing
+        for path, record in checkpoint.files.items():
+            if path in before or not record.landed:
+                continue
+            try:
+                raw = checkpoint.before_bytes(record)
+            except CheckpointError:
+                continue
+            before[path] = None if raw is None else raw.decode("utf-8", errors="replace")
+    parts = []
+    for path in sorted(before):
+        try:
+            now = (root / path).read_text("utf-8", errors="replace")
+        except OSError:
+            now = None
+        old = before[path]
+        if now is None:
+            if old is not None:
+                parts.append(f"--- a/{path}\n+++ /dev/null\n" + _removed(old))
+            continue
+        parts.append(unified_diff(old or "", now, path, new_file=old is None))
+    diff = "".join(parts)
+    return Changes(diff, changed_files(diff))
+
+
+def _removed(text: str) -> str:
+    lines = text.splitlines()
+    body = "".join(f"-{line}\n" for line in lines)
+    return f"@@ -1,{len(lines)} +0,0 @@\n{body}"
