@@ -283,6 +283,8 @@ class Printer:
         partly, self._partly = self._partly, None
         if partly and decision in ("approved", "auto"):
             return partly
+        if fields.get("rule"):  # a setting refused it, never a person
+            return "refused by policy" if decision == "denied" else f"refused: {fields['rule']}"
         if decision == "denied":
             error = fields.get("error") or ""
             return "refused by policy" if "policy" in error else "failed"

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from toolgate.agent.events import Event
+from toolgate.agent.events import Event, iso_utc
 from toolgate.agent.redact import Redactor
 from toolgate.workspace.files import atomic_write_text, toolgate_dir
-
-
-def _iso(ts: float | None = None) -> str:
-    moment = datetime.fromtimestamp(ts, timezone.utc) if ts else datetime.now(timezone.utc)
-    return moment.isoformat(timespec="milliseconds")
 
 
 class RunLog:
@@ -42,7 +36,7 @@ class RunLog:
             "tool_calling_mode": tool_calling_mode,
             "status": "running",
             "reason": None,
-            "started_at": _iso(),
+            "started_at": iso_utc(),
             "finished_at": None,
             "answer": None,
             "steps": [],
@@ -59,7 +53,7 @@ class RunLog:
         """Open a new step (one model turn and its calls)."""
         step: dict[str, Any] = {
             "step": number,
-            "started_at": _iso(),
+            "started_at": iso_utc(),
             "assistant_text": "",
             "calls": [],
         }
@@ -77,7 +71,7 @@ class RunLog:
     def finish(self, status: str, reason: str | None, metrics: dict[str, Any]) -> None:
         """Close the log with the run's outcome."""
         self.doc.update(
-            status=status, reason=self._redact.deep(reason), finished_at=_iso(), metrics=metrics
+            status=status, reason=self._redact.deep(reason), finished_at=iso_utc(), metrics=metrics
         )
         self.save()
 
