@@ -591,6 +591,8 @@ class AgentRun:
         """Log the tokens the endpoint said a request used (the account adds them up)."""
         if delta.done and delta.usage:
             self.bus.emit(LLM_USAGE, self.run_id, n=self.llm_calls, **delta.usage)
+            if self._step is not None:
+                self._step["usage"] = dict(delta.usage)
 
     def _log_entry(self, call: ToolCall, outcome: GateOutcome, view: ToolResult) -> dict[str, Any]:
         stored = outcome.result if self.calling.store_raw_tool_output else view
