@@ -306,7 +306,7 @@ def test_a_spinner_shows_the_model_and_the_wait_on_a_terminal(
         env={"TERM": "xterm", "NO_COLOR": "1"},
     )
     try:
-        term.expect(f"waiting for {scripted.model} · 2 s")
+        term.expect(f"waiting for {scripted.model} · step 1 · 2 s")
         term.expect("Thought about it.")
         assert term.wait(timeout=60) == 0
     finally:
