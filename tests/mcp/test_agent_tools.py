@@ -412,3 +412,41 @@ def test_retry_and_timeout_come_from_the_config(repo: Path) -> None:
     (repo / ".toolgate" / "config.toml").write_text("[agent_tools.implement]\nenabled = false\n")
     with pytest.raises(ConfigError, match="unknown key 'agent_tools.implement'"):
         load_config(repo)
+
+
+async def test_a_run_that_runs_out_of_time_is_tried_again(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("[agent_tools.implement_code]\ntimeout_seconds = 3\nretry_count = 1\n")
+    scripted.script = [
+        {"content": "too late", "sleep": 30},
+        _calls(("write_file", {"path": "hello.txt", "content": "hello\n"})),
+        {"content": "Wrote hello.txt."},
+    ]
+    progress: list[str] = []
+    async with _client(repo, scripted, "--approve", "auto") as client:
+        result = await _call(client, "implement_code", progress, task_description="Say hello")
+    assert result["success"] is True, result
+    assert result["data"]["attempts"] == 2
+    assert "attempt 1 of 2 failed; trying again" in progress
+    assert (repo / "hello.txt").read_text() == "hello\n"
+    logs = [json.loads(p.read_text()) for p in (repo / ".toolgate" / "runs").glob("*.json")]
+    (first,) = [doc for doc in logs if doc["status"] == "cancelled"]
+    assert "implement_code ran out of time (3s" in first["reason"]
+
+
+async def test_a_run_out_of_time_without_retries_says_so(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("[agent_tools.implement_code]\ntimeout_seconds = 2\n")
+    scripted.script = [{"content": "too late", "sleep": 30}]
+    async with _client(repo, scripted, "--approve", "auto") as client:
+        result = await _call(client, "implement_code", task_description="Say hello")
+    assert result["success"] is False
+    assert result["error"].startswith("the run ended cancelled: implement_code ran out of time")
+    assert "attempts" not in result["data"]
+    assert 2 <= result["duration_seconds"] < 25

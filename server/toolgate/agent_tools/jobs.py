@@ -91,7 +91,7 @@ class Job:
         self.config = config
         self.settings = settings
         self.call = CallContext()
-        self.deadline = time.monotonic() + settings.timeout_seconds
+        self.deadline = time.monotonic() + settings.timeout_seconds  # set again per attempt
         # Why the last attempt may be worth repeating (a failed run, a timeout); None: it is not.
         self.retry_reason: str | None = None
 
@@ -254,6 +254,8 @@ class AgentJobs:
         attempts = 1 + settings.retry_count
         result = ToolResult.fail(f"{name} did not run")
         for attempt in range(1, attempts + 1):
+            # Each attempt has the whole time limit: a retry after a timeout must be able to end.
+            job.deadline = time.monotonic() + settings.timeout_seconds
             job.retry_reason = None
             try:
                 result = await handler(job, arguments)
@@ -265,7 +267,7 @@ class AgentJobs:
                 log.exception("agent tool %s crashed", name)
                 result = ToolResult.fail(f"{name} failed: {type(exc).__name__}: {exc}")
                 job.retry_reason = result.error
-            if job.retry_reason is None or attempt == attempts or job.remaining() <= 1.0:
+            if job.retry_reason is None or attempt == attempts:
                 break
             context.progress(f"attempt {attempt} of {attempts} failed; trying again")
         if attempts > 1 and isinstance(result.data, dict):
