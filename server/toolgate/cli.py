@@ -162,8 +162,17 @@ def _parser() -> argparse.ArgumentParser:
         choices=["deny", "auto"],
         default="deny",
         help="gated calls: refuse them (default), or approve file and git changes "
-        "(commands off the allow-list are refused either way)",
+        "(commands off the allow-list are refused either way); with --agent-tools, what a "
+        "client that cannot ask its person (no elicitation) gets",
     )
+    mcp.add_argument(
+        "--agent-tools",
+        action="store_true",
+        help="also serve the agent itself: implement_code, review_code, run_tests, "
+        "refactor_code, generate_documentation",
+    )
+    mcp.add_argument("--model", help="model name for the agent tools (env TOOLGATE_MODEL)")
+    mcp.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
 
     acp = sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, …)")
     acp.add_argument("--model", help="model name (env TOOLGATE_MODEL)")
@@ -230,7 +239,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "mcp":
         from toolgate.mcp.server import serve as serve_mcp
 
-        return serve_mcp(Path(args.workspace).resolve(), args.approve)
+        args.profile = args.max_steps = args.tool_calling = None
+        return serve_mcp(
+            Path(args.workspace).resolve(),
+            args.approve,
+            agent_tools=args.agent_tools,
+            overrides=_overrides(args),
+        )
     if args.command == "acp":
         from toolgate.acp import serve as serve_acp
 
