@@ -134,6 +134,16 @@ SCHEMA: dict[str, Any] = {
                 "deny_capabilities": _STRINGS,
             },
         },
+        "review": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "max_rounds": {"type": "integer", "minimum": 1, "maximum": 10},
+                "focus": _STRINGS,
+                "coding_standards": {"type": "string"},
+                "test_command": {"type": "string", "minLength": 1},
+            },
+        },
         "sandbox": {
             # `sandbox = "required"` is short for `[sandbox] mode = "required"`.
             "oneOf": [
@@ -259,6 +269,8 @@ class Config:
     pending_trust: list[TrustItem] = field(default_factory=list)
     # [planning]: min_confidence, allow_capabilities, deny_capabilities (toolgate.planning).
     planning: dict[str, Any] = field(default_factory=dict)
+    # [review]: max_rounds, focus, coding_standards, test_command (toolgate.code_review).
+    review: dict[str, Any] = field(default_factory=dict)
     agent_tools: dict[str, AgentToolSettings] = field(
         default_factory=lambda: {name: AgentToolSettings() for name in AGENT_TOOLS}
     )
@@ -408,6 +420,7 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
         if allowed is not None and not trusted:
             wanted = [c for c in wanted if c in allowed]  # can only narrow
         plan_now["allow_capabilities"] = wanted
+    config.review.update(doc.get("review", {}))
     for name, table in doc.get("agent_tools", {}).items():
         settings = config.agent_tools[name]
         for key, value in table.items():
