@@ -513,3 +513,24 @@ async def test_review_code_of_a_given_diff_and_of_nothing(
     assert "a = 2" in json.dumps(scripted.requests[0]["messages"])
     assert nothing["success"] is False
     assert nothing["error"] == "nothing to review: the working tree has no changes against HEAD"
+
+
+async def test_a_test_command_off_the_allow_list_is_asked_for(repo: Path) -> None:
+    _project(repo)
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('[policy]\nallowed_commands = ["python -m pytest"]\n')
+    seen: list[types.ElicitRequestParams] = []
+    answer = types.ElicitResult(action="accept", content={"approve": True})
+    async with _client(repo, None, elicitation=_elicitation(answer, seen)) as client:
+        asked = await _call(client, "run_tests", test_commands=["pytest -q"])
+    async with _client(repo, None) as client:
+        refused = await _call(client, "run_tests", test_commands=["pytest -q"])
+        allowed = await _call(client, "run_tests", test_commands=["python -m pytest -q"])
+    (question,) = seen
+    assert question.message.startswith("Toolgate: allow run_tests?")
+    assert "pytest -q" in question.message
+    assert asked["success"] is True and asked["data"]["passed"] == 2
+    assert refused["success"] is False and "allow-list" in refused["error"]
+    assert any("explicit yes" in s for s in refused["suggestions"])
+    assert allowed["success"] is True

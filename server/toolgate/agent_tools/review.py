@@ -7,6 +7,7 @@ log of the review (`.toolgate/runs/review-….json`), and shapes the result.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from typing import Any
@@ -67,9 +68,15 @@ async def review_code(job: Job, arguments: dict[str, Any]) -> ToolResult:
     # URL is resolved (and closed) by the review itself.
     endpoint = None if config.base_url else await job.jobs.service.endpoint(config)
     try:
-        review = await review_in_workspace(
-            job.root, config, request, job.call.progress, endpoint=endpoint
+        review = await asyncio.wait_for(
+            review_in_workspace(job.root, config, request, job.call.progress, endpoint=endpoint),
+            job.remaining(),
         )
+    except asyncio.TimeoutError:
+        reason = f"review_code ran out of time ({job.settings.timeout_seconds:g}s)"
+        runlog.finish("cancelled", reason, {})
+        job.retry_reason = reason
+        return ToolResult.fail(reason, data={"run_id": run_id})
     except ReviewError as exc:
         runlog.finish("failed", str(exc), {})
         job.retry_reason = str(exc)
