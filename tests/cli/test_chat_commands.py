@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
 from typing import Any
 
-from tests.cli.helpers import on_scripted
+from tests.cli.helpers import on_scripted, toolgate, toolgate_task
 from tests.cli.terminal import Terminal
 from tests.support.scripted_model import ScriptedModel
 
@@ -122,3 +123,23 @@ def test_the_spinner_names_the_model_the_step_and_the_time_waited(
         term.expect(PROMPT)
         term.type("/exit\r")
         assert term.wait(timeout=30) == 0
+
+
+def test_chat_continues_a_session_and_refuses_an_unknown_one(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [{"content": "The title is Tiny project."}, {"content": "Still Tiny."}]
+    first = toolgate_task("run", "What is the title?", repo, scripted, "--approve", "deny")
+    assert first.returncode == 0, first.stderr
+    unknown = toolgate("chat", *on_scripted(repo, scripted), "--session", "s-nope")
+    assert unknown.returncode == 2 and "unknown session 's-nope'" in unknown.stderr
+    with Terminal(
+        "chat", *on_scripted(repo, scripted), "--continue", env={"NO_COLOR": "1"}
+    ) as term:
+        term.expect(PROMPT)
+        term.type("And again?\r")
+        term.expect("Still Tiny.")
+        term.expect(PROMPT)
+        term.type("/exit\r")
+        assert term.wait(timeout=30) == 0
+    assert "The title is Tiny project." in json.dumps(scripted.requests[-1]["messages"])
