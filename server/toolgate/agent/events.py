@@ -16,6 +16,7 @@ RUN_STARTED = "run_started"
 RUN_FINISHED = "run_finished"
 LLM_CALL = "llm_call"
 ASSISTANT_TEXT = "assistant_text"
+ASSISTANT_REASONING = "assistant_reasoning"  # thinking the server streams apart from the text
 TOOL_CALL_PROPOSED = "ToolCallProposed"
 TOOL_CALL_DECIDED = "ToolCallDecided"
 TOOL_CALL_EXECUTED = "ToolCallExecuted"
