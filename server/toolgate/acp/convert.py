@@ -108,11 +108,10 @@ def stop_reason(status: str, finish_reason: str | None) -> StopReason:
     """The prompt's stopReason from the run's status and the model's last finish reason.
 
     An answer the endpoint cut at its token limit (`length`) ends `max_tokens`; one its
-    content filter stopped (`content_filter`) ends `refusal`.
+    content filter stopped (`content_filter`) ends `refusal`, even when nothing was left of it.
     """
-    if status in ("completed", "incomplete"):
-        if finish_reason == "length":
-            return "max_tokens"
-        if finish_reason == "content_filter":
-            return "refusal"
+    if finish_reason == "content_filter" and status != "cancelled":
+        return "refusal"
+    if finish_reason == "length" and status in ("completed", "incomplete"):
+        return "max_tokens"
     return STOP_REASONS.get(status, "end_turn")

@@ -56,6 +56,7 @@ class AcpReviewer(DiskReviewer):
         write_through_client: bool,
         flush: Callable[[], Awaitable[None]],
         show: Callable[[ToolCallProgress], None] = lambda update: None,
+        ids: Callable[[str], str] = lambda call_id: call_id,
     ) -> None:
         super().__init__(workspace)
         # The editor's text of the files read through fs/read_text_file, by real path.
@@ -67,6 +68,7 @@ class AcpReviewer(DiskReviewer):
         self.write_through_client = write_through_client
         self._flush = flush  # the call's `tool_call` update goes out before its question
         self._show = show  # an update of the call, in order with the run's other updates
+        self._id = ids  # the engine's call id → the one the editor knows
 
     async def before_read(self, path: str) -> None:
         """Put the editor's text of a file into the buffers (the read then sees it)."""
@@ -110,7 +112,7 @@ class AcpReviewer(DiskReviewer):
         if proposal.why:
             content.append(convert.text_content(proposal.why))
         update = ToolCallUpdate(
-            tool_call_id=proposal.call_id,
+            tool_call_id=self._id(proposal.call_id),
             title=f"{proposal.tool} {proposal.path}",
             kind="edit",
             status="pending",
@@ -128,7 +130,8 @@ class AcpReviewer(DiskReviewer):
 
     async def apply_change(self, proposal: Proposal) -> Resolution:
         """Write a change nobody is asked about, showing its diff in the call."""
-        self._show(convert.progress(proposal.call_id, "in_progress", [self._diff(proposal)]))
+        update = convert.progress(self._id(proposal.call_id), "in_progress", [self._diff(proposal)])
+        self._show(update)
         return await self.write_change(proposal)
 
     async def write_change(self, proposal: Proposal) -> Resolution:
@@ -160,7 +163,7 @@ class AcpReviewer(DiskReviewer):
         if request.why:
             content.append(convert.text_content(request.why))
         update = ToolCallUpdate(
-            tool_call_id=request.call_id,
+            tool_call_id=self._id(request.call_id),
             title=f"{request.tool}: {request.summary}",
             kind=convert.tool_kind(request.tool),
             status="pending",

@@ -45,7 +45,7 @@ from acp.schema import (
 from toolgate import __version__
 from toolgate.acp import commands, convert, framing, options, plan
 from toolgate.acp.reviewer import AcpReviewer
-from toolgate.acp.updates import RunEvents, Updates
+from toolgate.acp.updates import CallIds, RunEvents, Updates
 from toolgate.agent.events import ASSISTANT_REASONING, EventBus
 from toolgate.agent.loop import AgentRun
 from toolgate.config import ConfigError, load_config
@@ -74,6 +74,7 @@ class AcpSession:
     always: set[str] = field(default_factory=set)  # tools allowed for the rest of the session
     values: dict[str, str] = field(default_factory=dict)  # the config options' choices
     mcp: dict[str, dict[str, Any]] = field(default_factory=dict)  # the client's MCP servers
+    ids: CallIds = field(default_factory=CallIds)  # the tool call ids the editor has seen
     run: AgentRun | None = None
     busy: bool = False
     cancel_requested: bool = False
@@ -243,6 +244,8 @@ class ToolgateAgent:
         session_id = service.new_session()
         session = self._opened(session_id, service)
         session.mcp = client_mcp_servers(mcp_servers)
+        assert self.updates is not None
+        await self.updates.flush()  # the commands are known before the session is used
         return NewSessionResponse(
             session_id=session_id,
             config_options=options.describe(session.values),  # type: ignore[arg-type]  # dicts the SDK validates
@@ -265,6 +268,7 @@ class ToolgateAgent:
         except SessionError as exc:
             raise RequestError.invalid_params({"sessionId": str(exc)}) from None
         assert self.updates is not None
+        ids = CallIds()
         for entry in loaded["transcript"]:
             kind = entry.get("kind")
             if kind == "user":
@@ -276,7 +280,7 @@ class ToolgateAgent:
                 if update is not None:
                     self.updates.put(session_id, update)
             elif kind == "tool" and entry.get("callId"):
-                call_id, name = str(entry["callId"]), str(entry.get("name") or "")
+                call_id, name = ids.begin(str(entry["callId"])), str(entry.get("name") or "")
                 args = entry.get("arguments") or {}
                 self.updates.put(session_id, convert.started(service.root, call_id, name, args))
                 status = "failed" if entry.get("status") in ("failed", "denied") else "completed"
@@ -284,6 +288,7 @@ class ToolgateAgent:
                 content = [convert.text_content(summary)] if summary else None
                 self.updates.put(session_id, convert.progress(call_id, status, content))
         session = self._opened(session_id, service)
+        session.ids = ids  # the replayed calls' ids are taken
         session.mcp = client_mcp_servers(mcp_servers)
         await self.updates.flush()
         return LoadSessionResponse(
@@ -308,6 +313,8 @@ class ToolgateAgent:
             raise RequestError.invalid_params({"sessionId": str(exc)}) from None
         session = self._opened(session_id, service)
         session.mcp = client_mcp_servers(mcp_servers)
+        assert self.updates is not None
+        await self.updates.flush()
         return ResumeSessionResponse(
             config_options=options.describe(session.values),  # type: ignore[arg-type]  # dicts
             modes=options.modes(session.values),
@@ -452,7 +459,7 @@ class ToolgateAgent:
             raise RequestError.invalid_request({"message": str(exc)}) from None
         bus = EventBus()
         updates = self.updates
-        events = RunEvents(updates, session.id, session.root)
+        events = RunEvents(updates, session.id, session.root, session.ids)
         bus.subscribe(TextDeltas(events.text))
         bus.subscribe(TextDeltas(events.reasoning, kind=ASSISTANT_REASONING))
         bus.subscribe(events)
@@ -465,6 +472,7 @@ class ToolgateAgent:
             write_through_client=bool(fs and fs.write_text_file),
             flush=self.updates.flush,
             show=lambda update: updates.put(session.id, update),
+            ids=session.ids.of,
         )
         buffers = reviewer.workspace.buffers if fs and fs.read_text_file else None
         try:

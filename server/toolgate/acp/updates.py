@@ -63,11 +63,38 @@ class Updates:
                 await self.task
 
 
+class CallIds:
+    """The tool call ids the editor sees: unique in the session, as ACP wants them.
+
+    A server that gives no ids, or the same ones each answer (`call_0`…), would otherwise
+    make the editor draw a later call into an earlier call's card.
+    """
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        self.current: dict[str, str] = {}  # the engine's id → the editor's, latest call
+
+    def begin(self, call_id: str) -> str:
+        """The editor's id for a call just proposed."""
+        shown, n = call_id, 1
+        while shown in self.used:
+            n += 1
+            shown = f"{call_id}~{n}"
+        self.used.add(shown)
+        self.current[call_id] = shown
+        return shown
+
+    def of(self, call_id: str) -> str:
+        """The editor's id for the latest call with the engine's id."""
+        return self.current.get(call_id, call_id)
+
+
 class RunEvents:
     """A run's events → `session/update` notifications for one session."""
 
-    def __init__(self, updates: Updates, session_id: str, root: Path) -> None:
+    def __init__(self, updates: Updates, session_id: str, root: Path, ids: CallIds) -> None:
         self.updates = updates
+        self.ids = ids
         self.session_id = session_id
         self.root = root
         self.shown: dict[str, results.Shown] = {}  # call id → what its result shows
@@ -97,7 +124,7 @@ class RunEvents:
         found = results.shown(call.name, result, self.root)
         if found is not None:
             found.text = self.redact(found.text)
-            self.shown[call.id] = found
+            self.shown[self.ids.of(call.id)] = found
 
     def __call__(self, event: Event) -> None:
         """Translate one event."""
@@ -108,7 +135,7 @@ class RunEvents:
             self._pieces(self.think.finish())
             self.think = ThinkSplitter()
         elif event.type == TOOL_CALL_PROPOSED:
-            call_id = str(f["call_id"])
+            call_id = self.ids.begin(str(f["call_id"]))
             args = f.get("raw_args") or {}
             if f["tool_name"] == plan.NAME:
                 self.planning.add(call_id)
@@ -118,10 +145,11 @@ class RunEvents:
                 return
             self.updates.put(sid, convert.started(self.root, call_id, f["tool_name"], args))
         elif event.type == TOOL_CALL_DECIDED and f.get("decision") == "auto":
-            if str(f["call_id"]) not in self.planning:
-                self.updates.put(sid, convert.progress(str(f["call_id"]), "in_progress"))
+            call_id = self.ids.of(str(f["call_id"]))
+            if call_id not in self.planning:
+                self.updates.put(sid, convert.progress(call_id, "in_progress"))
         elif event.type == TOOL_CALL_EXECUTED:
-            call_id = str(f["call_id"])
+            call_id = self.ids.of(str(f["call_id"]))
             found = self.shown.pop(call_id, None)
             if call_id in self.planning:
                 return
