@@ -125,7 +125,7 @@ describe('run ends and plans', () => {
     expect(html).toContain('partial — has gaps, does not run');
     expect(html).toContain('<span class="capability">fs.read</span> <span class="tool">→ <code>read_file</code></span>');
     expect(html).toContain('gap: no tool');
-    expect(html).toContain('no tool has this capability: no tool provides docs.render');
+    expect(html).toContain('no tool provides docs.render (no matching tool)');
     expect(html).toContain('data-action="scaffold" data-plan="p-1" data-step="render"');
     expect(html).toContain('Scaffold missing tool docs_render');
     expect(html).toContain('data-action="dropPlan"');

@@ -129,10 +129,10 @@ function testsBlock(summary: TestSummary): string {
 }
 
 const GAP_REASON: Record<string, string> = {
-  no_capability_match: 'no tool has this capability',
-  schema_incompatible: 'no tool fits the step\'s inputs and outputs',
-  low_confidence: 'the model is not confident a tool covers it',
-  invalid_capability: 'not a valid capability name',
+  no_capability_match: 'no matching tool',
+  schema_incompatible: 'contract does not fit',
+  low_confidence: 'low confidence',
+  invalid_capability: 'invalid capability',
 };
 
 /** A plan: its steps with capability and tool, gaps marked with a scaffold action, Approve / Drop. */
@@ -155,7 +155,7 @@ function planBlock(plan: PlanCard): string {
       if (step.gap && !step.tool) {
         const why = GAP_REASON[step.gap.reason] ?? step.gap.reason.replace(/_/g, ' ');
         gap =
-          `<div class="gap-detail">${escapeHtml(why)}: ${escapeHtml(step.gap.message)}` +
+          `<div class="gap-detail">${escapeHtml(step.gap.message)} (${escapeHtml(why)})` +
           (!step.gap.scaffolded && !plan.decision
             ? ` ${button('scaffold', `Scaffold missing tool ${step.gap.toolName}`, { ...id, step: step.stepId }, 'secondary')}`
             : '') +
