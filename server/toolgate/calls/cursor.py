@@ -92,6 +92,7 @@ class Construct:
         "decided",
         "depth",
         "depth_mode",
+        "expected",
         "fallback",
         "fchar",
         "flen",
@@ -99,7 +100,6 @@ class Construct:
         "impl",
         "in_re",
         "in_str",
-        "kind",
         "lang",
         "mode",
         "name",
@@ -114,12 +114,14 @@ class Construct:
         "syntax",
         "value_end",
         "value_start",
+        "what",
         "wrapped",
     )
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.syntax = kind
+    def __init__(self, what: str) -> None:
+        self.what = what  # how errors name it
+        self.expected = EXPECTED  # the shape errors show as expected
+        self.syntax = ""  # recorded as each call's syntax, where the construct says
         self.name: str | None = None
         self.open_len = 0
         self.strict = True
@@ -225,9 +227,9 @@ class Cursor:
             self.sink.emit(self.buf[self._prose_start : self._prose_end])
         self._prose_start = self._prose_end = 0
 
-    def start(self, kind: str, state: State) -> Construct:
-        """Begin reading a construct of `kind` in `state`; its text so far is empty."""
-        self.k = Construct(kind)
+    def start(self, what: str, state: State) -> Construct:
+        """Begin reading a construct (named `what` in errors) in `state`; its text is empty."""
+        self.k = Construct(what)
         self.acc = []
         self.acc_n = 0
         self.state = state
@@ -394,10 +396,10 @@ class Cursor:
                 return ("cut", 0, 0)
 
 
-def fail(p: Cursor, message: str) -> None:
-    """Report an error and skip to the construct's closing marker."""
+def fail(p: Cursor, message: str, skip_to: str = "") -> None:
+    """Report an error; with `skip_to`, only once the construct's closing marker is passed."""
     k = p.k
-    k.after = {"qwen": "</function>", "mistral": ""}.get(k.kind, "")
+    k.after = skip_to
     if not k.after:
         p.error(message, p.done())
         return
@@ -439,31 +441,3 @@ def st_opt_close(p: Cursor) -> bool:
     p.acc, p.acc_n = [], 0
     p.state = p.idle
     return True
-
-
-def what(k: Construct) -> str:
-    """How an error names the construct `k`."""
-    if k.kind == "tag":
-        return f'<tool name="{k.name}">' if k.name else "<tool>"
-    if k.kind == "hermes":
-        return "<tool_call>"
-    if k.kind == "fence" and k.mode == "edit":
-        return "SEARCH/REPLACE block"
-    if k.kind == "fence":
-        return f"```{k.lang}" if k.lang else "fenced block"
-    if k.kind == "arrow":
-        return "WRITE FILE block" if k.mode == "write" else "RUN COMMAND block"
-    if k.kind == "mistral":
-        return "[TOOL_CALLS]"
-    if k.kind == "pytag":
-        return "<|python_tag|> call"
-    return k.syntax.replace("_", " ") + " call"
-
-
-def expected(k: Construct) -> str:
-    """The shape an error for `k` shows as expected."""
-    if k.kind == "mistral":
-        return '[TOOL_CALLS][{"name": "NAME", "arguments": {…}}] or ' + EXPECTED
-    if k.kind == "phi4":
-        return 'functools[{"name": "NAME", "arguments": {…}}] or ' + EXPECTED
-    return EXPECTED

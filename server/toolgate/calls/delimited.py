@@ -20,7 +20,7 @@ _OUT_STRING = re.compile(r'[\[\]{}"]')
 
 def enter(p: Cursor, k: Construct, syntax: Syntax, opening: str, *, taken: bool) -> None:
     """Read the construct `k` with `syntax` from here on (`taken`: its opening is read)."""
-    k.kind, k.syntax, k.impl, k.opening = "delimited", syntax.name, syntax, opening
+    k.syntax, k.impl, k.opening = syntax.name, syntax, opening
     if syntax.closes:
         ends = sorted(syntax.closes, key=len, reverse=True)
         k.cand_re = re.compile("|".join(re.escape(c) for c in ends))

@@ -13,9 +13,7 @@ from toolgate.calls.arguments import BadCall, load_json, looks_like_calls, name_
 from toolgate.calls.cursor import (
     CLOSE_JSON,
     Cursor,
-    expected,
     waits_for,
-    what,
 )
 
 # A JSON call object's opening, and what may still grow into one (for early decisions).
@@ -48,8 +46,8 @@ def st_json(p: Cursor) -> bool:
         return True
     text = p.done()
     p.error(
-        f"unclosed {what(k)}: the output ended inside its JSON; nothing was run; "
-        f"expected {expected(k)}",
+        f"unclosed {k.what}: the output ended inside its JSON; nothing was run; "
+        f"expected {k.expected}",
         text,
     )
     return True
@@ -81,7 +79,7 @@ def resolve_json(p: Cursor, text: str) -> None:
     k = p.k
     value = text[k.value_start : k.value_end]
     try:
-        obj = load_json(value, k.name or what(k))
+        obj = load_json(value, k.name or k.what)
     except BadCall as exc:
         p.error(str(exc), text)
         return
@@ -90,14 +88,14 @@ def resolve_json(p: Cursor, text: str) -> None:
         return
     items = obj if isinstance(obj, list) else [obj]
     if not items:
-        p.error(f"empty call list in {what(k)}; expected {expected(k)}", text)
+        p.error(f"empty call list in {k.what}; expected {k.expected}", text)
         return
     if not k.strict and not looks_like_calls(items, p.tools):
         p.as_prose(text)
         return
     for item in items:
         try:
-            name, args = name_and_arguments(item, what(k))
+            name, args = name_and_arguments(item, k.what)
         except BadCall as exc:
             p.error(str(exc), text)
             continue

@@ -404,7 +404,7 @@ class StreamingCallParser(Cursor):
         buf, pos, n = self.buf, self.pos, len(self.buf)
         d = self._delimited_re.match(buf, pos)
         if d is not None:
-            k = self.start("delimited", st_delimited)
+            k = self.start(d.group(), st_delimited)
             enter(self, k, self._delimited[d.group()], d.group(), taken=False)
             return self.take(d.end()) or True
         if not self.eof and n - pos <= self._lt_span and buf[pos:] in self._lt_prefixes:
@@ -460,13 +460,13 @@ class StreamingCallParser(Cursor):
                 # constructs start after the indentation, however the indentation arrived
                 self.prose_to(m.start(1))
                 self.say()  # Aider names the file on the line before the fence
-                k = self.start("fence", st_fence)
+                k = self.start("SEARCH/REPLACE block", st_fence)
                 k.name = aider.clean_path(self.sink.last_line()) or self.edit_path
                 k.mode = "edit"
                 return open_fence(self, k, m, nl, lang, aider.read_edit_fence)
         if lang in fenced_json.LANGS:
             self.prose_to(m.start(1))
-            k = self.start("fence", st_fence)
+            k = self.start(f"```{lang}", st_fence)
             k.mode = "call"
             k.decide = fenced_json.decide_call_fence
             return open_fence(self, k, m, nl, lang, fenced_json.read_call_fence)

@@ -19,7 +19,6 @@ from toolgate.calls.cursor import (
     Cursor,
     FenceReader,
     waits_for,
-    what,
 )
 
 INLINE_WINDOW = 1000  # how far on one line an inline code span may reach
@@ -84,7 +83,7 @@ def open_fence(
 def unclosed_fence(p: Cursor, k: Construct, text: str) -> None:
     """The error for a fence that holds a call and never closed."""
     p.error(
-        f"unclosed code fence ({what(k)}): the output ended before its closing "
+        f"unclosed code fence ({k.what}): the output ended before its closing "
         f"{k.fchar * k.flen}; nothing was run",
         text,
     )

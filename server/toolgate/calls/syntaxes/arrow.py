@@ -57,7 +57,7 @@ def at_arrow(p: Cursor) -> bool | None:
     if run is None and write is None:
         return None
     p.prose_to(pos + len(line) - len(line.lstrip(" \t")))
-    k = p.start("arrow", st_arrow_next)
+    k = p.start("RUN COMMAND block", st_arrow_next)
     k.syntax = "arrow_block"
     if run is not None and run.group(1):
         p.take(nl - (1 if line.endswith("\r") else 0))
@@ -73,7 +73,7 @@ def at_arrow(p: Cursor) -> bool | None:
                 p.done(),
             )
             return True
-        k.name, k.mode = path, "write"
+        k.name, k.mode, k.what = path, "write", "WRITE FILE block"
     else:
         k.mode = "run"
     p.take(min(n, nl + 1))

@@ -13,10 +13,11 @@ Written by Hermes 2 Pro, Hermes 3, Qwen 2.5 (Instruct and Coder), Qwen3, xLAM.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from toolgate.calls.arguments import BadCall, is_json, load_json, name_and_arguments, strip_fence
-from toolgate.calls.cursor import WS, Construct, Cursor, json_scanner, skip, what
+from toolgate.calls.cursor import WS, Construct, Cursor, json_scanner, skip
 from toolgate.calls.delimited import enter, st_delimited
 from toolgate.calls.syntaxes.qwen_xml import open_function
 from toolgate.calls.syntaxes.tag import st_tag
@@ -24,11 +25,12 @@ from toolgate.calls.syntaxes.tag import st_tag
 NAME = "hermes"
 DESCRIPTION = '<tool_call>{"name": …, "arguments": …}</tool_call> (Hermes, Qwen 2.5)'
 _SCAN_HERMES = json_scanner("</tool_call>", "<tool_call>")
+_NESTED_HERMES = re.compile(r"</?tool_call>")
 
 
 def open_hermes(p: Cursor, end: int) -> bool:
     """At `<tool_call>` (ending at `end`): what follows decides which form it opens."""
-    k = p.start("hermes", st_hermes_open)
+    k = p.start("<tool_call>", st_hermes_open)
     k.syntax = "hermes"
     return p.take(end) or True
 
@@ -53,7 +55,7 @@ def st_hermes_open(p: Cursor) -> bool:
     k.out_re, k.in_re = _SCAN_HERMES
     k.close, k.hold, k.depth_mode = "</tool_call>", 11, False
     k.open_len = p.acc_n
-    k.on_close = resolve_hermes
+    k.on_close, k.cand_re = resolve_hermes, _NESTED_HERMES
     p.state = st_tag
     return True
 
@@ -69,13 +71,13 @@ def resolve_hermes(p: Cursor, k: Construct, body: str, raw: str, closed: bool) -
             # several calls in one tag, as xLAM and some Qwen fine-tunes write them
             for item in value:
                 try:
-                    name, args = name_and_arguments(item, what(k))
+                    name, args = name_and_arguments(item, k.what)
                 except BadCall as exc:
                     p.error(str(exc), raw)
                     continue
                 p.call(name, args, k.syntax, raw)
             return
-        name, args = name_and_arguments(value, what(k))
+        name, args = name_and_arguments(value, k.what)
     except BadCall as exc:
         p.error(str(exc), raw)
         return

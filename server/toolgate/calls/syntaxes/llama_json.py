@@ -21,13 +21,13 @@ PYTHON_TAG = "<|python_tag|>"
 def open_line_json(p: Cursor, s: int) -> None:
     """A JSON call object, or a list of them, alone on its line from `s`."""
     p.prose_to(s)
-    k = p.start("llama", st_json)
+    k = p.start("llama json call", st_json)
     k.syntax, k.after, k.strict = NAME, "standalone", False
 
 
 def open_python_tag(p: Cursor) -> bool:
     """At `<|python_tag|>`: a JSON call follows, or it was prose."""
-    k = p.start("pytag", st_pytag)
+    k = p.start("<|python_tag|> call", st_pytag)
     k.syntax, k.after = NAME, ""
     return p.take(p.pos + len(PYTHON_TAG)) or True
 

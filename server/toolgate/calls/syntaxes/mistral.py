@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from toolgate.calls.arguments import EXPECTED
 from toolgate.calls.cursor import WINDOW, WS, Cursor, fail, skip
 from toolgate.calls.json_value import st_json
 
@@ -26,7 +27,8 @@ _MISTRAL_V11 = re.compile(r"([A-Za-z_][\w.-]*)(?:\[CALL_ID\][^\[\]\s]*)?(?:\[ARG
 
 def open_mistral(p: Cursor) -> bool:
     """At `[TOOL_CALLS]` in prose: always the start of a call."""
-    k = p.start("mistral", st_mistral_open)
+    k = p.start(MARKER, st_mistral_open)
+    k.expected = '[TOOL_CALLS][{"name": "NAME", "arguments": {…}}] or ' + EXPECTED
     k.syntax = "mistral"
     p.take(p.pos + len("[TOOL_CALLS]"))
     return True

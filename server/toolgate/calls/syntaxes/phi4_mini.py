@@ -7,6 +7,7 @@ Written by Phi-4-mini-instruct.
 
 from __future__ import annotations
 
+from toolgate.calls.arguments import EXPECTED
 from toolgate.calls.cursor import Cursor
 from toolgate.calls.json_value import st_json
 
@@ -18,7 +19,8 @@ FUNCTOOLS = "functools"
 def open_functools(p: Cursor, s: int) -> bool:
     """At `functools[` at a line start (from `s`)."""
     p.prose_to(s)
-    k = p.start("phi4", st_json)
+    k = p.start("phi4 mini call", st_json)
+    k.expected = 'functools[{"name": "NAME", "arguments": {…}}] or ' + EXPECTED
     k.syntax, k.after, k.strict = NAME, "standalone", False
     if not p.take(s + len(FUNCTOOLS)):
         return True

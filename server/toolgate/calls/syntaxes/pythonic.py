@@ -32,7 +32,7 @@ _PY_IN = {
 
 def open_pythonic(p: Cursor) -> None:
     """A pythonic call list starts here."""
-    k = p.start("pythonic", st_python)
+    k = p.start("pythonic call", st_python)
     k.on_line = resolve_python
 
 

@@ -46,17 +46,18 @@ def open_function(p: Cursor, *, wrapped: bool) -> bool:
         return False
     m = _FUNCTION_OPEN.match(buf, pos, gt + 1) if gt >= 0 else None
     if not wrapped:
-        k = p.start("qwen", st_qwen)
+        k = p.start("qwen xml call", st_qwen)
     else:
         k = p.k
         p.state = st_qwen
-    k.kind, k.syntax, k.wrapped = "qwen", "qwen_xml", wrapped
+    k.syntax, k.wrapped = NAME, wrapped
     if m is None:
         p.take(pos + len("<function="))
         fail(
             p,
             "malformed <function=NAME> opening; expected "
             "<function=NAME><parameter=P>value</parameter></function>",
+            skip_to="</function>",
         )
         return True
     k.name = m.group(1)
@@ -138,6 +139,7 @@ def st_qwen(p: Cursor) -> bool:
             p,
             f"unexpected text inside <function={k.name}>; expected "
             "<parameter=NAME>value</parameter> or </function>",
+            skip_to="</function>",
         )
         return True
 

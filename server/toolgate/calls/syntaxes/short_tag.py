@@ -30,7 +30,7 @@ def open_short(p: Cursor) -> bool:
     if m is None:
         p.prose_to(pos + 1)
         return True
-    k = p.start("short", st_short_open)
+    k = p.start("short tag call", st_short_open)
     k.syntax, k.name = "short_tag", m.group(1)
     p.take(m.end())
     k.open_len = p.acc_n

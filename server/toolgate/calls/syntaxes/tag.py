@@ -30,7 +30,6 @@ from toolgate.calls.cursor import (
     json_scanner,
     skip,
     waits_for,
-    what,
 )
 
 NAME = "tag"
@@ -43,7 +42,6 @@ _ARGS_ATTR = re.compile(
 )
 SCAN_TAG = json_scanner("</tool>", "<tool")
 NESTED_TAG = re.compile(r"</tool>|<tool[\s:>]")
-_NESTED_HERMES = re.compile(r"</?tool_call>")
 # `args="{…}`: what follows the object decides
 CLOSE_TAG_OR_JSON = re.compile(r"[>}\])]")
 
@@ -57,9 +55,9 @@ def open_tag(p: Cursor) -> bool:
         # Decided before looking for `>`: such a tag may have none, and one cut off by the
         # end of the output must still be reported as a cut-off call.
         name = next(g for g in attr_args.groups()[:2] if g is not None)
-        k = p.start("tag", st_tag)
+        k = p.start(f'<tool name="{name}">' if name else "<tool>", st_tag)
         k.name, k.attr_args = name, True
-        k.on_close = resolve_tag
+        k.syntax, k.on_close, k.cand_re = NAME, resolve_tag, NESTED_TAG
         k.out_re, k.in_re = SCAN_TAG
         k.close, k.hold, k.depth_mode = "</tool>", 6, False
         end = attr_args.end()
@@ -94,9 +92,9 @@ def open_tag(p: Cursor) -> bool:
         if ws >= n or buf[ws] != "{":
             p.prose_to(pos + 1)
             return True
-    k = p.start("tag", st_tag)
+    k = p.start(f'<tool name="{name}">' if name else "<tool>", st_tag)
     k.name = name
-    k.on_close = resolve_tag
+    k.syntax, k.on_close, k.cand_re = NAME, resolve_tag, NESTED_TAG
     k.out_re, k.in_re = SCAN_TAG
     k.close, k.hold, k.depth_mode = "</tool>", 6, False
     p.take(gt + 1)
@@ -137,14 +135,14 @@ def st_tag(p: Cursor) -> bool:
     text = p.done()
     if k.fallback >= 0:
         p.error(
-            f"broken JSON in {what(k)}: a string is never closed; "
+            f"broken JSON in {k.what}: a string is never closed; "
             f"expected {EXPECTED} with valid JSON",
             text[: k.fallback],
         )
         p.pushback(text[k.fallback :], text[k.fallback - 1])
         return True
     p.error(
-        f"unclosed {what(k)}: the output ended before {k.close}; nothing was run; "
+        f"unclosed {k.what}: the output ended before {k.close}; nothing was run; "
         f"expected {EXPECTED}",
         text,
     )
@@ -185,7 +183,7 @@ def st_attr_after(p: Cursor) -> bool:
         return False
     cause = "the output ended" if end >= n else "other text follows"
     p.error(
-        f"unclosed {what(k)}: {cause} after its arguments instead of </tool>; nothing was "
+        f"unclosed {k.what}: {cause} after its arguments instead of </tool>; nothing was "
         f"run; expected {EXPECTED}",
         p.done(),
     )
@@ -196,7 +194,8 @@ def st_attr_after(p: Cursor) -> bool:
 def st_nested(p: Cursor) -> bool:
     """Skip to the close matching a call opened inside another; the whole is one error."""
     k = p.k
-    rx = _NESTED_HERMES if k.kind == "hermes" else NESTED_TAG
+    rx = k.cand_re
+    assert rx is not None  # set by the opening: its own tag, open or closed
     buf, n = p.buf, len(p.buf)
     while True:
         pos = p.pos
@@ -213,7 +212,7 @@ def st_nested(p: Cursor) -> bool:
         if k.depth <= 0:
             break
     p.error(
-        f"nested tag: a call opened inside {what(k)} before it was closed; nothing was run; "
+        f"nested tag: a call opened inside {k.what} before it was closed; nothing was run; "
         f"write one call per tag: {EXPECTED}",
         p.done(),
     )
@@ -234,7 +233,7 @@ def resolve_tag(p: Cursor, k: Construct, body: str, raw: str, closed: bool) -> N
             text = text[1:-1]
     try:
         if k.name is None:
-            name, args = name_and_arguments(load_json(text, "tool_call"), what(k))
+            name, args = name_and_arguments(load_json(text, "tool_call"), k.what)
         else:
             name = k.name
             args = load_json(text, name) if text else {}

@@ -24,7 +24,7 @@ _XML_CHILD = re.compile(r"<([A-Za-z_][\w.-]*)>")
 
 def open_element(p: Cursor, name: str, end: int) -> bool:
     """At `<NAME>` for a registered tool NAME (the opening ends at `end`)."""
-    k = p.start("xml", st_xml)
+    k = p.start("xml element call", st_xml)
     k.syntax, k.name, k.strict = NAME, name, False
     p.take(end)
     k.open_len = p.acc_n
