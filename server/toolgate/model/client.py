@@ -291,8 +291,7 @@ class OpenAIChatModel:
     async def _once(
         self, request: dict[str, Any], calls: dict[int, NativeCall]
     ) -> tuple[str, str | None, dict[str, int] | None, str]:
-        """One request without streaming: its text, finish reason, usage and reasoning; calls go
-        to `calls`."""
+        """One unstreamed request: its text, finish reason, usage, reasoning; calls to `calls`."""
         response = await self._client.chat.completions.create(**request)
         choice = response.choices[0]
         for i, tc in enumerate(choice.message.tool_calls or []):
