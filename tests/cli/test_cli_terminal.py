@@ -220,6 +220,74 @@ def test_a_spinner_shows_the_model_and_the_wait_on_a_terminal(
         *on_scripted(repo, scripted),
         env={"TERM": "xterm", "NO_COLOR": "1"},
     ) as term:
-        term.expect(f"waiting for {scripted.model} · 2 s")
+        term.expect(f"waiting for {scripted.model} · step 1 · 2 s")
         term.expect("Thought about it.")
         assert term.wait(timeout=60) == 0
+
+
+def test_in_text_mode_a_hidden_hint_never_joins_two_turns_words(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    # A call inside a code fence does not run: the model gets a hint the person never sees,
+    # and its next turn starts on a line of its own.
+    fenced = '```\n<tool name="read_file">{"path": "README.md"}</tool>\n```\n'
+    scripted.script = [
+        {"content": "Let me check.\n" + fenced + "It looks fine."},
+        {"content": "All done."},
+    ]
+    done = toolgate_task("run", "Check it.", repo, scripted, "--tool-calling", "text")
+    assert done.returncode == 0, done.stderr
+    assert "fine.All done." not in done.stderr
+    assert "It looks fine.\nAll done.\n" in done.stderr
+    assert "code fence" in scripted.requests[1]["messages"][-1]["content"]  # the hint was sent
+
+
+def test_a_wrong_model_names_the_models_the_endpoint_serves(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [{"status": 404, "error": "The model `gpt-9` does not exist"}]
+    done = toolgate(
+        "run", "x", "--workspace", str(repo), "--base-url", scripted.base_url, "--model", "gpt-9"
+    )
+    assert done.returncode == 1, done.stderr
+    assert "model 'gpt-9' or endpoint not found" in done.stderr
+    assert f"it serves: {scripted.model}" in done.stderr
+
+
+def test_a_wrong_model_where_the_list_fails_too_says_so(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.models_status = 500
+    scripted.script = [{"status": 404, "error": "no such model"}]
+    done = toolgate(
+        "run", "x", "--workspace", str(repo), "--base-url", scripted.base_url, "--model", "gpt-9"
+    )
+    assert done.returncode == 1, done.stderr
+    assert "asking it which models it serves failed too" in done.stderr
+
+
+def test_a_refusal_by_policy_names_the_rule_and_never_the_person(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    (repo / ".toolgate").mkdir()
+    (repo / ".toolgate" / "config.toml").write_text('[policy]\ndeny_tools = ["git_commit"]\n')
+    scripted.script = [
+        tool_call("git_commit", message="x"),
+        tool_call("write_file", path="a.txt", content="a\n"),
+        tool_call("git_add", files=["a.txt"]),
+        {"content": "Could not commit."},
+    ]
+    done = toolgate_task(
+        "run", "Commit.", repo, scripted, "--approve", "deny", env={"NO_COLOR": "1"}
+    )
+    err = done.stderr
+    assert "the person rejected" not in err and "[denied]" not in err
+    assert (
+        "✗ git_commit [refused by policy] " in err
+        and "git_commit is denied by policy (policy.deny_tools lists git_commit)" in err
+    )
+    assert "✗ write_file [refused: --approve deny]" in err
+    assert "the change to a.txt was refused by --approve deny, nobody was asked" in err
+    assert "✗ git_add [refused: --approve deny]" in err
+    assert "refused by --approve deny, nobody was asked: gated calls are refused" in err
+    assert not (repo / "a.txt").exists()
