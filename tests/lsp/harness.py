@@ -234,29 +234,41 @@ class Editor:
         Between notifications it checks again every quarter second too, for state outside the
         protocol (files, processes, the scripted model's requests).
         """
+
+        async def check() -> Any:
+            return predicate()
+
+        await self._wait(
+            check, timeout, on, lambda: f"timed out; events so far: {self.events[-5:]}"
+        )
+
+    async def poll(
+        self, fetch: Callable[[], Awaitable[Any]], timeout: float = 20.0, on: str = PROPOSAL
+    ) -> Any:
+        """Ask the server again as each `on` notification arrives (as an editor refreshes its
+        lightbulb when something changed) until the answer is truthy; return it."""
+        return await self._wait(fetch, timeout, on, lambda: "timed out asking the server")
+
+    async def _wait(
+        self,
+        check: Callable[[], Awaitable[Any]],
+        timeout: float,
+        on: str,
+        failure: Callable[[], str],
+    ) -> Any:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
             # Registered before the check, so a notification in between is not missed. A
             # waiter left pending is replaced by the next one (pytest-lsp keeps one per method).
             arrival = self.client.protocol.wait_for_notification_async(on)
-            if predicate():
-                return
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise AssertionError(f"timed out; events so far: {self.events[-5:]}")
-            await asyncio.wait([arrival], timeout=min(remaining, 0.25))
-
-    async def poll(self, fetch: Callable[[], Awaitable[Any]], timeout: float = 20.0) -> Any:
-        """Ask again and again (as an editor refreshing its lightbulb would) until truthy."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            value = await fetch()
+            value = await check()
             if value:
                 return value
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError("timed out polling the server")
-            await asyncio.sleep(0.05)
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise AssertionError(failure())
+            await asyncio.wait([arrival], timeout=min(remaining, 0.25))
 
     async def proposal(self, n: int = 1) -> dict[str, Any]:
         await self.until(
