@@ -338,7 +338,11 @@ def record_command_changes(
             workspace.resolve(path, for_write=True)
         except PathRefused:
             continue
-        checkpoint.before_change(path, before)
-        checkpoint.after_change(path, None if now is None else decode_text(now).text)
+        try:
+            checkpoint.before_change(path, before)
+            checkpoint.after_change(path, None if now is None else decode_text(now).text)
+        except OSError as exc:  # the run goes on; only this file's way back is missing
+            log.warning("could not keep %s for undo: %s", path, exc)
+            continue
         changed.append(path)
     return changed
