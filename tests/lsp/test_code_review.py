@@ -180,3 +180,30 @@ async def test_the_review_loop_from_the_editor(
     assert account["tests"]["passed"] is True
     assert (repo / "calc.py").read_text() == CHANGED.replace("x / 0", "x / 2")
     assert len([r for r in scripted.requests if "response_format" in r]) == 2
+
+
+async def test_review_comments_and_test_failures_on_one_file_are_published_together(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    _project(repo)
+    test_file = repo / "test_calc.py"
+    test_file.write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 5\n")
+    uri = uri_of(test_file)
+    comment = {"path": "test_calc.py", "line": 5, "severity": "warning", "message": "2 + 2 is 4."}
+    scripted.script = [{"content": _verdict(False, [comment])}]
+    await editor.command("toolgate.review")
+    await editor.until(lambda: _review_lines(editor, uri), on="textDocument/publishDiagnostics")
+    await editor.command("toolgate.runTests", {"command": "pytest -q"})
+
+    def sources() -> list[tuple[str | None, int]]:
+        return sorted((d.source, d.range.start.line) for d in editor.client.diagnostics[uri])
+
+    await editor.until(
+        lambda: len(sources()) == 2, on="textDocument/publishDiagnostics", timeout=60
+    )
+    assert sources() == [("toolgate", 4), ("toolgate-review", 4)]
+    # A review that approves clears its comments and leaves the failure.
+    scripted.script = [{"content": _verdict(True, [])}]
+    await editor.command("toolgate.review")
+    await editor.until(lambda: len(sources()) == 1, on="textDocument/publishDiagnostics")
+    assert sources() == [("toolgate", 4)]
