@@ -506,13 +506,18 @@ async def test_review_code_of_a_given_diff_and_of_nothing(
 ) -> None:
     diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n"
     scripted.script = [{"content": json.dumps({"approved": True, "comments": []})}]
+    scripted.fallback = {"content": "Looks fine to me."}
     async with _client(repo, scripted) as client:
         given = await _call(client, "review_code", diff=diff)
         nothing = await _call(client, "review_code")
+        unreadable = await _call(client, "review_code", diff=diff)
     assert given["success"] is True and given["data"]["approved"] is True
     assert "a = 2" in json.dumps(scripted.requests[0]["messages"])
     assert nothing["success"] is False
     assert nothing["error"] == "nothing to review: the working tree has no changes against HEAD"
+    assert unreadable["success"] is False and unreadable["error"].startswith("no review: ")
+    run_log = repo / ".toolgate" / "runs" / f"{unreadable['data']['run_id']}.json"
+    assert json.loads(run_log.read_text())["status"] == "failed"
 
 
 async def test_a_test_command_off_the_allow_list_is_asked_for(repo: Path) -> None:
