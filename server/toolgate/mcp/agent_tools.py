@@ -226,6 +226,10 @@ class AgentToolCalls:
                 self.jobs.call(params.name, params.arguments, context)
             )
             self._waiting[state] = waiting
+            # A job that ends with no round waiting (its time ran out while the client never
+            # came back) is forgotten; a late retry is told so.
+            key = state
+            waiting.task.add_done_callback(lambda _: self._waiting.pop(key, None))
         waiting.progress = send
         job = waiting.task
         assert job is not None
