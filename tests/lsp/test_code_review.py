@@ -207,3 +207,26 @@ async def test_review_comments_and_test_failures_on_one_file_are_published_toget
     await editor.command("toolgate.review")
     await editor.until(lambda: len(sources()) == 1, on="textDocument/publishDiagnostics")
     assert sources() == [("toolgate", 4)]
+
+
+async def test_a_suggestion_of_several_lines_keeps_a_missing_final_newline(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    uri = _project(repo)
+    (repo / "calc.py").write_text(CALC + "\n\ndef one():\n    return 1")  # no final newline
+    comment = {
+        "path": "calc.py",
+        "line": 6,
+        "severity": "info",
+        "message": "Name the value.",
+        "suggestion": "    value = 1\n    return value",
+    }
+    scripted.script = [{"content": _verdict(False, [comment])}]
+    await editor.command("toolgate.review")
+    [fix] = [a for a in await editor.code_actions(uri, 5) if "suggestion" in a["title"]]
+    assert fix["title"] == "Apply the review's suggestion: value = 1"
+    made = await editor.command(fix["command"]["command"], *fix["command"]["arguments"])
+    await editor.proposal()
+    await editor.command("toolgate.acceptProposal", made["proposalId"])
+    expected = CALC + "\n\ndef one():\n    value = 1\n    return value"
+    assert (repo / "calc.py").read_text() == expected

@@ -5,7 +5,8 @@ review's comments), so every change it makes passes the gate and the person's re
 any run. The review reads what those runs changed, from their checkpoints, and is answered by
 the model against the review schema. The loop stops at the first approval or after
 `[review] max_rounds` reviews, then runs the tests through the same gate as the model's
-`run_tests`, and ends with one account of every round.
+`run_tests`, and ends with one account of every round, kept as the loop's own log
+(`.toolgate/runs/<loop_id>.json`; each implementation run keeps its own log and checkpoint).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 
 from toolgate.agent.events import NOTICE, EventBus
 from toolgate.agent.loop import AgentRun
+from toolgate.agent.redact import Redactor
+from toolgate.agent.runlog import RunLog
 from toolgate.code_review.changes import runs_changes
 from toolgate.code_review.records import CodeReview, ReviewError
 from toolgate.code_review.service import review_in_workspace, review_request
@@ -72,6 +75,7 @@ class LoopOutcome:
     reason: str | None = None
     rounds: list[Round] = field(default_factory=list)
     tests: dict[str, Any] | None = None
+    log_path: str | None = None
 
     @property
     def approved(self) -> bool:
@@ -89,6 +93,7 @@ class LoopOutcome:
             "approved": self.approved,
             "rounds": [r.to_dict() for r in self.rounds],
             "tests": self.tests,
+            "runLog": self.log_path,
         }
 
     def account_lines(self) -> list[str]:
@@ -106,6 +111,8 @@ class LoopOutcome:
                 )
             else:
                 lines.append(f"tests: did not run: {self.tests.get('error')}")
+        if self.log_path:
+            lines.append(f"loop log: {self.log_path}")
         reason = f" — {self.reason}" if self.reason else ""
         lines.append(f"review loop {self.status}{reason}")
         return lines
@@ -147,6 +154,17 @@ class ReviewLoop:
         root = self.service.root
         claim = self.service.claim(session_id, new=session_id is None)
         outcome = LoopOutcome(self.loop_id, claim.session_id)
+        self.runlog = RunLog(
+            root,
+            self.loop_id,
+            task,
+            self.config.model or "",
+            self.config.base_url or "",
+            "review_loop",
+            Redactor(self.config.api_key),
+            profile="review-loop",
+        )
+        outcome.log_path = str(self.runlog.path)
         run_ids: list[str] = []
         prompt = task
         while True:
@@ -240,6 +258,17 @@ class ReviewLoop:
             outcome.reason = result.error or "the tests failed"
 
     def _finish(self, outcome: LoopOutcome) -> None:
+        account = outcome.to_dict()
+        self.runlog.set(
+            session_id=outcome.session_id, rounds=account["rounds"], tests=account["tests"]
+        )
+        metrics = {
+            "rounds": len(outcome.rounds),
+            "review_llm_calls": sum(
+                int(r.review.metrics.get("llm_calls", 0)) for r in outcome.rounds if r.review
+            ),
+        }
+        self.runlog.finish(outcome.status, outcome.reason, metrics)
         for line in outcome.account_lines():
             self._notice(line)
         self.bus.emit(REVIEW_LOOP_FINISHED, self.loop_id, **outcome.to_dict())
