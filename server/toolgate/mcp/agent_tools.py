@@ -234,7 +234,13 @@ class AgentToolCalls:
         job = waiting.task
         assert job is not None
         question = asyncio.ensure_future(waiting.questions.get())
-        await asyncio.wait({job, question}, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            await asyncio.wait({job, question}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # The client gave up on the call: so does the job (its run ends as cancelled).
+            question.cancel()
+            job.cancel()
+            raise
         if not question.done():
             question.cancel()
             self._waiting.pop(state, None)
