@@ -230,3 +230,31 @@ async def test_a_suggestion_of_several_lines_keeps_a_missing_final_newline(
     await editor.command("toolgate.acceptProposal", made["proposalId"])
     expected = CALC + "\n\ndef one():\n    value = 1\n    return value"
     assert (repo / "calc.py").read_text() == expected
+
+
+async def test_cancel_while_the_loop_reviews_ends_the_loop(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    _project(repo)
+    finished: list[Any] = []
+
+    @editor.client.feature("toolgate/reviewLoop")
+    def _finished(params: Any) -> None:
+        finished.append(params)
+
+    scripted.script = [
+        tool_call("write_file", path="calc.py", content=CHANGED),
+        {"content": "Added half()."},
+        {"content": _verdict(True, []), "sleep": 30},  # a review that takes its time
+    ]
+    started = await editor.command("toolgate.reviewLoop", {"task": "add half()"})
+    proposal = await editor.proposal()
+    await editor.command("toolgate.acceptProposal", proposal["id"])
+    await editor.until(lambda: len(scripted.requests) == 3, timeout=60)
+    assert "response_format" in scripted.requests[2]  # the review is in flight
+    cancelled = await editor.command("toolgate.cancel")
+    assert cancelled["cancelled"] is True
+    await editor.until(lambda: finished, timeout=20, on="toolgate/reviewLoop")
+    assert _plain(finished[0])["status"] == "cancelled"
+    log = json.loads((repo / ".toolgate" / "runs" / f"{started['loopId']}.json").read_text())
+    assert log["status"] == "cancelled" and len(log["rounds"]) == 1

@@ -11,6 +11,7 @@ the model against the review schema. The loop stops at the first approval or aft
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -131,7 +132,7 @@ class ReviewLoop:
         buffers: Any = None,
         trusted: bool = True,
         on_test_run: Callable[[Any], None] | None = None,
-        on_run: Callable[[AgentRun], None] | None = None,
+        on_run: Callable[[AgentRun | None], None] | None = None,
         on_review: Callable[[CodeReview], None] | None = None,
     ) -> None:
         self.service = service
@@ -151,11 +152,10 @@ class ReviewLoop:
 
     async def run(self, task: str, session_id: str | None = None) -> LoopOutcome:
         """Run the loop to its account (SetupError, ConfigError and SessionError pass up)."""
-        root = self.service.root
         claim = self.service.claim(session_id, new=session_id is None)
         outcome = LoopOutcome(self.loop_id, claim.session_id)
         self.runlog = RunLog(
-            root,
+            self.service.root,
             self.loop_id,
             task,
             self.config.model or "",
@@ -165,6 +165,22 @@ class ReviewLoop:
             profile="review-loop",
         )
         outcome.log_path = str(self.runlog.path)
+        try:
+            await self._rounds(task, claim, outcome)
+        except asyncio.CancelledError:
+            outcome.status, outcome.reason = "cancelled", "cancelled by the person"
+            self._finish(outcome)
+            raise
+        except Exception as exc:
+            outcome.status, outcome.reason = "failed", str(exc)
+            self._finish(outcome)
+            raise
+        self._finish(outcome)
+        return outcome
+
+    async def _rounds(self, task: str, claim: Any, outcome: LoopOutcome) -> None:
+        """Implement and review until approved or out of rounds, then test; sets the status."""
+        root = self.service.root
         run_ids: list[str] = []
         prompt = task
         while True:
@@ -188,14 +204,16 @@ class ReviewLoop:
                 raise
             assert turn.run is not None
             self.on_run(turn.run)
-            ran = await self.service.finish(turn)
+            try:
+                ran = await self.service.finish(turn)
+            finally:
+                self.on_run(None)
             run_ids.append(ran.run_id)
             item = Round(ran.run_id, ran.status, ran.reason)
             outcome.rounds.append(item)
             if ran.status != "completed":
                 outcome.status, outcome.reason = ran.status, ran.reason
-                self._finish(outcome)
-                return outcome
+                return
             request = review_request(self.config, runs_changes(root, run_ids))
             self._notice(f"reviewing the change ({len(request.files_changed)} file(s))…")
             try:
@@ -204,8 +222,7 @@ class ReviewLoop:
                 )
             except ReviewError as exc:
                 outcome.status, outcome.reason = "failed", f"the review failed: {exc}"
-                self._finish(outcome)
-                return outcome
+                return
             self._reviewed(item.review)
             if item.review.approved or len(outcome.rounds) >= self.max_rounds:
                 break
@@ -214,8 +231,6 @@ class ReviewLoop:
         if not outcome.approved:
             outcome.status = "not_approved"
             outcome.reason = f"no approval after {len(outcome.rounds)} review(s)"
-        self._finish(outcome)
-        return outcome
 
     async def _endpoint(self, claim: Any) -> Any:
         try:

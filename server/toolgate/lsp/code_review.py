@@ -315,7 +315,9 @@ async def _start_loop(ls: ToolgateServer, args: ReviewLoopArguments) -> dict[str
     bus.subscribe(ls.forward)
 
     def on_run(run: Any) -> None:
-        ls.run = run  # so that toolgate.cancel stops the implementation in progress
+        # The implementation in progress, which toolgate.cancel stops; None between runs
+        # (reviewing, testing), when a cancel stops the loop's task itself.
+        ls.run = run
 
     loop = ReviewLoop(
         ls.service,
