@@ -23,6 +23,13 @@ export const Command = {
   undoRun: 'toolgate-vscode.undoRun',
 } as const;
 
+/**
+ * Opens the Problems view and focuses it. Not `workbench.actions.view.problems` (the panel's
+ * own "Problems" command): that one hides the panel when the Problems view has the focus, so a
+ * "Show Problems" button pressed from there would close the failures it means to show.
+ */
+export const SHOW_PROBLEMS = 'workbench.panel.markers.view.focus';
+
 /** Key of the API key in SecretStorage. */
 export const API_KEY_SECRET = 'toolgate.apiKey';
 
@@ -262,7 +269,7 @@ export function commandHandlers(deps: CommandDeps): Record<string, (...args: unk
         if (s.failed + s.errors > 0) {
           const choice = await api.showWarningMessage(text, 'Show Problems');
           if (choice) {
-            await api.executeCommand('workbench.actions.view.problems');
+            await api.executeCommand(SHOW_PROBLEMS);
           }
         } else {
           void api.showInformationMessage(text);

@@ -181,7 +181,7 @@ describe('ChatController: proposals from their cards', () => {
     await chat.handle({ type: 'openDiff', proposalId: 'p-gone' });
     expect(last().error).toMatch(/no longer waiting/);
     await chat.handle({ type: 'showProblems' });
-    expect(fake.commands.map((c) => c.id)).toContain('workbench.actions.view.problems');
+    expect(fake.commands.map((c) => c.id)).toContain('workbench.panel.markers.view.focus');
   });
 
   it('shows a proposal decided elsewhere (the diff editor) as decided on its card', async () => {

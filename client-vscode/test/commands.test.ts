@@ -182,7 +182,7 @@ describe('commands', () => {
     await handlers[Command.runTests]();
     expect(server.calls).toEqual([{ command: 'toolgate.runTests', args: [{}] }]);
     expect(fake.messages[0]).toMatchObject({ level: 'warning', message: 'Toolgate tests: 2 passed, 1 failed, 0 errors, 0 skipped' });
-    expect(fake.commands.at(-1)?.id).toBe('workbench.actions.view.problems');
+    expect(fake.commands.at(-1)?.id).toBe('workbench.panel.markers.view.focus');
   });
 
   it('Run Tests says so when pytest gave no results instead of leaving Problems empty', async () => {
