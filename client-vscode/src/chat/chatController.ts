@@ -270,7 +270,7 @@ export class ChatController implements ControllerListener {
         if (!task) {
           return;
         }
-        this.status = { state: this.status.state, detail: 'planning' };
+        this.status = { state: 'planning' };
         this.flush();
         try {
           // The server also sends the plan as `toolgate/plan`; the card is drawn once.
