@@ -7,6 +7,7 @@ HTTP with the real openai client; the nested review request is one of the script
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -242,3 +243,26 @@ async def test_a_denied_latent_tool_asks_no_model(repo: Path, scripted: Scripted
     assert "policy.deny_tools lists review_code" in result["error"]
     assert len(scripted.requests) == 2
     assert driven.calls()[0]["decision"] == "denied"
+
+
+async def test_a_text_protocol_run_gets_its_review_in_a_result_block(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    """A model without native tools or structured output: every part of it goes through text."""
+    seen: list[dict[str, Any]] = []
+    call = f'<tool name="review_code" args>{json.dumps({"diff": DIFF})}</tool>'
+    text = json.dumps(REJECT)
+    refusing = _refusing_structured(text, seen)
+    scripted.script = [{"content": "Let me review it.\n" + call}, refusing, refusing, answer()]
+    overrides = {"tool_calling": {"latent_tools": ["review_code"], "mode": "text"}}
+    driven = await drive(repo, scripted, overrides=overrides)
+    assert driven.outcome.status == "completed"
+    assert "tools" not in scripted.requests[0]
+    assert "review_code" in scripted.requests[0]["messages"][0]["content"]
+    last = scripted.requests[-1]["messages"][-1]["content"]
+    match = re.search(
+        r'<tool_result name="review_code" success="true">(.*?)</tool_result>', last, re.S
+    )
+    assert match is not None, last
+    assert '"Division by zero."' in match.group(1)
+    assert '"output": "text"' in match.group(1)
