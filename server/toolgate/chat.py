@@ -90,7 +90,8 @@ class Chat:
     async def turn(self, text: str) -> str:
         """Run one turn of the current session; the run's status."""
         bus = EventBus()
-        bus.subscribe(Printer(show_diffs=False, markdown=True))
+        printer = Printer(show_diffs=False, markdown=True)
+        bus.subscribe(printer)
         reviewer = TerminalReviewer(self.workspace)
         claim = self.service.claim(self.current, new=self.current is None)
         self.current = claim.session_id
@@ -106,6 +107,9 @@ class Chat:
         def interrupted() -> None:
             if self._pressed_twice():
                 self.leaving = True
+            printer.end_text()  # the answer drawn so far stays; nothing redraws over this line
+            if printer.spinner is not None:
+                printer.spinner.stop()
             self._say("\n(stopping the turn — Ctrl-C again to leave)")
             if turn.run is not None:
                 turn.run.cancel("stopped with Ctrl-C")
