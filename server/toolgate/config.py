@@ -49,6 +49,24 @@ _MCP_SERVER = {
     },
 }
 
+# The agent's own jobs served over MCP (`toolgate mcp --agent-tools`, toolgate.agent_tools).
+AGENT_TOOLS = (
+    "implement_code",
+    "review_code",
+    "run_tests",
+    "refactor_code",
+    "generate_documentation",
+)
+_AGENT_TOOL = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "enabled": {"type": "boolean"},
+        "timeout_seconds": {"type": "number", "exclusiveMinimum": 0},
+        "retry_count": {"type": "integer", "minimum": 0, "maximum": 10},
+    },
+}
+
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -102,6 +120,11 @@ SCHEMA: dict[str, Any] = {
                 },
             },
         },
+        "agent_tools": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {name: _AGENT_TOOL for name in AGENT_TOOLS},
+        },
         "planning": {
             "type": "object",
             "additionalProperties": False,
@@ -109,6 +132,16 @@ SCHEMA: dict[str, Any] = {
                 "min_confidence": {"type": "number", "minimum": 0, "maximum": 1},
                 "allow_capabilities": _STRINGS,
                 "deny_capabilities": _STRINGS,
+            },
+        },
+        "review": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "max_rounds": {"type": "integer", "minimum": 1, "maximum": 10},
+                "focus": _STRINGS,
+                "coding_standards": {"type": "string"},
+                "test_command": {"type": "string", "minLength": 1},
             },
         },
         "sandbox": {
@@ -136,6 +169,7 @@ SCHEMA: dict[str, Any] = {
                 "final_answer_tool": {"type": "boolean"},
                 "compact_prompt": {"type": "boolean"},
                 "text_syntax": {"enum": list(PROMPT_SYNTAXES)},
+                "syntax_modules": {"type": "array", "items": {"type": "string", "minLength": 1}},
                 "retention": {
                     "type": "object",
                     "additionalProperties": False,
@@ -174,8 +208,18 @@ class ToolCalling:
     final_answer_tool: bool = True
     compact_prompt: bool = False  # short tool list and examples, for small local models
     text_syntax: str = "tag"  # the call format the text-mode prompt asks for
+    syntax_modules: list[str] = field(default_factory=list)  # syntaxes from outside, by module
     store_raw_tool_output: bool = False
     max_output_bytes: int = 16_000
+
+
+@dataclass
+class AgentToolSettings:
+    """One agent tool's `[agent_tools.<name>]` table."""
+
+    enabled: bool = True
+    timeout_seconds: float = 900.0  # the whole job: its run, and its test runs
+    retry_count: int = 0  # further attempts after a run that failed or timed out
 
 
 @dataclass
@@ -199,6 +243,8 @@ class TrustItem:
         if self.key.startswith("mcp.servers."):
             argv = " ".join(self.value.get("command", []))
             return f"{self.source} starts the MCP server {self.key[12:]!r}: {argv}"
+        if self.key == "tool_calling.syntax_modules":
+            return f"{self.source} imports the Python module {self.value!r} to read tool calls"
         return f"{self.source} widens the policy: {self.key} = {self.value!r}"
 
 
@@ -227,6 +273,11 @@ class Config:
     pending_trust: list[TrustItem] = field(default_factory=list)
     # [planning]: min_confidence, allow_capabilities, deny_capabilities (toolgate.planning).
     planning: dict[str, Any] = field(default_factory=dict)
+    # [review]: max_rounds, focus, coding_standards, test_command (toolgate.code_review).
+    review: dict[str, Any] = field(default_factory=dict)
+    agent_tools: dict[str, AgentToolSettings] = field(
+        default_factory=lambda: {name: AgentToolSettings() for name in AGENT_TOOLS}
+    )
 
 
 def _check(doc: dict[str, Any], source: str) -> None:
@@ -373,11 +424,28 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
         if allowed is not None and not trusted:
             wanted = [c for c in wanted if c in allowed]  # can only narrow
         plan_now["allow_capabilities"] = wanted
+    config.review.update(doc.get("review", {}))
+    for name, table in doc.get("agent_tools", {}).items():
+        settings = config.agent_tools[name]
+        for key, value in table.items():
+            # A workspace may switch a tool off, never back on once the person switched it off.
+            if key == "enabled" and value and not settings.enabled and not trusted:
+                continue
+            setattr(settings, key, value)
     calling = doc.get("tool_calling", {})
     for key, value in calling.items():
         if key == "retention":
             for rkey, rvalue in value.items():
                 setattr(config.tool_calling, rkey, rvalue)
+        elif key == "syntax_modules" and not trusted:
+            # Importing a module runs its code: a workspace's own modules wait for the person.
+            known = config.tool_calling.syntax_modules
+            config.tool_calling.syntax_modules = [m for m in value if m in known]
+            for module in value:
+                if module not in known:
+                    config.pending_trust.append(
+                        TrustItem("widening", "tool_calling.syntax_modules", module, source)
+                    )
         else:
             setattr(config.tool_calling, key, value)
 
@@ -425,6 +493,8 @@ def apply_trust(config: Config, confirmed: set[str]) -> list[TrustItem]:
             config.mcp_servers[item.key[12:]] = dict(item.value)
         elif item.kind == "widening" and item.key == "sandbox.mode":
             config.sandbox = SandboxSettings(mode=item.value, network=config.sandbox.network)
+        elif item.kind == "widening" and item.key == "tool_calling.syntax_modules":
+            config.tool_calling.syntax_modules.append(item.value)
         elif item.kind == "widening" and item.key == "sandbox.network":
             config.sandbox = SandboxSettings(mode=config.sandbox.mode, network=bool(item.value))
     config.pending_trust = still

@@ -17,6 +17,7 @@ RUN_STARTED = "run_started"
 RUN_FINISHED = "run_finished"
 LLM_CALL = "llm_call"
 ASSISTANT_TEXT = "assistant_text"
+ASSISTANT_REASONING = "assistant_reasoning"  # thinking the server streams apart from the text
 TOOL_CALL_PROPOSED = "tool_call_proposed"
 TOOL_CALL_DECIDED = "tool_call_decided"
 TOOL_CALL_EXECUTED = "tool_call_executed"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +34,8 @@ from toolgate.tools.activity import (
 )
 from toolgate.tools.registry import ToolRegistry, strip_meta
 from toolgate.workspace import PathRefused
+
+log = logging.getLogger(__name__)
 
 _ELIDE_OVER = 2_000  # bytes of an argument shown in events; file contents live in the diff
 
@@ -92,6 +96,8 @@ class Gate:
         self.redact = redactor
         self.max_depth = max_depth
         self._checkpoint: Checkpoint | None = None
+        # A front end's look at each result as it comes (the events carry no tool output).
+        self.on_result: Callable[[ToolCall, ToolResult], None] | None = None
         if ctx.on_progress is None:
             # A tool's stderr reaches every front end as events, like the rest of the run.
             ctx.on_progress = self._progress
@@ -153,6 +159,11 @@ class Gate:
             self.checkpoint.commit_made(str(result.data.get("commit") or ""))
         if not result.duration_seconds:
             result.duration_seconds = round(time.perf_counter() - start, 6)
+        if self.on_result is not None:
+            try:
+                self.on_result(call, result)
+            except Exception:  # a front end's bug must not end the run
+                log.exception("on_result failed for %s", call.name)
         self.bus.emit(
             TOOL_CALL_EXECUTED,
             self.run_id,

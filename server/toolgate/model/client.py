@@ -46,6 +46,7 @@ class StreamDelta:
     """A piece of a streamed turn: text, or a finished turn."""
 
     text: str = ""
+    reasoning: str = ""  # the model's thinking, where the server streams it apart from text
     done: bool = False
     calls: list[NativeCall] = field(default_factory=list)
     finish_reason: str | None = None
@@ -157,7 +158,9 @@ class OpenAIChatModel:
         usage: dict[str, int] | None = None
         try:
             if not self.settings.stream or (tools and not self.stream_tools):
-                text, finish, usage = await self._once(request, calls)
+                text, finish, usage, thought = await self._once(request, calls)
+                if thought:
+                    yield StreamDelta(reasoning=thought)
                 if text:
                     yield StreamDelta(text=text)
             else:
@@ -170,6 +173,9 @@ class OpenAIChatModel:
                         continue
                     choice = chunk.choices[0]
                     delta = choice.delta
+                    thought = _reasoning(delta)
+                    if thought:
+                        yield StreamDelta(reasoning=thought)
                     if delta is not None and delta.content:
                         if tools and held is not None:
                             held += delta.content
@@ -200,7 +206,9 @@ class OpenAIChatModel:
                             f"a streamed request with tools got {held.strip()!r} or nothing; "
                             "the same request without streaming is answered"
                         )
-                    text, finish, usage = await self._once(request, calls)
+                    text, finish, usage, thought = await self._once(request, calls)
+                    if thought:
+                        yield StreamDelta(reasoning=thought)
                     if text:
                         yield StreamDelta(text=text)
                 elif held:
@@ -282,8 +290,8 @@ class OpenAIChatModel:
 
     async def _once(
         self, request: dict[str, Any], calls: dict[int, NativeCall]
-    ) -> tuple[str, str | None, dict[str, int] | None]:
-        """One request without streaming: its text, finish reason and usage; calls go to `calls`."""
+    ) -> tuple[str, str | None, dict[str, int] | None, str]:
+        """One unstreamed request: its text, finish reason, usage, reasoning; calls to `calls`."""
         response = await self._client.chat.completions.create(**request)
         choice = response.choices[0]
         for i, tc in enumerate(choice.message.tool_calls or []):
@@ -292,7 +300,12 @@ class OpenAIChatModel:
                 calls[i] = NativeCall(
                     id=tc.id or f"call_{i}", name=fn.name, arguments=fn.arguments or ""
                 )
-        return choice.message.content or "", choice.finish_reason, _usage(response)
+        return (
+            choice.message.content or "",
+            choice.finish_reason,
+            _usage(response),
+            _reasoning(choice.message),
+        )
 
     def _status_error(self, exc: openai.APIStatusError, sent_tools: bool) -> ModelError:
         message = _error_message(exc)
@@ -323,6 +336,17 @@ class OpenAIChatModel:
             f"the model endpoint answered HTTP {status}: {text}",
             status,
         )
+
+
+def _reasoning(message: Any) -> str:
+    """The reasoning a server sends beside the text ("" when there is none)."""
+    # vLLM and llama.cpp name it `reasoning_content`, newer vLLM and Ollama `reasoning`: fields
+    # beyond the OpenAI API, which the openai package keeps as extra attributes.
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(message, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
 
 
 def _prompt_tokens(response: Any) -> int | None:
