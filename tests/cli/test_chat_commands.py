@@ -169,3 +169,21 @@ def test_ctrl_c_while_the_spinner_draws_stops_the_turn_and_clears_it(
         assert "Back with more." in answer
         term.type("/exit\r")
         assert term.wait(timeout=30) == 0
+
+
+def test_model_names_what_the_last_turn_ran_on(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [{"content": "Hi."}]
+    flags = ["--workspace", str(repo), "--base-url", scripted.base_url]  # no --model
+    with Terminal("chat", *flags, env={"NO_COLOR": "1"}) as term:
+        term.expect(PROMPT)
+        term.type("/model\r")
+        term.expect(f"model (the endpoint’s first) at {scripted.base_url}")
+        term.expect(PROMPT)
+        term.type("Hello.\r")
+        term.expect("Hi.")
+        term.expect(PROMPT)
+        term.type("/model\r")
+        term.expect(f"model {scripted.model} at {scripted.base_url} (native tool calling)")
+        term.expect(PROMPT)
+        term.type("/exit\r")
+        assert term.wait(timeout=30) == 0
