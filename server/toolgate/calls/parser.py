@@ -100,6 +100,8 @@ _LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,}|functools\[)")
 _LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
 _NL_TAIL = re.compile(r"[ \t]*(?:>{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
 _WORD = re.compile(r"[\w.-]*")
+# A fence or `>>>` line begun and not ended, with nothing that could complete an item on it.
+_LINE_BEGUN = re.compile(r"[ \t]*(?:`{3,}|~{3,}|>{1,3})[^<>\[\]{}=`\n]{0,64}")
 
 
 class StreamingCallParser(Cursor):
@@ -193,6 +195,11 @@ class StreamingCallParser(Cursor):
                 tail = chunk.rstrip(" \t")
                 self._at_ls = tail[-1] == "\n" if tail else self._at_ls
                 return []
+            elif self._quiet is _PROSE_LINE and self._starts_a_line(chunk):
+                # Nothing on that line can be decided before its end: wait as a run would.
+                self._pending.append(chunk)
+                self._quiet, self._at_ls, self._wait = None, False, CLOSE_LINE_OR_TAG
+                return []
         wait = self._wait
         if wait is not None and len(self.buf) + len(chunk) < HOLD_LIMIT and not wait.search(chunk):
             # What is held can only complete on one of these characters; the look-ahead
@@ -257,6 +264,13 @@ class StreamingCallParser(Cursor):
             return False
         cut = max(chunk.rfind("<"), chunk.rfind("["))
         return chunk[cut:] not in self._lt_prefixes
+
+    def _starts_a_line(self, chunk: str) -> bool:
+        """Whether `chunk`, in prose, only starts a fence or `>>>` line that it does not end."""
+        j = chunk.rfind("\n")
+        if j < 0 and not self._at_ls or j >= 0 and not self._inert(chunk[: j + 1]):
+            return False
+        return _LINE_BEGUN.fullmatch(chunk, j + 1) is not None
 
     def _run(self) -> None:
         if self._pending:
