@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.acp.client import agent_env
@@ -86,3 +87,66 @@ def test_typescript_client_edits_runs_tests_and_is_refused(
     ]
     assert replayed == ["fix add", "make it nicer", "write outside", "once more"]
     assert any(u["sessionUpdate"] == "tool_call" for u in seen["replayed"])
+
+
+def test_typescript_client_sees_modes_plan_thoughts_results_and_commands(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
+    steps = [{"step": "Fix add", "status": "in_progress"}, {"step": "Test", "status": "pending"}]
+    scripted.script = [
+        {**tool_call("update_plan", plan=steps), "reasoning": "Plan first."},
+        tool_call("edit_file", path="calc.py", search="return a - b", replace="return a + b"),
+        tool_call("read_file", path="calc.py"),
+        tool_call("run_tests"),
+        {
+            "content": "<think>All green.</think>Fixed, and the answer was cu",
+            "finish_reason": "length",
+        },
+        {"content": "I cannot say", "finish_reason": "content_filter"},
+    ]
+    done = subprocess.run(
+        ["node", "features.mjs", str(repo), sys.executable],
+        cwd=TS,
+        env={**os.environ, **agent_env(scripted.base_url)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["modes"]["currentModeId"] == "ask"
+    assert [m["id"] for m in seen["modes"]["availableModes"]] == ["ask", "auto-edits", "read-only"]
+    assert seen["approvalAfter"] == "ask"
+    assert seen["stopReasons"] == ["max_tokens", "end_turn", "end_turn", "refusal"]
+    updates = seen["updates"]
+
+    def of(kind: str) -> list[dict[str, Any]]:
+        return [u for u in updates if u["sessionUpdate"] == kind]
+
+    assert of("config_option_update") and of("current_mode_update")[-1]["currentModeId"] == "ask"
+    assert [e["content"] for e in of("plan")[0]["entries"]] == ["Fix add", "Test"]
+    thought = "".join(u["content"]["text"] for u in of("agent_thought_chunk"))
+    assert thought == "Plan first.All green."
+    message = "".join(u["content"]["text"] for u in of("agent_message_chunk"))
+    assert "Fixed, and the answer was cu" in message and "think>" not in message
+    contents = [c for u in of("tool_call_update") for c in u.get("content") or []]
+    shown = [c["content"]["text"] for c in contents if c["type"] == "content"]
+    assert any("return a + b" in text for text in shown)  # the read's text
+    assert any("1 passed, 0 failed" in text for text in shown)  # the tests' summary
+    assert any(c["type"] == "diff" and c["newText"] == CALC.replace("-", "+") for c in contents)
+    # the edit was applied without a question (auto-edits); /undo asked, with its diff
+    assert len(seen["permissions"]) == 1
+    undo = seen["permissions"][0]["toolCall"]["content"][0]
+    assert undo["oldText"] == CALC.replace("-", "+") and undo["newText"] == CALC
+    assert (repo / "calc.py").read_text() == CALC
+    commands = [
+        [c["name"] for c in u["availableCommands"]] for u in of("available_commands_update")
+    ]
+    assert commands[0] == ["tests", "new"] and "undo" in commands[1]
+    assert "set aside" in message or "no longer sees" in message
+    # after /new the model saw only the new prompt
+    assert "plan and fix add" not in json.dumps(scripted.requests[-1]["messages"])

@@ -18,7 +18,14 @@ llama-cpp-python's `chatml-function-calling` answers; without streaming it answe
 Faults, per entry: `"headers"` adds headers to an HTTP error (`Retry-After`), `"sleep"` waits
 that many seconds before answering, `"cut_after"` closes a stream after that many tool-call
 argument pieces, `"piece"` sets the characters per argument delta (10); a call's
-`"arguments"` given as a string are sent as they are (not JSON).
+`"arguments"` given as a string are sent as they are (not JSON); `"usage"` is the token counts
+the answer reports (in a last chunk when the request asks with `stream_options`).
+`models_status` answers /v1/models with that HTTP error instead of the list.
+
+Reasoning models, per entry: `"reasoning"` is thinking sent before the content, in
+`reasoning_content` deltas as vLLM and llama.cpp send it (or in the field `"reasoning_field"`
+names: `"reasoning"`, as newer vLLM and Ollama do); `"finish_reason"` replaces the one the
+answer ends with (`"length"` when max_tokens cut it, `"content_filter"`).
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ class ScriptedModel:
     requests: list[dict[str, Any]] = field(default_factory=list)
     fallback: Entry | None = None
     delay: float = 0.0
+    models_status: int | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -73,7 +81,9 @@ class ScriptedModel:
                 pass
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/").endswith("/models") and owner.models_status:
+                    owner._json(self, owner.models_status, {"error": {"message": "no list"}})
+                elif self.path.rstrip("/").endswith("/models"):
                     owner._json(
                         self,
                         200,
@@ -193,10 +203,25 @@ class ScriptedModel:
             for i, c in enumerate(entry.get("tool_calls", []))
         ]
         content = entry.get("content", "")
+        finish = entry.get("finish_reason") or ("tool_calls" if calls else "stop")
+        thought = (entry.get("reasoning_field", "reasoning_content"), entry.get("reasoning", ""))
         if body.get("stream"):
-            self._stream(handler, content, calls, entry.get("cut_after"), entry.get("piece", 10))
+            usage = entry.get("usage")
+            asked = (body.get("stream_options") or {}).get("include_usage")
+            self._stream(
+                handler,
+                content,
+                calls,
+                entry.get("cut_after"),
+                entry.get("piece", 10),
+                usage if asked else None,
+                finish,
+                thought,
+            )
         else:
             message: dict[str, Any] = {"role": "assistant", "content": content or None}
+            if thought[1]:
+                message[thought[0]] = thought[1]
             if calls:
                 message["tool_calls"] = [
                     {
@@ -218,9 +243,10 @@ class ScriptedModel:
                         {
                             "index": 0,
                             "message": message,
-                            "finish_reason": "tool_calls" if calls else "stop",
+                            "finish_reason": finish,
                         }
                     ],
+                    **({"usage": entry["usage"]} if entry.get("usage") else {}),
                 },
             )
 
@@ -231,6 +257,9 @@ class ScriptedModel:
         calls: list[dict[str, Any]],
         cut_after: int | None = None,
         piece_size: int = 10,
+        usage: dict[str, int] | None = None,
+        finish: str | None = None,
+        thought: tuple[str, str] = ("reasoning_content", ""),
     ) -> None:
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
@@ -250,6 +279,9 @@ class ScriptedModel:
             handler.wfile.flush()
 
         send({"role": "assistant", "content": ""})
+        field_name, reasoning = thought
+        for i in range(0, len(reasoning), max(1, self.chunk)):
+            send({field_name: reasoning[i : i + self.chunk]})
         for i in range(0, len(content), max(1, self.chunk)):
             send({"content": content[i : i + self.chunk]})
         for index, call in enumerate(calls):
@@ -268,7 +300,11 @@ class ScriptedModel:
                 if cut_after is not None and n + 1 >= cut_after:
                     handler.close_connection = True
                     return  # the connection ends mid-call, as when a server dies
-        send({}, "tool_calls" if calls else "stop")
+        send({}, finish or ("tool_calls" if calls else "stop"))
+        if usage:
+            last = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0}
+            last.update(model=self.model, choices=[], usage=usage)
+            handler.wfile.write(f"data: {json.dumps(last)}\n\n".encode())
         if not self.omit_done:
             handler.wfile.write(b"data: [DONE]\n\n")
         handler.wfile.flush()

@@ -10,6 +10,7 @@ from acp import helpers
 from acp.schema import (
     ContentToolCallContent,
     FileEditToolCallContent,
+    StopReason,
     TerminalToolCallContent,
     ToolCallLocation,
     ToolCallProgress,
@@ -32,6 +33,7 @@ _KINDS: dict[str, ToolKind] = {
     "run_command": "execute",
     "git_commit": "execute",
     "git_add": "execute",
+    "update_plan": "think",
 }
 
 
@@ -85,25 +87,31 @@ def progress(
     call_id: str,
     status: str,
     content: Sequence[ToolContent] | None = None,
+    locations: Sequence[ToolCallLocation] | None = None,
 ) -> ToolCallProgress:
-    """A `tool_call_update` with a status and, when there is some, content."""
-    return helpers.update_tool_call(call_id, status=status, content=content)  # type: ignore[arg-type]  # plain dicts
+    """A `tool_call_update` with a status and, when there are some, content and locations."""
+    return helpers.update_tool_call(call_id, status=status, content=content, locations=locations)  # type: ignore[arg-type]  # plain dicts
 
 
-def tests_summary(summary: dict[str, Any], failures: int) -> str:
-    """The test summary line shown in a `run_tests` call."""
-    return (
-        f"tests: {summary.get('passed', 0)} passed, {summary.get('failed', 0)} failed, "
-        f"{summary.get('errors', 0)} errors ({failures} failures)"
-    )
-
-
-STOP_REASONS = {
+STOP_REASONS: dict[str, StopReason] = {
     "completed": "end_turn",
     "incomplete": "end_turn",  # a change the person refused: the turn ended, nothing more to do
     "cancelled": "cancelled",
-    "limit_reached": "max_turn_requests",
-    "blocked_by_policy": "refusal",
+    "limit_reached": "max_turn_requests",  # max_steps, max_llm_calls, max_run_seconds
+    "blocked_by_policy": "refusal",  # the model kept asking for what the policy denies
     "failed": "end_turn",
 }
 """A run's status → the prompt's stopReason (a failed run says why in a message first)."""
+
+
+def stop_reason(status: str, finish_reason: str | None) -> StopReason:
+    """The prompt's stopReason from the run's status and the model's last finish reason.
+
+    An answer the endpoint cut at its token limit (`length`) ends `max_tokens`; one its
+    content filter stopped (`content_filter`) ends `refusal`, even when nothing was left of it.
+    """
+    if finish_reason == "content_filter" and status != "cancelled":
+        return "refusal"
+    if finish_reason == "length" and status in ("completed", "incomplete"):
+        return "max_tokens"
+    return STOP_REASONS.get(status, "end_turn")

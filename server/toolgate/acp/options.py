@@ -3,11 +3,20 @@
 ACP clients show these as pickers; a change applies from the session's next turn. The
 approval policy only narrows or widens the gate for file changes: a command off the
 allow-list is asked for by its exact argv whatever is chosen here.
+
+The approval policy is also offered as the session's modes, for clients that know modes
+and not config options yet (ACP's modes say how the agent asks before it changes things);
+setting either changes both, and the client is told of the other.
 """
 
 from __future__ import annotations
 
-from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
+from acp.schema import (
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SessionMode,
+    SessionModeState,
+)
 
 from toolgate.config import Config
 
@@ -32,7 +41,6 @@ def describe(values: dict[str, str]) -> list[SessionConfigOptionSelect]:
             type="select",
             id=PROFILE,
             name="Profile",
-            category="mode",
             current_value=values[PROFILE],
             options=[SessionConfigSelectOption(value=k, name=v) for k, v in PROFILES.items()],
         ),
@@ -40,10 +48,19 @@ def describe(values: dict[str, str]) -> list[SessionConfigOptionSelect]:
             type="select",
             id=APPROVAL,
             name="Approval",
+            category="mode",
             current_value=values[APPROVAL],
             options=[SessionConfigSelectOption(value=k, name=v) for k, v in APPROVALS.items()],
         ),
     ]
+
+
+def modes(values: dict[str, str]) -> SessionModeState:
+    """The approval policy as the session's modes."""
+    return SessionModeState(
+        current_mode_id=values[APPROVAL],
+        available_modes=[SessionMode(id=k, name=v) for k, v in APPROVALS.items()],
+    )
 
 
 def defaults(config: Config) -> dict[str, str]:

@@ -13,7 +13,13 @@ from pathlib import Path
 
 from acp import RequestError
 from acp.agent.connection import AgentSideConnection
-from acp.schema import AllowedOutcome, PermissionOption, ToolCallLocation, ToolCallUpdate
+from acp.schema import (
+    AllowedOutcome,
+    PermissionOption,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallUpdate,
+)
 
 from toolgate.acp import convert
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
@@ -49,6 +55,8 @@ class AcpReviewer(DiskReviewer):
         always: set[str],
         write_through_client: bool,
         flush: Callable[[], Awaitable[None]],
+        show: Callable[[ToolCallProgress], None] = lambda update: None,
+        ids: Callable[[str], str] = lambda call_id: call_id,
     ) -> None:
         super().__init__(workspace)
         # The editor's text of the files read through fs/read_text_file, by real path.
@@ -59,6 +67,8 @@ class AcpReviewer(DiskReviewer):
         self.always = always  # tools the person allowed for the rest of this session
         self.write_through_client = write_through_client
         self._flush = flush  # the call's `tool_call` update goes out before its question
+        self._show = show  # an update of the call, in order with the run's other updates
+        self._id = ids  # the engine's call id → the one the editor knows
 
     async def before_read(self, path: str) -> None:
         """Put the editor's text of a file into the buffers (the read then sees it)."""
@@ -90,18 +100,19 @@ class AcpReviewer(DiskReviewer):
             return outcome.option_id
         return None
 
+    def _diff(self, proposal: Proposal) -> convert.ToolContent:
+        original = None if proposal.is_new_file else proposal.original
+        return convert.diff_content(self.workspace.root, proposal.path, original, proposal.proposed)
+
     async def review_change(self, proposal: Proposal) -> Resolution:
         """Ask about the whole change with its diff; write it when allowed."""
         if proposal.tool in self.always:
-            return await self.write_change(proposal)
-        original = None if proposal.is_new_file else proposal.original
-        content: list[convert.ToolContent] = [
-            convert.diff_content(self.workspace.root, proposal.path, original, proposal.proposed)
-        ]
+            return await self.apply_change(proposal)
+        content: list[convert.ToolContent] = [self._diff(proposal)]
         if proposal.why:
             content.append(convert.text_content(proposal.why))
         update = ToolCallUpdate(
-            tool_call_id=proposal.call_id,
+            tool_call_id=self._id(proposal.call_id),
             title=f"{proposal.tool} {proposal.path}",
             kind="edit",
             status="pending",
@@ -118,7 +129,9 @@ class AcpReviewer(DiskReviewer):
         return await self.write_change(proposal)
 
     async def apply_change(self, proposal: Proposal) -> Resolution:
-        """Write a change the policy approved."""
+        """Write a change nobody is asked about, showing its diff in the call."""
+        update = convert.progress(self._id(proposal.call_id), "in_progress", [self._diff(proposal)])
+        self._show(update)
         return await self.write_change(proposal)
 
     async def write_change(self, proposal: Proposal) -> Resolution:
@@ -150,7 +163,7 @@ class AcpReviewer(DiskReviewer):
         if request.why:
             content.append(convert.text_content(request.why))
         update = ToolCallUpdate(
-            tool_call_id=request.call_id,
+            tool_call_id=self._id(request.call_id),
             title=f"{request.tool}: {request.summary}",
             kind=convert.tool_kind(request.tool),
             status="pending",

@@ -16,8 +16,9 @@ from acp.schema import (
     AgentCapabilities,
     AuthenticateResponse,
     AuthEnvVar,
-    AvailableCommand,
     ClientCapabilities,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
     EmbeddedResourceContentBlock,
     EnvVarAuthMethod,
     Implementation,
@@ -35,18 +36,17 @@ from acp.schema import (
     SessionListCapabilities,
     SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
     TextContentBlock,
     TextResourceContents,
     UsageUpdate,
 )
 
 from toolgate import __version__
-from toolgate.acp import convert, framing, options
+from toolgate.acp import commands, convert, framing, options, plan
 from toolgate.acp.reviewer import AcpReviewer
-from toolgate.acp.updates import RunEvents, Updates
-from toolgate.agent.events import (
-    EventBus,
-)
+from toolgate.acp.updates import CallIds, RunEvents, Updates
+from toolgate.agent.events import ASSISTANT_REASONING, EventBus
 from toolgate.agent.loop import AgentRun
 from toolgate.config import ConfigError, load_config
 from toolgate.conversation.store import SessionError
@@ -58,13 +58,6 @@ log = logging.getLogger(__name__)
 
 API_KEY_METHOD = "openai-api-key"
 MAX_PROMPT_CHARS = 1_000_000  # a task is a message to a model; beyond this it is a mistake
-COMMANDS = [
-    AvailableCommand(name="tests", description="run the project's tests and fix what fails"),
-]
-COMMAND_TASKS = {
-    "/tests": "Run the project's tests with run_tests. If any fail, find the cause and fix it, "
-    "then run the tests again.",
-}
 
 
 def _quoted(value: str) -> str:
@@ -81,6 +74,7 @@ class AcpSession:
     always: set[str] = field(default_factory=set)  # tools allowed for the rest of the session
     values: dict[str, str] = field(default_factory=dict)  # the config options' choices
     mcp: dict[str, dict[str, Any]] = field(default_factory=dict)  # the client's MCP servers
+    ids: CallIds = field(default_factory=CallIds)  # the tool call ids the editor has seen
     run: AgentRun | None = None
     busy: bool = False
     cancel_requested: bool = False
@@ -229,9 +223,13 @@ class ToolgateAgent:
                 raise RequestError.invalid_request({"message": str(exc)}) from None
             session = AcpSession(session_id, service.root, service, values=values)
             self.sessions[session_id] = session
-        assert self.updates is not None
-        self.updates.put(session_id, helpers.update_available_commands(COMMANDS))
+        self._offer_commands(session)
         return session
+
+    def _offer_commands(self, session: AcpSession) -> None:
+        assert self.updates is not None
+        offered = commands.available(session.root)
+        self.updates.put(session.id, helpers.update_available_commands(offered))
 
     async def new_session(
         self,
@@ -246,9 +244,12 @@ class ToolgateAgent:
         session_id = service.new_session()
         session = self._opened(session_id, service)
         session.mcp = client_mcp_servers(mcp_servers)
+        assert self.updates is not None
+        await self.updates.flush()  # the commands are known before the session is used
         return NewSessionResponse(
             session_id=session_id,
             config_options=options.describe(session.values),  # type: ignore[arg-type]  # dicts the SDK validates
+            modes=options.modes(session.values),
         )
 
     async def load_session(
@@ -267,14 +268,19 @@ class ToolgateAgent:
         except SessionError as exc:
             raise RequestError.invalid_params({"sessionId": str(exc)}) from None
         assert self.updates is not None
+        ids = CallIds()
         for entry in loaded["transcript"]:
             kind = entry.get("kind")
             if kind == "user":
                 self.updates.put(session_id, helpers.update_user_message_text(entry["text"]))
             elif kind == "assistant":
                 self.updates.put(session_id, helpers.update_agent_message_text(entry["text"]))
+            elif kind == "tool" and entry.get("name") == plan.NAME:
+                update = plan.plan_update(entry.get("arguments") or {})
+                if update is not None:
+                    self.updates.put(session_id, update)
             elif kind == "tool" and entry.get("callId"):
-                call_id, name = str(entry["callId"]), str(entry.get("name") or "")
+                call_id, name = ids.begin(str(entry["callId"])), str(entry.get("name") or "")
                 args = entry.get("arguments") or {}
                 self.updates.put(session_id, convert.started(service.root, call_id, name, args))
                 status = "failed" if entry.get("status") in ("failed", "denied") else "completed"
@@ -282,9 +288,13 @@ class ToolgateAgent:
                 content = [convert.text_content(summary)] if summary else None
                 self.updates.put(session_id, convert.progress(call_id, status, content))
         session = self._opened(session_id, service)
+        session.ids = ids  # the replayed calls' ids are taken
         session.mcp = client_mcp_servers(mcp_servers)
         await self.updates.flush()
-        return LoadSessionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]  # dicts
+        return LoadSessionResponse(
+            config_options=options.describe(session.values),  # type: ignore[arg-type]  # dicts
+            modes=options.modes(session.values),
+        )
 
     async def resume_session(
         self,
@@ -303,7 +313,12 @@ class ToolgateAgent:
             raise RequestError.invalid_params({"sessionId": str(exc)}) from None
         session = self._opened(session_id, service)
         session.mcp = client_mcp_servers(mcp_servers)
-        return ResumeSessionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]  # dicts
+        assert self.updates is not None
+        await self.updates.flush()
+        return ResumeSessionResponse(
+            config_options=options.describe(session.values),  # type: ignore[arg-type]  # dicts
+            modes=options.modes(session.values),
+        )
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
@@ -314,7 +329,30 @@ class ToolgateAgent:
         if problem is not None:
             raise RequestError.invalid_params({"value": problem})
         session.values[config_id] = str(value)
+        if config_id == options.APPROVAL:
+            assert self.updates is not None
+            mode = CurrentModeUpdate(
+                session_update="current_mode_update", current_mode_id=str(value)
+            )
+            self.updates.put(session_id, mode)
         return SetSessionConfigOptionResponse(config_options=options.describe(session.values))  # type: ignore[arg-type]  # dicts
+
+    async def set_session_mode(
+        self, mode_id: str, session_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse | None:
+        """Choose the approval policy through the session's modes (config options follow)."""
+        session = self._session(session_id)
+        problem = options.check(options.APPROVAL, mode_id)
+        if problem is not None:
+            raise RequestError.invalid_params({"modeId": problem})
+        session.values[options.APPROVAL] = mode_id
+        assert self.updates is not None
+        described = options.describe(session.values)
+        self.updates.put(
+            session_id,
+            ConfigOptionUpdate(session_update="config_option_update", config_options=described),  # type: ignore[arg-type]  # dicts
+        )
+        return SetSessionModeResponse()
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -343,7 +381,8 @@ class ToolgateAgent:
                 {"message": "a turn is already running in this session"}
             )
         task = task_text(prompt)
-        task = COMMAND_TASKS.get(task.strip(), task)
+        command = commands.command_of(task)
+        task = commands.TASKS.get(task.strip(), task)
         if not task.strip():
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
         if len(task) > MAX_PROMPT_CHARS:
@@ -355,11 +394,57 @@ class ToolgateAgent:
             self.prompts.add(current)
         session.busy, session.cancel_requested = True, False
         try:
+            if command is not None:
+                return await self._command(session, command)
             return await self._turn(session, task)
         finally:
             session.busy = False
             if current is not None:
                 self.prompts.discard(current)
+
+    async def _command(self, session: AcpSession, command: str) -> PromptResponse:
+        """`/new` or `/undo`: done here, without the model."""
+        assert self.conn is not None and self.updates is not None
+        service = session.service
+        if command == "/new":
+            try:
+                claim = service.claim(session.id)
+            except SessionError as exc:
+                raise RequestError.invalid_request({"message": str(exc)}) from None
+            try:
+                through = claim.conversation.set_aside()
+            finally:
+                service.release(claim)
+            said = (
+                f"Starting afresh: the model no longer sees turns 1–{through} of this session."
+                if through
+                else "Starting afresh: this session has no earlier turns."
+            )
+        else:
+            if any(
+                s.busy and s is not session and s.root == session.root
+                for s in self.sessions.values()
+            ):
+                raise RequestError.invalid_request(
+                    {"message": "a turn is changing files in this workspace; wait or cancel it"}
+                )
+            fs = self.client.fs
+            try:
+                config = service.config()
+            except ConfigError as exc:
+                raise RequestError.invalid_request({"message": str(exc)}) from None
+            said = await commands.undo(
+                self.conn,
+                session.id,
+                Workspace(service.root, max_file_bytes=config.limits.max_file_bytes),
+                read_through_client=bool(fs and fs.read_text_file),
+                write_through_client=bool(fs and fs.write_text_file),
+                updates=self.updates,
+            )
+        self.updates.put(session.id, helpers.update_agent_message_text(said))
+        self._offer_commands(session)
+        await self.updates.flush()
+        return PromptResponse(stop_reason="end_turn")
 
     async def _turn(self, session: AcpSession, task: str) -> PromptResponse:
         assert self.conn is not None and self.updates is not None
@@ -373,8 +458,10 @@ class ToolgateAgent:
         except (ConfigError, SessionError) as exc:
             raise RequestError.invalid_request({"message": str(exc)}) from None
         bus = EventBus()
-        events = RunEvents(self.updates, session.id, session.root)
+        updates = self.updates
+        events = RunEvents(updates, session.id, session.root, session.ids)
         bus.subscribe(TextDeltas(events.text))
+        bus.subscribe(TextDeltas(events.reasoning, kind=ASSISTANT_REASONING))
         bus.subscribe(events)
         fs = self.client.fs
         reviewer = AcpReviewer(
@@ -384,11 +471,19 @@ class ToolgateAgent:
             always=session.always,
             write_through_client=bool(fs and fs.write_text_file),
             flush=self.updates.flush,
+            show=lambda update: updates.put(session.id, update),
+            ids=session.ids.of,
         )
         buffers = reviewer.workspace.buffers if fs and fs.read_text_file else None
         try:
             turn = await service.start(
-                claim, task, config=config, reviewer=reviewer, bus=bus, buffers=buffers
+                claim,
+                task,
+                config=config,
+                reviewer=reviewer,
+                bus=bus,
+                buffers=buffers,
+                registry=plan.registry(),
             )
         except (SetupError, ConfigError) as exc:
             service.release(claim)
@@ -397,6 +492,9 @@ class ToolgateAgent:
             service.release(claim)
             raise
         session.run = turn.run
+        if turn.run is not None:
+            events.redact = turn.run.gate.redact.text
+            turn.run.gate.on_result = events.result
         if buffers is not None and turn.run is not None:
             turn.run.gate.ctx.before_read = reviewer.before_read
         if session.cancel_requested and turn.run is not None:
@@ -414,8 +512,11 @@ class ToolgateAgent:
                 session.id,
                 UsageUpdate(session_update="usage_update", used=used, size=budget.window),
             )
+        self._offer_commands(session)  # a turn that changed files can be undone
         await self.updates.flush()
-        return PromptResponse(stop_reason=convert.STOP_REASONS.get(outcome.status, "end_turn"))  # type: ignore[arg-type]  # str → Literal
+        return PromptResponse(
+            stop_reason=convert.stop_reason(outcome.status, outcome.finish_reason)
+        )
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """Stop the session's turn; its prompt answers `cancelled`."""

@@ -5,21 +5,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from acp import helpers
 from acp.agent.connection import AgentSideConnection
 
-from toolgate.acp import convert
+from toolgate.acp import convert, plan, results
+from toolgate.acp.thoughts import ThinkSplitter
 from toolgate.agent.events import (
+    LLM_CALL,
     RUN_FINISHED,
-    TESTS_FINISHED,
     TOOL_CALL_DECIDED,
     TOOL_CALL_EXECUTED,
     TOOL_CALL_PROPOSED,
     Event,
 )
+from toolgate.records import ToolCall, ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -60,48 +63,108 @@ class Updates:
                 await self.task
 
 
+class CallIds:
+    """The tool call ids the editor sees: unique in the session, as ACP wants them.
+
+    A server that gives no ids, or the same ones each answer (`call_0`…), would otherwise
+    make the editor draw a later call into an earlier call's card.
+    """
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        self.current: dict[str, str] = {}  # the engine's id → the editor's, latest call
+
+    def begin(self, call_id: str) -> str:
+        """The editor's id for a call just proposed."""
+        shown, n = call_id, 1
+        while shown in self.used:
+            n += 1
+            shown = f"{call_id}~{n}"
+        self.used.add(shown)
+        self.current[call_id] = shown
+        return shown
+
+    def of(self, call_id: str) -> str:
+        """The editor's id for the latest call with the engine's id."""
+        return self.current.get(call_id, call_id)
+
+
 class RunEvents:
     """A run's events → `session/update` notifications for one session."""
 
-    def __init__(self, updates: Updates, session_id: str, root: Path) -> None:
+    def __init__(self, updates: Updates, session_id: str, root: Path, ids: CallIds) -> None:
         self.updates = updates
+        self.ids = ids
         self.session_id = session_id
         self.root = root
-        self.tests: dict[str, str] = {}  # call id → the test summary shown when it ends
-        self.current_call: str | None = None
+        self.shown: dict[str, results.Shown] = {}  # call id → what its result shows
+        self.planning: set[str] = set()  # update_plan calls: shown as the plan, not as calls
         self.failure: str | None = None
+        self.think = ThinkSplitter()
+        # The run's redaction: no key the run knows reaches the editor in a result's text.
+        self.redact: Callable[[str], str] = lambda text: text
 
     def text(self, run_id: str, text: str) -> None:
-        """Streamed answer text, coalesced."""
-        self.updates.put(self.session_id, helpers.update_agent_message_text(text))
+        """Streamed answer text, coalesced; a leading `<think>` block goes out as thought."""
+        self._pieces(self.think.feed(text))
+
+    def reasoning(self, run_id: str, text: str) -> None:
+        """The thinking a server streams apart from the text, coalesced."""
+        self.updates.put(self.session_id, helpers.update_agent_thought_text(text))
+
+    def _pieces(self, pieces: list[tuple[str, str]]) -> None:
+        for kind, piece in pieces:
+            if kind == "thought":
+                self.updates.put(self.session_id, helpers.update_agent_thought_text(piece))
+            else:
+                self.updates.put(self.session_id, helpers.update_agent_message_text(piece))
+
+    def result(self, call: ToolCall, result: ToolResult) -> None:
+        """Keep what a finished call shows (the gate calls this before the call's event)."""
+        found = results.shown(call.name, result, self.root)
+        if found is not None:
+            found.text = self.redact(found.text)
+            self.shown[self.ids.of(call.id)] = found
 
     def __call__(self, event: Event) -> None:
         """Translate one event."""
         f = event.fields
         sid = self.session_id
-        if event.type == TOOL_CALL_PROPOSED:
-            self.current_call = str(f["call_id"])
+        if event.type == LLM_CALL:
+            # Each answer of the model may open with its own thinking.
+            self._pieces(self.think.finish())
+            self.think = ThinkSplitter()
+        elif event.type == TOOL_CALL_PROPOSED:
+            call_id = self.ids.begin(str(f["call_id"]))
             args = f.get("raw_args") or {}
-            self.updates.put(
-                sid, convert.started(self.root, self.current_call, f["tool_name"], args)
-            )
+            if f["tool_name"] == plan.NAME:
+                self.planning.add(call_id)
+                update = plan.plan_update(args)
+                if update is not None:
+                    self.updates.put(sid, update)
+                return
+            self.updates.put(sid, convert.started(self.root, call_id, f["tool_name"], args))
         elif event.type == TOOL_CALL_DECIDED and f.get("decision") == "auto":
-            self.updates.put(sid, convert.progress(str(f["call_id"]), "in_progress"))
-        elif event.type == TESTS_FINISHED and self.current_call is not None:
-            self.tests[self.current_call] = convert.tests_summary(
-                f.get("summary") or {}, int(f.get("failures") or 0)
-            )
+            call_id = self.ids.of(str(f["call_id"]))
+            if call_id not in self.planning:
+                self.updates.put(sid, convert.progress(call_id, "in_progress"))
         elif event.type == TOOL_CALL_EXECUTED:
-            call_id = str(f["call_id"])
+            call_id = self.ids.of(str(f["call_id"]))
+            found = self.shown.pop(call_id, None)
+            if call_id in self.planning:
+                return
             content: list[Any] = []
-            if call_id in self.tests:
-                content.append(convert.text_content(self.tests.pop(call_id)))
+            if found is not None:
+                content.append(convert.text_content(found.text))
             if f.get("error"):
                 content.append(convert.text_content(str(f["error"])))
             status = "completed" if f.get("success") else "failed"
-            self.updates.put(sid, convert.progress(call_id, status, content or None))
-        elif event.type == RUN_FINISHED and f.get("status") == "failed":
-            self.failure = str(f.get("reason") or "the run failed")
-            self.updates.put(
-                sid, helpers.update_agent_message_text(f"\n\nThe turn failed: {self.failure}")
-            )
+            locations = found.locations if found is not None else None
+            self.updates.put(sid, convert.progress(call_id, status, content or None, locations))
+        elif event.type == RUN_FINISHED:
+            self._pieces(self.think.finish())
+            if f.get("status") == "failed":
+                self.failure = str(f.get("reason") or "the run failed")
+                self.updates.put(
+                    sid, helpers.update_agent_message_text(f"\n\nThe turn failed: {self.failure}")
+                )

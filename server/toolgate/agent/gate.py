@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +35,8 @@ from toolgate.tools.activity import (
 from toolgate.tools.registry import ToolRegistry, strip_meta
 from toolgate.workspace import PathRefused
 
+log = logging.getLogger(__name__)
+
 _ELIDE_OVER = 2_000  # bytes of an argument shown in events; file contents live in the diff
 
 
@@ -45,6 +49,7 @@ class GateOutcome:
     arguments: dict[str, Any]
     reasoning: str = ""
     proposal_id: str | None = None
+    rule: str | None = None  # the setting that refused the call, when no person did
 
 
 def _depth(value: Any, level: int = 0) -> int:
@@ -91,6 +96,8 @@ class Gate:
         self.redact = redactor
         self.max_depth = max_depth
         self._checkpoint: Checkpoint | None = None
+        # A front end's look at each result as it comes (the events carry no tool output).
+        self.on_result: Callable[[ToolCall, ToolResult], None] | None = None
         if ctx.on_progress is None:
             # A tool's stderr reaches every front end as events, like the rest of the run.
             ctx.on_progress = self._progress
@@ -152,6 +159,11 @@ class Gate:
             self.checkpoint.commit_made(str(result.data.get("commit") or ""))
         if not result.duration_seconds:
             result.duration_seconds = round(time.perf_counter() - start, 6)
+        if self.on_result is not None:
+            try:
+                self.on_result(call, result)
+            except Exception:  # a front end's bug must not end the run
+                log.exception("on_result failed for %s", call.name)
         self.bus.emit(
             TOOL_CALL_EXECUTED,
             self.run_id,
@@ -159,6 +171,7 @@ class Gate:
             call_id=call.id,
             success=result.success,
             decision=outcome.decision,
+            rule=outcome.rule,
             latency_ms=round((time.perf_counter() - start) * 1000, 3),
             output_truncated=result.output_truncated,
             output_size_bytes=result.output_size_bytes,
@@ -185,13 +198,15 @@ class Gate:
                 call, f"arguments nest deeper than {self.max_depth} levels", args, reasoning
             )
         if tool.executes and not self.ctx.settings.trusted:
-            return self._denied(
+            untrusted = self._denied(
                 call,
                 f"{call.name} is refused: this workspace is not trusted, so nothing may run "
                 "here (tests, git, commands). Reading and proposing changes still work.",
                 args,
                 reasoning,
             )
+            untrusted.rule = "untrusted workspace"
+            return untrusted
         argv: list[str] | None = None
         command_allowed: bool | None = None
         if isinstance(activity, CommandActivity):
@@ -202,12 +217,14 @@ class Gate:
             command_allowed = is_allowed(argv, self.ctx.settings.allowed_commands)
         decision = self.policy.decide(tool, command_allowed=command_allowed)
         if decision == Decision.DENY:
+            rule = self.policy.rule(tool, command_allowed=command_allowed)
             why = (
-                f"{call.name} is denied by policy"
+                f"{call.name} is denied by policy ({rule})"
                 if command_allowed is not False
-                else f"the command {argv} is not on the allow-list and the policy denies it"
+                else f"the command {argv} is not on the allow-list and the policy denies it "
+                f"({rule})"
             )
-            return self._denied(
+            denied = self._denied(
                 call,
                 why,
                 args,
@@ -217,6 +234,8 @@ class Gate:
                     "in your answer what the person needs to do."
                 ],
             )
+            denied.rule = rule
+            return denied
         self.bus.emit(
             TOOL_CALL_DECIDED,
             self.run_id,
@@ -248,7 +267,13 @@ class Gate:
                 )
             )
             if not approval.approved:
-                return GateOutcome(_rejected(approval.reason), "rejected", args, reasoning)
+                return GateOutcome(
+                    _rejected(approval.reason, approval.rule),
+                    "rejected",
+                    args,
+                    reasoning,
+                    rule=approval.rule,
+                )
             return GateOutcome(await self._run(call, activity, args), "approved", args, reasoning)
         return GateOutcome(await self._run(call, activity, args), "auto", args, reasoning)
 
@@ -333,7 +358,7 @@ class Gate:
             label = "auto" if decision == Decision.AUTO else "approved"
         else:
             label = "rejected"
-        return GateOutcome(result, label, args, reasoning, proposal.id)
+        return GateOutcome(result, label, args, reasoning, proposal.id, resolution.rule)
 
 
 def _summary(name: str, args: dict[str, Any]) -> str:
@@ -348,16 +373,19 @@ def _crashed(name: str, exc: Exception) -> ToolResult:
     return ToolResult.fail(f"{name} failed inside Toolgate: {type(exc).__name__}: {exc}")
 
 
-def _rejected(reason: str | None) -> ToolResult:
-    message = "the person rejected this call"
+def _rejected(reason: str | None, rule: str | None = None) -> ToolResult:
+    # A rule that answered for nobody is named as such: no person saw this call.
+    message = f"refused by {rule}, nobody was asked" if rule else "the person rejected this call"
     if reason:
         message += f": {reason}"
-    return ToolResult.fail(
-        message,
-        suggestions=[
-            "Take the person's reason into account; do not repeat the same call unchanged."
-        ],
-    )
+    return ToolResult.fail(message, suggestions=[_RULE_HINT if rule else _REASON_HINT])
+
+
+_RULE_HINT = "Nobody can approve this here; say in your answer what the person needs to do."
+_REASON_HINT = "Take the person's reason into account; do not repeat the same call unchanged."
+_CHANGE_REASON_HINT = (
+    "Take the person's reason into account; do not propose the same change unchanged."
+)
 
 
 def _change_result(path: str, total: int, resolution: Resolution) -> ToolResult:
@@ -396,13 +424,15 @@ def _change_result(path: str, total: int, resolution: Resolution) -> ToolResult:
         return ToolResult.fail(
             f"could not apply the change to {path}: {resolution.error}", data=data
         )
-    message = f"the person rejected the change to {path}"
+    message = (
+        f"the change to {path} was refused by {resolution.rule}, nobody was asked"
+        if resolution.rule
+        else f"the person rejected the change to {path}"
+    )
     if resolution.reason:
         message += f": {resolution.reason}"
     return ToolResult.fail(
         message,
         data=data,
-        suggestions=[
-            "Take the person's reason into account; do not propose the same change unchanged."
-        ],
+        suggestions=[_RULE_HINT if resolution.rule else _CHANGE_REASON_HINT],
     )

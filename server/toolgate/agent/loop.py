@@ -14,9 +14,11 @@ from typing import Any
 
 from toolgate.agent.account import build_account
 from toolgate.agent.events import (
+    ASSISTANT_REASONING,
     ASSISTANT_TEXT,
     CONTEXT_FITTED,
     LLM_CALL,
+    LLM_USAGE,
     MODE_CHANGED,
     NOTICE,
     RUN_FINISHED,
@@ -46,6 +48,7 @@ from toolgate.model.client import (
     ModelError,
     NativeCall,
     OpenAIChatModel,
+    StreamDelta,
     ToolsRejected,
 )
 from toolgate.model.modes import AUTO, NATIVE, TEXT, ModeMemory
@@ -133,6 +136,8 @@ class RunOutcome:
     reason: str | None = None
     answer: str | None = None
     log_path: str | None = None
+    # Why the model's last answer ended (`stop`, `length`, `content_filter`…), as it said.
+    finish_reason: str | None = None
 
 
 class _Stop(Exception):
@@ -146,6 +151,7 @@ class _Stop(Exception):
 class _Turn:
     text: str = ""
     native: list[NativeCall] = field(default_factory=list)
+    finish_reason: str | None = None
     errors: list[CallParseError] = field(default_factory=list)
     outcomes: list[tuple[ToolCall, GateOutcome]] = field(default_factory=list)
     views: list[ToolResult] = field(default_factory=list)  # each result as the model reads it
@@ -224,6 +230,7 @@ class AgentRun:
         self._task: asyncio.Task[RunOutcome] | None = None
         self._began = False
         self._cancel_reason: str | None = None
+        self.finish_reason: str | None = None  # of the model's latest answer
         self.llm_calls = 0
         self.answer: str | None = None
         # Calls already made since the workspace last changed: small models loop on them.
@@ -321,7 +328,9 @@ class AgentRun:
             )
             self.runlog.finish(status, reason, self.metrics.snapshot())
             await self.release()
-        return RunOutcome(self.run_id, status, reason, self.answer, str(self.runlog.path))
+        return RunOutcome(
+            self.run_id, status, reason, self.answer, str(self.runlog.path), self.finish_reason
+        )
 
     def _judge(self) -> tuple[str, str | None]:
         """How a run the model ended went: `completed` only when it did what it says it did.
@@ -401,6 +410,7 @@ class AgentRun:
                 self.runlog_mode,
             )
             turn = await self._turn()
+            self.finish_reason = turn.finish_reason
             step["assistant_text"] = self.redact.text(turn.text)
             step["tool_calling_mode"] = self.runlog_mode
             final = next((c for c, _ in turn.outcomes if c.name == FINAL_ANSWER.name), None)
@@ -574,6 +584,7 @@ class AgentRun:
         try:
             async for delta in self.model.stream(messages, None):
                 text += delta.text
+                self._used(delta)
         except ModelError as exc:
             # The session stays as it was: nothing is written until the summary exists.
             raise _Stop(
@@ -583,6 +594,13 @@ class AgentRun:
         if not text:
             raise _Stop(FAILED, "summarising the earlier turns failed: the model answered nothing")
         return self.conversation.replace_with_summary(text)
+
+    def _used(self, delta: StreamDelta) -> None:
+        """Log the tokens the endpoint said a request used (the account adds them up)."""
+        if delta.done and delta.usage:
+            self.bus.emit(LLM_USAGE, self.run_id, n=self.llm_calls, **delta.usage)
+            if self._step is not None:
+                self._step["usage"] = dict(delta.usage)
 
     def _log_entry(self, call: ToolCall, outcome: GateOutcome, view: ToolResult) -> dict[str, Any]:
         stored = outcome.result if self.calling.store_raw_tool_output else view
@@ -686,10 +704,16 @@ class AgentRun:
                         self._say(delta.text)
                     else:
                         self._text_items(parser, parser.feed(delta.text), queue)
+                if delta.reasoning:
+                    self.bus.emit(
+                        ASSISTANT_REASONING, self.run_id, text=self.redact.text(delta.reasoning)
+                    )
                 if delta.done:
                     turn.native = delta.calls
+                    turn.finish_reason = delta.finish_reason
                     if delta.prompt_tokens and self.budget is not None:
                         self.budget.learn(self._sent_bytes, delta.prompt_tokens)
+                    self._used(delta)
         except ToolsRejected as exc:
             if self.mode != AUTO:
                 raise

@@ -171,6 +171,19 @@ class Conversation:
         self._current_from = 0
         return through
 
+    def set_aside(self) -> int:
+        """Start afresh: no earlier turn is sent to the model again (the transcript keeps them).
+
+        Kept as a summary with no text, so a session file read later leaves them out too.
+        Returns the last turn set aside.
+        """
+        self._write({"t": "summary", "through_turn": self.turns, "text": "", "time": now_iso()})
+        self.summary = ""
+        self.summarised_through = self.turns
+        self.entries = []
+        self._current_from = 0
+        return self.turns
+
     # -- reading ----------------------------------------------------------------------------
 
     def earlier(self) -> list[Entry]:
@@ -253,6 +266,9 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
         elif kind == "end" and record.get("status") not in ("completed", None):
             reason = record.get("reason") or ""
             out.append({"kind": "note", "text": f"run {record.get('status')}: {reason}".strip()})
+        elif kind == "summary" and not record.get("text"):
+            through = record.get("through_turn")
+            out.append({"kind": "note", "text": f"turns 1–{through} were set aside"})
         elif kind == "summary":
             out.append(
                 {

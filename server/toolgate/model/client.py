@@ -46,10 +46,12 @@ class StreamDelta:
     """A piece of a streamed turn: text, or a finished turn."""
 
     text: str = ""
+    reasoning: str = ""  # the model's thinking, where the server streams it apart from text
     done: bool = False
     calls: list[NativeCall] = field(default_factory=list)
     finish_reason: str | None = None
     prompt_tokens: int | None = None  # the endpoint's own count (`usage`), where it gives one
+    usage: dict[str, int] | None = None  # the tokens the endpoint said the request used
 
 
 class ChatModel(Protocol):
@@ -97,6 +99,8 @@ class OpenAIChatModel:
         # such a stream with nothing (then `on_no_tool_streaming` is told why, to remember it).
         self.stream_tools = True
         self.on_no_tool_streaming: Callable[[str], None] | None = None
+        # Whether a stream asks for its usage (`stream_options`); False once refused here.
+        self.stream_usage = True
         self.model = settings.model
         self.base_url = settings.base_url
         self._redact = redact
@@ -151,20 +155,27 @@ class OpenAIChatModel:
         calls: dict[int, NativeCall] = {}
         finish: str | None = None
         prompt_tokens: int | None = None
+        usage: dict[str, int] | None = None
         try:
             if not self.settings.stream or (tools and not self.stream_tools):
-                text, finish = await self._once(request, calls)
+                text, finish, usage, thought = await self._once(request, calls)
+                if thought:
+                    yield StreamDelta(reasoning=thought)
                 if text:
                     yield StreamDelta(text=text)
             else:
                 held: str | None = ""  # held back while it may be only a call stub
-                stream = await self._client.chat.completions.create(**request, stream=True)
+                stream = await self._open_stream(request)
                 async for chunk in stream:
                     prompt_tokens = _prompt_tokens(chunk) or prompt_tokens
+                    usage = _usage(chunk) or usage
                     if not chunk.choices:
                         continue
                     choice = chunk.choices[0]
                     delta = choice.delta
+                    thought = _reasoning(delta)
+                    if thought:
+                        yield StreamDelta(reasoning=thought)
                     if delta is not None and delta.content:
                         if tools and held is not None:
                             held += delta.content
@@ -195,13 +206,18 @@ class OpenAIChatModel:
                             f"a streamed request with tools got {held.strip()!r} or nothing; "
                             "the same request without streaming is answered"
                         )
-                    text, finish = await self._once(request, calls)
+                    text, finish, usage, thought = await self._once(request, calls)
+                    if thought:
+                        yield StreamDelta(reasoning=thought)
                     if text:
                         yield StreamDelta(text=text)
                 elif held:
                     yield StreamDelta(text=held)
         except openai.APIStatusError as exc:
-            raise self._status_error(exc, bool(tools)) from None
+            error = self._status_error(exc, bool(tools))
+            if error.kind == "not_found":
+                error = await self._name_served_models(error)
+            raise error from None
         except openai.APITimeoutError:
             raise ModelError(
                 "timeout", f"the model at {self.base_url} did not answer in time"
@@ -219,8 +235,42 @@ class OpenAIChatModel:
         for n, call in enumerate(ordered):
             call.id = call.id or f"call_{n}"
         yield StreamDelta(
-            done=True, calls=ordered, finish_reason=finish, prompt_tokens=prompt_tokens
+            done=True,
+            calls=ordered,
+            finish_reason=finish,
+            prompt_tokens=prompt_tokens or (usage or {}).get("prompt_tokens") or None,
+            usage=usage,
         )
+
+    async def _open_stream(self, request: dict[str, Any]) -> Any:
+        """A streamed request that asks for its usage, or without, where that is refused."""
+        import openai
+
+        if self.stream_usage:
+            try:
+                return await self._client.chat.completions.create(
+                    **request, stream=True, stream_options={"include_usage": True}
+                )
+            except openai.BadRequestError as exc:
+                if "stream_options" not in _error_message(exc):
+                    raise
+                # An older server that knows no stream_options: the run goes on uncounted.
+                self.stream_usage = False
+        return await self._client.chat.completions.create(**request, stream=True)
+
+    async def _name_served_models(self, error: ModelError) -> ModelError:
+        """A 404 told with the models the endpoint serves, or that it would not say."""
+        try:
+            served = await self.served_models()
+        except Exception as exc:
+            extra = f"; asking it which models it serves failed too ({type(exc).__name__})"
+        else:
+            extra = (
+                f"; it serves: {', '.join(served[:20])}"
+                if served
+                else "; it lists no models at /models"
+            )
+        return ModelError(error.kind, str(error) + extra, error.status)
 
     async def _local_exit_report(self) -> str | None:
         from toolgate.model.local import exit_report_for
@@ -240,8 +290,8 @@ class OpenAIChatModel:
 
     async def _once(
         self, request: dict[str, Any], calls: dict[int, NativeCall]
-    ) -> tuple[str, str | None]:
-        """One request without streaming: its text and finish reason; its calls go to `calls`."""
+    ) -> tuple[str, str | None, dict[str, int] | None, str]:
+        """One unstreamed request: its text, finish reason, usage, reasoning; calls to `calls`."""
         response = await self._client.chat.completions.create(**request)
         choice = response.choices[0]
         for i, tc in enumerate(choice.message.tool_calls or []):
@@ -250,7 +300,12 @@ class OpenAIChatModel:
                 calls[i] = NativeCall(
                     id=tc.id or f"call_{i}", name=fn.name, arguments=fn.arguments or ""
                 )
-        return choice.message.content or "", choice.finish_reason
+        return (
+            choice.message.content or "",
+            choice.finish_reason,
+            _usage(response),
+            _reasoning(choice.message),
+        )
 
     def _status_error(self, exc: openai.APIStatusError, sent_tools: bool) -> ModelError:
         message = _error_message(exc)
@@ -283,10 +338,34 @@ class OpenAIChatModel:
         )
 
 
+def _reasoning(message: Any) -> str:
+    """The reasoning a server sends beside the text ("" when there is none)."""
+    # vLLM and llama.cpp name it `reasoning_content`, newer vLLM and Ollama `reasoning`: fields
+    # beyond the OpenAI API, which the openai package keeps as extra attributes.
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(message, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
 def _prompt_tokens(response: Any) -> int | None:
     usage = getattr(response, "usage", None)
     count = getattr(usage, "prompt_tokens", None)
     return count if isinstance(count, int) and count > 0 else None
+
+
+def _usage(response: Any) -> dict[str, int] | None:
+    """The token counts a response or the last chunk of a stream carries, if any."""
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return None
+    counts = {
+        key: value
+        for key in ("prompt_tokens", "completion_tokens", "total_tokens")
+        if isinstance(value := getattr(usage, key, None), int)
+    }
+    return counts or None
 
 
 def _error_message(exc: openai.APIStatusError) -> str:

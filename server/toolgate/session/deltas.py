@@ -20,8 +20,14 @@ INTERVAL = 0.05  # 20 a second
 class TextDeltas:
     """A bus sink that calls `send(run_id, text)` with coalesced pieces of streamed text."""
 
-    def __init__(self, send: Callable[[str, str], None], interval: float = INTERVAL) -> None:
+    def __init__(
+        self,
+        send: Callable[[str, str], None],
+        interval: float = INTERVAL,
+        kind: str = ASSISTANT_TEXT,  # or ASSISTANT_REASONING: the model's streamed thinking
+    ) -> None:
         self._send = send
+        self._kind = kind
         self._interval = interval
         self._pending: dict[str, str] = {}
         self._sent_at = 0.0
@@ -29,7 +35,7 @@ class TextDeltas:
 
     def __call__(self, event: Event) -> None:
         """Take one event of the bus."""
-        if event.type != ASSISTANT_TEXT:
+        if event.type != self._kind:
             self.flush(event.run_id)  # what came before this event is said first
             return
         text = str(event.fields.get("text") or "")

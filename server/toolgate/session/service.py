@@ -37,6 +37,7 @@ from toolgate.session.assembly import (
     gated_calls,
     resolve_endpoint,
 )
+from toolgate.tools.registry import ToolRegistry
 from toolgate.trust import TrustStore
 
 # Asks the person whether a setting a workspace widens may take effect; True: remember it.
@@ -338,6 +339,7 @@ class SessionService:
         trusted: bool = True,
         on_test_run: Callable[[Any], None] | None = None,
         endpoint: Endpoint | None = None,
+        registry: ToolRegistry | None = None,
     ) -> Turn:
         """Assemble the run of one turn (SetupError / ConfigError say why it cannot start)."""
         await self.confirm_trust(config)
@@ -351,6 +353,7 @@ class SessionService:
             trusted=trusted,
             on_test_run=on_test_run,
             conversation=claim.conversation,
+            registry=registry,  # a front end's own tools beside the built-ins
         )
         run = await create_run(setup, task, endpoint, run_id=run_id)
         self._remember_window(endpoint)

@@ -1,0 +1,196 @@
+"""Slash commands: what the editor offers after `/`, and the prompts that are commands.
+
+`/tests` is a task given to the model. `/new` and `/undo` are done by Toolgate itself,
+without the model: `/new` sets the session's earlier turns aside (the model starts afresh;
+the editor and `session/load` still show them), `/undo` puts back what the workspace's last
+run changed, from its checkpoint, after asking with the diffs. `/undo` is offered only while
+there is a run to undo.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from acp import RequestError, helpers
+from acp.agent.connection import AgentSideConnection
+from acp.schema import (
+    AllowedOutcome,
+    AvailableCommand,
+    PermissionOption,
+    ToolCallLocation,
+    ToolCallUpdate,
+)
+
+from toolgate.acp import convert
+from toolgate.acp.updates import Updates
+from toolgate.agent.checkpoints import Checkpoint, CheckpointError, latest_run
+from toolgate.agent.undo import (
+    REMOVE,
+    UndoPlan,
+    begin_undo,
+    disk_text,
+    finish_undo,
+    plan_undo,
+    restore_on_disk,
+)
+from toolgate.workspace import PathRefused, Workspace
+
+log = logging.getLogger(__name__)
+
+TESTS = AvailableCommand(name="tests", description="run the project's tests and fix what fails")
+NEW = AvailableCommand(
+    name="new", description="start afresh: the model forgets this session's earlier turns"
+)
+UNDO = AvailableCommand(
+    name="undo", description="put back what the last run changed (asks first, with the diffs)"
+)
+TASKS = {
+    "/tests": "Run the project's tests with run_tests. If any fail, find the cause and fix it, "
+    "then run the tests again.",
+}
+
+
+def command_of(text: str) -> str | None:
+    """The command a prompt is (`/new`, `/undo`), or None for a task for the model."""
+    word = text.strip()
+    return word if word in ("/new", "/undo") else None
+
+
+def undoable(root: Path) -> bool:
+    """Whether the workspace has a run whose changes can be put back."""
+    run_id = latest_run(root)
+    if run_id is None:
+        return False
+    try:
+        return Checkpoint.load(root, run_id).undone_by is None
+    except CheckpointError:
+        return False
+
+
+def available(root: Path) -> list[AvailableCommand]:
+    """The commands to offer now."""
+    return [TESTS, NEW, *([UNDO] if undoable(root) else [])]
+
+
+async def _editor_texts(
+    conn: AgentSideConnection, session_id: str, workspace: Workspace, run_id: str
+) -> dict[str, str]:
+    """The editor's text of each file the run changed (its unsaved buffers count)."""
+    texts: dict[str, str] = {}
+    try:
+        paths = list(Checkpoint.load(workspace.root, run_id).files)
+    except CheckpointError:
+        return texts
+    for path in paths:
+        try:
+            real = workspace.resolve(path)
+        except PathRefused:
+            continue
+        if not real.is_file():
+            continue
+        try:
+            response = await conn.read_text_file(session_id=session_id, path=str(real))
+        except (ConnectionError, RequestError):
+            continue  # read from disk instead
+        texts[path] = response.content
+    return texts
+
+
+def _content(
+    workspace: Workspace, plan: UndoPlan, now: dict[str, str]
+) -> list[convert.ToolContent]:
+    read = disk_text(workspace)
+    content: list[convert.ToolContent] = []
+    for item in plan.changes:
+        current = now.get(item.path, read(item.path))
+        if item.action == REMOVE:
+            content.append(convert.text_content(f"{item.path}: removed (the run created it)"))
+        elif item.before_text is None:
+            content.append(convert.text_content(f"{item.path}: restored (not text)"))
+        else:
+            content.append(
+                convert.diff_content(workspace.root, item.path, current, item.before_text)
+            )
+    for item in plan.conflicts:
+        content.append(convert.text_content(f"{item.path}: changed since the run, left alone"))
+    hint = plan.revert_hint()
+    if hint:
+        content.append(convert.text_content(hint))
+    return content
+
+
+async def undo(
+    conn: AgentSideConnection,
+    session_id: str,
+    workspace: Workspace,
+    *,
+    read_through_client: bool,
+    write_through_client: bool,
+    updates: Updates,
+) -> str:
+    """Ask about undoing the last run with its diffs; do it when allowed. Returns what to say."""
+    run_id = latest_run(workspace.root)
+    now: dict[str, str] = {}
+    if run_id is not None and read_through_client:
+        now = await _editor_texts(conn, session_id, workspace, run_id)
+    read = disk_text(workspace)
+    try:
+        plan = plan_undo(workspace, None, current=lambda path: now.get(path, read(path)))
+    except CheckpointError as exc:
+        return f"Nothing to undo: {exc}."
+    if not plan.changes:
+        conflicts = ", ".join(item.path for item in plan.conflicts)
+        left = f" ({conflicts} changed since, left alone)" if conflicts else ""
+        return f"Run {plan.run_id}: nothing to put back{left}."
+    call_id = f"undo-{plan.run_id}"
+    title = f"undo run {plan.run_id}"
+    content = _content(workspace, plan, now)
+    locations = [ToolCallLocation(path=str(workspace.root / item.path)) for item in plan.changes]
+    updates.put(
+        session_id,
+        helpers.start_tool_call(call_id, title, kind="edit", status="pending", locations=locations),
+    )
+    await updates.flush()  # the call is shown before it is asked about
+    update = ToolCallUpdate(
+        tool_call_id=call_id, title=title, kind="edit", status="pending", content=content
+    )
+    options = [
+        PermissionOption(option_id="allow_once", name="Undo", kind="allow_once"),
+        PermissionOption(option_id="reject_once", name="Keep", kind="reject_once"),
+    ]
+    try:
+        response = await conn.request_permission(
+            session_id=session_id, tool_call=update, options=options
+        )
+    except (ConnectionError, RequestError) as exc:
+        log.warning("permission request failed: %s", exc)
+        response = None
+    outcome = response.outcome if response is not None else None
+    if not isinstance(outcome, AllowedOutcome) or outcome.option_id != "allow_once":
+        updates.put(
+            session_id, convert.progress(call_id, "failed", [convert.text_content("left as it is")])
+        )
+        return f"Left as it is: run {plan.run_id} was not undone."
+    record = begin_undo(workspace, plan)
+    by_disk = [item for item in plan.changes if item.action == REMOVE or item.before_text is None]
+    through_editor = [item for item in plan.changes if item not in by_disk]
+    if not write_through_client:
+        by_disk, through_editor = list(plan.changes), []
+    restore_on_disk(workspace, by_disk)
+    for item in through_editor:
+        real = workspace.resolve(item.path, for_write=True)
+        try:
+            await conn.write_text_file(
+                session_id=session_id, path=str(real), content=item.before_text or ""
+            )
+        except (ConnectionError, RequestError) as exc:
+            log.warning("fs/write_text_file %s: %s; restored on disk", real, exc)
+            restore_on_disk(workspace, [item])
+    finish_undo(workspace, plan, record)
+    done = f"{len(plan.changes)} file(s) put back"
+    updates.put(session_id, convert.progress(call_id, "completed", [convert.text_content(done)]))
+    said = f"Undid run {plan.run_id}: {done} (recorded as {record.run_id}, itself undoable)."
+    if plan.conflicts:
+        said += f" {len(plan.conflicts)} file(s) changed since the run were left alone."
+    return said

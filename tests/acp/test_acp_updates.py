@@ -1,0 +1,288 @@
+"""What a turn shows the editor beyond the calls: results, thinking, the plan, stop reasons,
+slash commands and modes — driven by the Python SDK's client over real stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError, text_block
+from tests.acp.client import RecordingClient, connect
+from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
+
+pytestmark = pytest.mark.asyncio
+
+CALC = "def add(a, b):\n    return a - b\n"
+FIXED = CALC.replace("a - b", "a + b")
+TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+@pytest.fixture
+def project(repo: Path) -> Path:
+    """The tiny project with a failing test."""
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(TEST)
+    return repo
+
+
+async def prompt(conn: Any, session_id: str, text: str) -> Any:
+    return await asyncio.wait_for(
+        conn.prompt(session_id=session_id, prompt=[text_block(text)]), 120
+    )
+
+
+def ended(client: RecordingClient) -> dict[str, Any]:
+    """The last `tool_call_update` of each call that ended, by call id."""
+    return {
+        u.tool_call_id: u
+        for u in client.kinds("tool_call_update")
+        if u.status in ("completed", "failed")
+    }
+
+
+def texts(update: Any) -> str:
+    return "\n".join(c.content.text for c in update.content or [] if c.type == "content")
+
+
+def said(client: RecordingClient, kind: str = "agent_message_chunk") -> str:
+    return "".join(u.content.text for u in client.kinds(kind))
+
+
+async def test_results_are_shown_in_the_calls(project: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [
+        tool_call("read_file", path="calc.py"),
+        tool_call("list_directory", path="."),
+        tool_call("search_code", pattern="return"),
+        tool_call("run_tests"),
+        {"content": "add subtracts"},
+    ]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "look")
+    calls = {u.title.split()[0]: u.tool_call_id for u in client.kinds("tool_call")}
+    done = ended(client)
+    assert "return a - b" in texts(done[calls["read_file"]])
+    listing = texts(done[calls["list_directory"]])
+    assert "calc.py" in listing and "test_calc.py" in listing
+    assert "calc.py:2" in texts(done[calls["search_code"]])
+    tests = done[calls["run_tests"]]
+    assert tests.status == "completed"
+    shown = texts(tests)
+    assert "0 passed, 1 failed" in shown
+    assert "test_calc.py:5: test_calc.py::test_add" in shown and "assert" in shown
+    assert [(loc.path, loc.line) for loc in tests.locations] == [(str(project / "test_calc.py"), 5)]
+
+
+async def test_a_long_read_is_excerpted(project: Path, scripted: ScriptedModel) -> None:
+    (project / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 501)))
+    scripted.script = [tool_call("read_file", path="long.txt"), {"content": "long"}]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "read it")
+    shown = texts(next(iter(ended(client).values())))
+    assert shown.startswith("line 1\n") and "line 40\n" in shown and "line 41" not in shown
+    assert "500 lines in all" in shown
+    assert "line 500" in last_tool_result(scripted.requests[1])["data"]["content"]
+
+
+async def test_reasoning_and_think_blocks_are_thoughts(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [
+        {**tool_call("read_file", path="calc.py"), "reasoning": "First I read calc.py."},
+        {
+            "content": "<think>It uses minus.</think>add subtracts.",
+            "reasoning": "",
+        },
+        {
+            "content": "Still subtracts.",
+            "reasoning": "Same as before.",
+            "reasoning_field": "reasoning",
+        },
+    ]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "what does add do?")
+        thought_first = said(client, "agent_thought_chunk")
+        await prompt(conn, session.session_id, "and now?")
+    assert thought_first == "First I read calc.py.It uses minus."
+    assert said(client, "agent_thought_chunk").endswith("Same as before.")
+    message = said(client)
+    assert "add subtracts." in message and "Still subtracts." in message
+    assert "think" not in message and "minus" not in message
+    # the thought comes before the call it led to
+    kinds = [getattr(u, "session_update", "") for u in client.updates]
+    assert kinds.index("agent_thought_chunk") < kinds.index("tool_call")
+
+
+async def test_the_models_plan_is_shown_and_replayed(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    first = [
+        {"step": "Read calc.py", "status": "in_progress"},
+        {"step": "Fix add", "status": "pending", "priority": "high"},
+    ]
+    second = [
+        {"step": "Read calc.py", "status": "completed"},
+        {"step": "Fix add", "status": "in_progress", "priority": "high"},
+    ]
+    scripted.script = [
+        tool_call("update_plan", plan=first, explanation="two steps"),
+        tool_call("update_plan", plan=second),
+        tool_call("update_plan", plan=[{"step": "x", "status": "someday"}]),
+        {"content": "planned"},
+    ]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "plan the fix")
+    plans = [[(e.content, e.status, e.priority) for e in u.entries] for u in client.kinds("plan")]
+    assert plans == [
+        [("Read calc.py", "in_progress", "medium"), ("Fix add", "pending", "high")],
+        [("Read calc.py", "completed", "medium"), ("Fix add", "in_progress", "high")],
+    ]
+    assert [u.title for u in client.kinds("tool_call")] == []  # a plan, not a call card
+    assert "update_plan" in [t["function"]["name"] for t in scripted.requests[0]["tools"]]
+    assert last_tool_result(scripted.requests[1])["success"] is True
+    assert last_tool_result(scripted.requests[3])["success"] is False  # not a status
+    replay = RecordingClient()
+    async with connect(replay, scripted.base_url) as (conn, _):
+        await conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+    assert [len(u.entries) for u in replay.kinds("plan")] == [2, 2]
+
+
+async def test_stop_reasons_max_tokens_and_refusal(project: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [
+        {"content": "The answer was cut", "finish_reason": "length"},
+        {"content": "I cannot", "finish_reason": "content_filter"},
+        {"content": "fine"},
+    ]
+    async with connect(RecordingClient(), scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        cut = await prompt(conn, session.session_id, "a long answer")
+        filtered = await prompt(conn, session.session_id, "something filtered")
+        fine = await prompt(conn, session.session_id, "something else")
+    assert (cut.stop_reason, filtered.stop_reason, fine.stop_reason) == (
+        "max_tokens",
+        "refusal",
+        "end_turn",
+    )
+
+
+async def test_calls_the_policy_keeps_denying_end_in_refusal(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    (project / ".toolgate").mkdir(exist_ok=True)
+    (project / ".toolgate" / "config.toml").write_text("[limits]\nmax_tool_retries = 0\n")
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="a - b", replace="a + b"),
+        {"content": "never"},
+    ]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await conn.set_config_option(
+            config_id="approval", session_id=session.session_id, value="read-only"
+        )
+        response = await prompt(conn, session.session_id, "fix add")
+    assert response.stop_reason == "refusal"
+    assert client.permissions == [] and (project / "calc.py").read_text() == CALC
+
+
+def offered(client: RecordingClient) -> list[str]:
+    return [c.name for c in client.kinds("available_commands_update")[-1].available_commands]
+
+
+async def test_undo_asks_with_the_diff_and_puts_the_run_back(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="a - b", replace="a + b"),
+        tool_call("write_file", path="notes.txt", content="new\n"),
+        {"content": "fixed"},
+    ]
+    client = RecordingClient(["allow_once", "allow_once", "reject_once", "allow_once"])
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        assert offered(client) == ["tests", "new"]  # nothing to undo yet
+        await prompt(conn, session.session_id, "fix add")
+        assert offered(client) == ["tests", "new", "undo"]
+        assert (project / "calc.py").read_text() == FIXED
+        kept = await prompt(conn, session.session_id, "/undo")
+        assert kept.stop_reason == "end_turn"
+        assert (project / "calc.py").read_text() == FIXED and (project / "notes.txt").exists()
+        undone = await prompt(conn, session.session_id, "/undo")
+        assert undone.stop_reason == "end_turn"
+    asked = client.permissions[3]
+    diff = next(c for c in asked.content if c.type == "diff")
+    assert (diff.path, diff.old_text, diff.new_text) == (str(project / "calc.py"), FIXED, CALC)
+    assert any("notes.txt: removed" in c.content.text for c in asked.content if c.type == "content")
+    assert (project / "calc.py").read_text() == CALC and not (project / "notes.txt").exists()
+    assert client.writes[-1] == (str(project / "calc.py"), CALC)  # through the editor
+    message = said(client)
+    assert "Left as it is" in message and "2 file(s) put back" in message
+    assert len(scripted.requests) == 3  # the model was not asked about the commands
+
+
+async def test_undo_with_nothing_to_undo_says_so(project: Path, scripted: ScriptedModel) -> None:
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        response = await prompt(conn, session.session_id, "/undo")
+    assert response.stop_reason == "end_turn"
+    assert "Nothing to undo" in said(client) and client.permissions == []
+    assert scripted.requests == []
+
+
+async def test_new_sets_the_earlier_turns_aside(project: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [{"content": "It subtracts."}, {"content": "What add?"}]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "remember: add subtracts")
+        await prompt(conn, session.session_id, "/new")
+        await prompt(conn, session.session_id, "what did I say?")
+    assert "turns 1–1" in said(client)
+    assert len(scripted.requests) == 2
+    assert "add subtracts" not in json.dumps(scripted.requests[1]["messages"])
+    replay = RecordingClient()
+    async with connect(replay, scripted.base_url) as (conn, _):
+        await conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+    said_then = [u.content.text for u in replay.kinds("user_message_chunk")]
+    assert said_then == ["remember: add subtracts", "what did I say?"]
+
+
+async def test_modes_follow_the_approval_policy(project: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="a - b", replace="a + b"),
+        {"content": "done"},
+    ]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        assert session.modes.current_mode_id == "ask"
+        modes = [m.id for m in session.modes.available_modes]
+        assert modes == ["ask", "auto-edits", "read-only"]
+        with pytest.raises(RequestError):
+            await conn.set_session_mode(session_id=session.session_id, mode_id="yolo")
+        await conn.set_session_mode(session_id=session.session_id, mode_id="auto-edits")
+        await prompt(conn, session.session_id, "fix add")
+        await conn.set_config_option(
+            config_id="approval", session_id=session.session_id, value="read-only"
+        )
+        await asyncio.sleep(0.5)  # the notification may follow the answer
+    assert client.permissions == [] and (project / "calc.py").read_text() == FIXED
+    changed = client.kinds("config_option_update")
+    assert {o.id: o.current_value for o in changed[0].config_options}["approval"] == "auto-edits"
+    assert [u.current_mode_id for u in client.kinds("current_mode_update")] == ["read-only"]
+    # the change applied without a question still shows its diff in the call
+    diffs = [
+        c for u in client.kinds("tool_call_update") for c in u.content or [] if c.type == "diff"
+    ]
+    assert diffs and diffs[0].old_text == CALC and diffs[0].new_text == FIXED
