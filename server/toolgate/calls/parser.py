@@ -101,7 +101,7 @@ _LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2}|" + _FUNCTOOLS_
 _NL_TAIL = re.compile(r"[ \t]*(?:>{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
 _WORD = re.compile(r"[\w.-]*")
 # A fence or `>>>` line begun and not ended, with nothing that could complete an item on it.
-_LINE_BEGUN = re.compile(r"[ \t]*(?:`{3,}|~{3,}|>{1,3})[^<>\[\]{}=`\n]{0,64}")
+_LINE_BEGUN = re.compile(r"[ \t]*(?:`{3,}|~{3,}|>{1,3})[^<>\[\]{}=`\n]{0,40}")
 
 
 class StreamingCallParser(Cursor):
@@ -190,16 +190,19 @@ class StreamingCallParser(Cursor):
                 if chunk:  # mid-line, no opening: the common case, kept to a few `in` tests
                     self._pending.append(chunk)
                     return []
-            elif self._inert(chunk):
-                self._pending.append(chunk)
-                tail = chunk.rstrip(" \t")
-                self._at_ls = tail[-1] == "\n" if tail else self._at_ls
-                return []
-            elif self._quiet is _PROSE_LINE and self._starts_a_line(chunk):
-                # Nothing on that line can be decided before its end: wait as a run would.
-                self._pending.append(chunk)
-                self._quiet, self._at_ls, self._wait = None, False, CLOSE_LINE_OR_TAG
-                return []
+            else:
+                inert = self._inert(chunk)
+                if inert:
+                    self._pending.append(chunk)
+                    tail = chunk.rstrip(" \t")
+                    self._at_ls = tail[-1] == "\n" if tail else self._at_ls
+                    return []
+                if inert is None or self._quiet is _PROSE_LINE and self._starts_a_line(chunk):
+                    # It ends in an opening cut short, or a fence or `>>>` line not ended:
+                    # nothing can be decided before more text, so wait as a held run would.
+                    self._pending.append(chunk)
+                    self._quiet, self._at_ls, self._wait = None, False, CLOSE_LINE_OR_TAG
+                    return []
         wait = self._wait
         if wait is not None and len(self.buf) + len(chunk) < HOLD_LIMIT and not wait.search(chunk):
             # What is held can only complete on one of these characters; the look-ahead
@@ -241,8 +244,10 @@ class StreamingCallParser(Cursor):
             self._run()
         return self.sink.text()
 
-    def _inert(self, chunk: str) -> bool:
+    def _inert(self, chunk: str) -> bool | None:
         """Whether, in prose or a plain fence with nothing held, `chunk` can change nothing.
+
+        None: nothing, unless what follows completes the opening it ends with.
 
         Only a line start can open a fence or a line-start call or close a fence; in prose, an
         opening (or the start of one cut by the chunk's end) can open a call. Inline code only
@@ -263,12 +268,12 @@ class StreamingCallParser(Cursor):
         if self._opens.search(chunk):
             return False
         cut = max(chunk.rfind("<"), chunk.rfind("["))
-        return chunk[cut:] not in self._lt_prefixes
+        return None if chunk[cut:] in self._lt_prefixes else True
 
     def _starts_a_line(self, chunk: str) -> bool:
         """Whether `chunk`, in prose, only starts a fence or `>>>` line that it does not end."""
         j = chunk.rfind("\n")
-        if j < 0 and not self._at_ls or j >= 0 and not self._inert(chunk[: j + 1]):
+        if j < 0 and not self._at_ls or j >= 0 and self._inert(chunk[: j + 1]) is not True:
             return False
         return _LINE_BEGUN.fullmatch(chunk, j + 1) is not None
 
