@@ -185,24 +185,29 @@ class StreamingCallParser(Cursor):
         """Add text; return the calls and errors that closed in it, in order."""
         # A chunk in which no call can open or close is only stored, and read with the next
         # one that may: this keeps small chunks cheap (benchmarks/README.md).
-        if self._quiet is not None:
-            if "\n" not in chunk and "<" not in chunk and "[" not in chunk and not self._at_ls:
-                if chunk:  # mid-line, no opening: the common case, kept to a few `in` tests
+        quiet = self._quiet
+        if quiet is not None:
+            if "<" not in chunk and "[" not in chunk and chunk and not self._at_ls:
+                # No opening, no line start at its beginning: the common case, kept cheap.
+                if "\n" not in chunk:
                     self._pending.append(chunk)
                     return []
-            else:
-                inert = self._inert(chunk)
-                if inert:
-                    self._pending.append(chunk)
-                    tail = chunk.rstrip(" \t")
-                    self._at_ls = tail[-1] == "\n" if tail else self._at_ls
+                if not (_FENCE_LINES if quiet is _FENCE_LINE else _PROSE_LINES).search(chunk):
+                    self._pending.append(chunk)  # and no line in it starts with an opener
+                    self._at_ls = chunk.rstrip(" \t")[-1] == "\n"
                     return []
-                if inert is None or self._quiet is _PROSE_LINE and self._starts_a_line(chunk):
-                    # It ends in an opening cut short, or a fence or `>>>` line not ended:
-                    # nothing can be decided before more text, so wait as a held run would.
-                    self._pending.append(chunk)
-                    self._quiet, self._at_ls, self._wait = None, False, CLOSE_LINE_OR_TAG
-                    return []
+            inert = self._inert(chunk)
+            if inert:
+                self._pending.append(chunk)
+                tail = chunk.rstrip(" \t")
+                self._at_ls = tail[-1] == "\n" if tail else self._at_ls
+                return []
+            if inert is None or quiet is _PROSE_LINE and self._starts_a_line(chunk):
+                # It ends in an opening cut short, or a fence or `>>>` line not ended:
+                # nothing can be decided before more text, so wait as a held run would.
+                self._pending.append(chunk)
+                self._quiet, self._at_ls, self._wait = None, False, CLOSE_LINE_OR_TAG
+                return []
         wait = self._wait
         if wait is not None and len(self.buf) + len(chunk) < HOLD_LIMIT and not wait.search(chunk):
             # What is held can only complete on one of these characters; the look-ahead
