@@ -26,8 +26,9 @@ WINDOW = 256  # look-ahead used to decide whether something opens a call at all
 HOLD_LIMIT = 200  # below every look-ahead window
 
 State = Callable[["Cursor"], bool]
-# What reads a fence that holds a call once it closes: (cursor, construct, body, raw, closed).
-FenceReader = Callable[["Cursor", "Construct", str, str, bool], None]
+# What reads a construct's body once it closed (a tag, a fence): cursor, construct, body, raw,
+# and whether it closed at all (False: the output ended inside it).
+BodyReader = Callable[["Cursor", "Construct", str, str, bool], None]
 
 # For each state, the characters on which an item (a call or an error) may complete in it; a
 # chunk without one is only stored while that state holds the text (see the driver's `feed`).
@@ -104,7 +105,7 @@ class Construct:
         "mode",
         "name",
         "on_close",
-        "on_line",
+        "on_value",
         "open_len",
         "opening",
         "out_re",
@@ -154,8 +155,9 @@ class Construct:
         self.body_start = 0
         self.cand_re: re.Pattern[str] | None = None
         self.after: str = ""
-        self.on_close: FenceReader | None = None
-        self.on_line: Callable[[Cursor, str], None] | None = None  # reads a line-start call
+        self.on_close: BodyReader | None = None
+        # What reads the construct once its value (and its line, for a line form) has ended
+        self.on_value: Callable[[Cursor, str], None] | None = None
         self.decide: Callable[[Cursor, Construct], bool] | None = None
         self.attr_args = False  # tag arguments written as `args={…}`
 
