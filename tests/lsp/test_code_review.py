@@ -180,3 +180,81 @@ async def test_the_review_loop_from_the_editor(
     assert account["tests"]["passed"] is True
     assert (repo / "calc.py").read_text() == CHANGED.replace("x / 0", "x / 2")
     assert len([r for r in scripted.requests if "response_format" in r]) == 2
+
+
+async def test_review_comments_and_test_failures_on_one_file_are_published_together(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    _project(repo)
+    test_file = repo / "test_calc.py"
+    test_file.write_text("from calc import add\n\n\ndef test_add():\n    assert add(2, 2) == 5\n")
+    uri = uri_of(test_file)
+    comment = {"path": "test_calc.py", "line": 5, "severity": "warning", "message": "2 + 2 is 4."}
+    scripted.script = [{"content": _verdict(False, [comment])}]
+    await editor.command("toolgate.review")
+    await editor.until(lambda: _review_lines(editor, uri), on="textDocument/publishDiagnostics")
+    await editor.command("toolgate.runTests", {"command": "pytest -q"})
+
+    def sources() -> list[tuple[str | None, int]]:
+        return sorted((d.source, d.range.start.line) for d in editor.client.diagnostics[uri])
+
+    await editor.until(
+        lambda: len(sources()) == 2, on="textDocument/publishDiagnostics", timeout=60
+    )
+    assert sources() == [("toolgate", 4), ("toolgate-review", 4)]
+    # A review that approves clears its comments and leaves the failure.
+    scripted.script = [{"content": _verdict(True, [])}]
+    await editor.command("toolgate.review")
+    await editor.until(lambda: len(sources()) == 1, on="textDocument/publishDiagnostics")
+    assert sources() == [("toolgate", 4)]
+
+
+async def test_a_suggestion_of_several_lines_keeps_a_missing_final_newline(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    uri = _project(repo)
+    (repo / "calc.py").write_text(CALC + "\n\ndef one():\n    return 1")  # no final newline
+    comment = {
+        "path": "calc.py",
+        "line": 6,
+        "severity": "info",
+        "message": "Name the value.",
+        "suggestion": "    value = 1\n    return value",
+    }
+    scripted.script = [{"content": _verdict(False, [comment])}]
+    await editor.command("toolgate.review")
+    [fix] = [a for a in await editor.code_actions(uri, 5) if "suggestion" in a["title"]]
+    assert fix["title"] == "Apply the review's suggestion: value = 1"
+    made = await editor.command(fix["command"]["command"], *fix["command"]["arguments"])
+    await editor.proposal()
+    await editor.command("toolgate.acceptProposal", made["proposalId"])
+    expected = CALC + "\n\ndef one():\n    value = 1\n    return value"
+    assert (repo / "calc.py").read_text() == expected
+
+
+async def test_cancel_while_the_loop_reviews_ends_the_loop(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    _project(repo)
+    finished: list[Any] = []
+
+    @editor.client.feature("toolgate/reviewLoop")
+    def _finished(params: Any) -> None:
+        finished.append(params)
+
+    scripted.script = [
+        tool_call("write_file", path="calc.py", content=CHANGED),
+        {"content": "Added half()."},
+        {"content": _verdict(True, []), "sleep": 30},  # a review that takes its time
+    ]
+    started = await editor.command("toolgate.reviewLoop", {"task": "add half()"})
+    proposal = await editor.proposal()
+    await editor.command("toolgate.acceptProposal", proposal["id"])
+    await editor.until(lambda: len(scripted.requests) == 3, timeout=60)
+    assert "response_format" in scripted.requests[2]  # the review is in flight
+    cancelled = await editor.command("toolgate.cancel")
+    assert cancelled["cancelled"] is True
+    await editor.until(lambda: finished, timeout=20, on="toolgate/reviewLoop")
+    assert _plain(finished[0])["status"] == "cancelled"
+    log = json.loads((repo / ".toolgate" / "runs" / f"{started['loopId']}.json").read_text())
+    assert log["status"] == "cancelled" and len(log["rounds"]) == 1

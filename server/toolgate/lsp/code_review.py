@@ -235,8 +235,10 @@ async def _apply_suggestion(ls: ToolgateServer, args: ReviewSuggestionArguments)
         raise JsonRpcInvalidParams(
             f"line {args.line + 1} of {rel} has changed since the review; review it again"
         )
-    ending = lines[args.line][len(lines[args.line].rstrip("\r\n")) :] or "\n"
-    replacement = "".join(part + ending for part in args.suggestion.splitlines())
+    body = lines[args.line]
+    ending = body[len(body.rstrip("\r\n")) :]  # "" on a last line without a newline
+    separator = ending or ("\r\n" if "\r\n" in text else "\n")
+    replacement = separator.join(args.suggestion.splitlines() or [""]) + ending
     proposed = "".join([*lines[: args.line], replacement, *lines[args.line + 1 :]])
     if proposed == text:
         raise JsonRpcInvalidParams("the suggestion is what the line already says")
@@ -313,7 +315,9 @@ async def _start_loop(ls: ToolgateServer, args: ReviewLoopArguments) -> dict[str
     bus.subscribe(ls.forward)
 
     def on_run(run: Any) -> None:
-        ls.run = run  # so that toolgate.cancel stops the implementation in progress
+        # The implementation in progress, which toolgate.cancel stops; None between runs
+        # (reviewing, testing), when a cancel stops the loop's task itself.
+        ls.run = run
 
     loop = ReviewLoop(
         ls.service,
