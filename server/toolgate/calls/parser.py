@@ -2,10 +2,10 @@
 
 The parser holds only the text not yet decided. Prose is searched with one compiled pattern from
 a resume position, so the total work is linear in the length of the answer; where something
-may open a call, the syntax that owns the opening reads on with its states (`toolgate.calls.
-cursor`), holding the construct back until it is decided. Every decision depends on the text
-alone, never on where a chunk ended. The syntaxes live in `toolgate.calls.syntaxes`, one module
-each; the rules for inline code and fences in `toolgate.calls.prose`.
+may open a call, the syntax that owns the opening reads on with its states (see `cursor.py`),
+holding the construct back until it is decided. Every decision depends on the text alone,
+never on where a chunk ended. The syntaxes live in `syntaxes/`, one module each; the rules for
+inline code and fences in `prose.py`.
 """
 
 from __future__ import annotations
