@@ -178,6 +178,7 @@ class Cursor:
         "idle",
         "items",
         "k",
+        "passed",
         "pos",
         "prev",
         "sink",
@@ -214,6 +215,7 @@ class Cursor:
         self.sink = Content()
         # Prose the machinery has passed but not yet handed to the content: one emit per stretch.
         self._prose_start = self._prose_end = 0
+        self.passed: list[str] = []  # prose kept by earlier runs, not yet handed on
 
     def prose_to(self, end: int) -> None:
         """Pass the buffer up to `end` as prose (handed on in one stretch with what touches it)."""
@@ -224,9 +226,20 @@ class Cursor:
             self._prose_end = self.pos = end
 
     def say(self) -> None:
-        """Hand the stretch of prose passed so far to the content (before anything else is)."""
+        """Hand the prose passed so far to the content (before anything else is)."""
+        stretch = self.buf[self._prose_start : self._prose_end]
+        if self.passed:
+            self.passed.append(stretch)
+            stretch = "".join(self.passed)
+            self.passed.clear()
+        if stretch:
+            self.sink.emit(stretch)
+        self._prose_start = self._prose_end = 0
+
+    def keep_prose(self) -> None:
+        """Keep the stretch of prose passed so far, to hand on with what follows it."""
         if self._prose_end > self._prose_start:
-            self.sink.emit(self.buf[self._prose_start : self._prose_end])
+            self.passed.append(self.buf[self._prose_start : self._prose_end])
         self._prose_start = self._prose_end = 0
 
     def start(self, what: str, state: State) -> Construct:

@@ -232,6 +232,7 @@ class StreamingCallParser(Cursor):
                 self.buf, self.pos = "", 0
                 self.error("the output ended inside an unfinished call", rest)
                 self.state = st_prose
+            self.say()
             self.sink.close()
             self._finished = True
         return self._drain()
@@ -240,6 +241,7 @@ class StreamingCallParser(Cursor):
         """Visible prose produced since the last call of this method."""
         if self._pending and not self._finished:
             self._run()  # what `feed` only stored completes nothing: this emits no item
+        self.say()
         return self.sink.take()
 
     @property
@@ -247,6 +249,7 @@ class StreamingCallParser(Cursor):
         """All visible prose so far."""
         if self._pending and not self._finished:
             self._run()
+        self.say()
         return self.sink.text()
 
     def _inert(self, chunk: str) -> bool | None:
@@ -288,7 +291,7 @@ class StreamingCallParser(Cursor):
             self._pending = []
         while self.state(self):
             pass
-        self.say()
+        self.keep_prose()  # handed on with the next stretch, or when the content is asked for
         if self.pos:
             self.prev = self.buf[self.pos - 1]
             self.buf = self.buf[self.pos :]
