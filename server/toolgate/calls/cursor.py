@@ -79,7 +79,12 @@ SCAN_PLAIN = json_scanner(None, None)
 
 
 class Construct:
-    """What the parser knows about the construct it is reading."""
+    """What the parser knows about the construct it is reading.
+
+    One record for every syntax: a construct can change hands while it is read (Hermes's
+    `<tool_call>` to Qwen3-Coder's or GLM's reader, an arrow block to its fence), so the fields
+    are grouped by the readers that use them rather than split by syntax.
+    """
 
     __slots__ = (
         "after",
