@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ HELP = """\
 /sessions     the workspace's sessions
 /load ID      continue session ID
 /undo         put back what the last run changed (it asks first)
+/tests [CMD]  run the tests (or CMD, a test command on the allow-list) and show the failures
 /model        which model and endpoint the turns use
 /help         this list
 /exit         leave (or Ctrl-D; Ctrl-C twice quickly)
@@ -74,6 +76,7 @@ class Chat:
         self.workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
         self._last_interrupt = 0.0
         self.leaving = False
+        self.loop = asyncio.new_event_loop()
 
     def _say(self, message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -87,7 +90,7 @@ class Chat:
     async def turn(self, text: str) -> str:
         """Run one turn of the current session; the run's status."""
         bus = EventBus()
-        bus.subscribe(Printer(show_diffs=False))
+        bus.subscribe(Printer(show_diffs=False, markdown=True))
         reviewer = TerminalReviewer(self.workspace)
         claim = self.service.claim(self.current, new=self.current is None)
         self.current = claim.session_id
@@ -113,6 +116,18 @@ class Chat:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
         return outcome.status
+
+    async def _stoppable(self, work: Coroutine[Any, Any, None]) -> None:
+        """Do WORK until it ends or Ctrl-C stops it (the chat stays)."""
+        task = asyncio.ensure_future(work)
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+        try:
+            await task
+        except asyncio.CancelledError:
+            self._say("\n(stopped)")
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
 
     def command(self, line: str) -> None:
         """Do one slash command."""
@@ -145,6 +160,8 @@ class Chat:
             self._say(f"continuing session {arg}")
         elif name == "/undo":
             self.undo()
+        elif name == "/tests":
+            self.loop.run_until_complete(self._stoppable(self.tests(arg or None)))
         elif name == "/model":
             self._say(
                 f"model {self.config.model or '(the endpoint’s first)'} at "
@@ -152,6 +169,37 @@ class Chat:
             )
         else:
             self._say(f"unknown command {name}; /help lists them")
+
+    async def tests(self, command: str | None) -> None:
+        """Run the tests through the gate, as the model's `run_tests` runs them, and show them."""
+        from toolgate.testing.results import TestRun
+
+        bus = EventBus()
+        bus.subscribe(Printer(show_diffs=False))
+        runs: list[TestRun] = []
+        self._say(f"running {command or 'the tests'}…")
+        try:
+            result = await self.service.run_tests(
+                command, reviewer=TerminalReviewer(self.workspace), bus=bus, on_test_run=runs.append
+            )
+        except ValueError as exc:
+            self._say(f"cannot run them: {exc}")
+            return
+        if not runs:
+            self._say(f"the tests did not run: {result.error or 'no result'}")
+            return
+        run = runs[-1]
+        s = run.summary
+        self._say(
+            f"tests: {s.passed} passed, {s.failed} failed, {s.errors} errors, {s.skipped} skipped "
+            f"({s.duration_seconds:.1f} s)"
+        )
+        for failure in run.failures[:20]:
+            self._say(f"  ✗ {failure.test_id} ({failure.file}:{failure.line}): {failure.message}")
+        if len(run.failures) > 20:
+            self._say(f"  … and {len(run.failures) - 20} more")
+        if run.report_missing and not result.success:
+            self._say(f"  {result.error}")
 
     def undo(self) -> None:
         """Show what undoing the last run would put back, and do it when the person agrees."""
@@ -196,7 +244,7 @@ def run_chat(root: Path, config: Config, session_id: str | None = None) -> int:
     """The chat's loop until /exit, Ctrl-D or Ctrl-C twice; the exit status."""
     _enable_history()
     chat = Chat(root, config, session_id)
-    loop = asyncio.new_event_loop()
+    loop = chat.loop
     print(
         f"toolgate chat in {root} — /help for commands, Ctrl-C stops a turn, /exit leaves",
         file=sys.stderr,

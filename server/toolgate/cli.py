@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolgate import __version__, cli_tools, cli_undo
+from toolgate import __version__, cli_review, cli_runs, cli_sessions, cli_tools, cli_undo
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -84,6 +84,12 @@ def _parser() -> argparse.ArgumentParser:
         help="how tools are offered to the model",
     )
     run.add_argument("--json", action="store_true", help="print events as JSON lines on stdout")
+    run.add_argument(
+        "--review-loop",
+        action="store_true",
+        help="implement, have the model review the change, implement again with its comments "
+        "(up to review.max_rounds reviews), then run the tests",
+    )
     run.add_argument("--llm-log", metavar="FILE", help="write every model request and response")
     which = run.add_mutually_exclusive_group()
     which.add_argument("--session", metavar="ID", help="continue this session")
@@ -110,15 +116,15 @@ def _parser() -> argparse.ArgumentParser:
         help="continue the session with the most recent activity",
     )
 
-    sessions = sub.add_parser("sessions", help="list the workspace's sessions")
-    sessions.add_argument("--workspace", default=".", help="workspace root (default: .)")
-    sessions.add_argument("--json", action="store_true", help="print them as JSON")
+    cli_sessions.add_parser(sub)
+    cli_runs.add_parser(sub)
 
     lsp = sub.add_parser("lsp", help="serve the language server (stdio by default)")
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
 
     cli_tools.add_parsers(sub)
     cli_undo.add_parser(sub)
+    cli_review.add_parser(sub)
 
     calls = sub.add_parser("calls", help="the text protocol")
     calls_sub = calls.add_subparsers(dest="calls_command", required=True)
@@ -156,8 +162,17 @@ def _parser() -> argparse.ArgumentParser:
         choices=["deny", "auto"],
         default="deny",
         help="gated calls: refuse them (default), or approve file and git changes "
-        "(commands off the allow-list are refused either way)",
+        "(commands off the allow-list are refused either way); with --agent-tools, what a "
+        "client that cannot ask its person (no elicitation) gets",
     )
+    mcp.add_argument(
+        "--agent-tools",
+        action="store_true",
+        help="also serve the agent itself: implement_code, review_code, run_tests, "
+        "refactor_code, generate_documentation",
+    )
+    mcp.add_argument("--model", help="model name for the agent tools (env TOOLGATE_MODEL)")
+    mcp.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
 
     acp = sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, …)")
     acp.add_argument("--model", help="model name (env TOOLGATE_MODEL)")
@@ -211,16 +226,26 @@ def main(argv: list[str] | None = None) -> int:
         return _calls_parse(args)
     if args.command == "undo":
         return cli_undo.main(args)
+    if args.command == "review":
+        return cli_review.main(args)
     if args.command == "trust":
         return _trust(args)
     if args.command == "sessions":
-        return _sessions(args)
+        return cli_sessions.main(args)
+    if args.command == "runs":
+        return cli_runs.main(args)
     if args.command == "demo":
         return _demo(args)
     if args.command == "mcp":
         from toolgate.mcp.server import serve as serve_mcp
 
-        return serve_mcp(Path(args.workspace).resolve(), args.approve)
+        args.profile = args.max_steps = args.tool_calling = None
+        return serve_mcp(
+            Path(args.workspace).resolve(),
+            args.approve,
+            agent_tools=args.agent_tools,
+            overrides=_overrides(args),
+        )
     if args.command == "acp":
         from toolgate.acp import serve as serve_acp
 
@@ -288,7 +313,16 @@ def _run(args: argparse.Namespace) -> int:
     latest = getattr(args, "continue_session", False)
     try:
         return asyncio.run(
-            _run_async(root, config, args.task, approve, args.json, session_id, latest)
+            _run_async(
+                root,
+                config,
+                args.task,
+                approve,
+                args.json,
+                session_id,
+                latest,
+                review_loop=getattr(args, "review_loop", False),
+            )
         )
     except SessionError as exc:
         print(f"toolgate: {exc}", file=sys.stderr)
@@ -313,6 +347,7 @@ async def _run_async(
     session_id: str | None = None,
     latest: bool = False,
     endpoint: Any = None,
+    review_loop: bool = False,
 ) -> int:
     from toolgate.agent.events import EventBus
     from toolgate.conversation.store import SessionError
@@ -335,6 +370,11 @@ async def _run_async(
         session_id = service.latest()
         if session_id is None:
             raise SessionError(f"no session to continue in {root}")
+    if review_loop:
+        try:
+            return await cli_review.review_loop(service, config, task, reviewer, bus, session_id)
+        finally:
+            await service.close()
     claim = service.claim(session_id, new=session_id is None)
     try:
         turn = await service.start(
@@ -353,22 +393,6 @@ async def _run_async(
     if outcome.answer and not json_lines and not sys.stdout.isatty():
         print(outcome.answer)
     return EXIT_OK if outcome.status == "completed" else EXIT_RUN_FAILED
-
-
-def _sessions(args: argparse.Namespace) -> int:
-    from toolgate.config import Config
-    from toolgate.session import SessionService
-
-    service = SessionService(Path(args.workspace).resolve(), Config)
-    listed = [info.to_dict() for info in service.sessions()]
-    if args.json:
-        sys.stdout.write(json.dumps(listed, ensure_ascii=False, indent=2) + "\n")
-        return EXIT_OK
-    for info in listed:
-        print(f"{info['id']}  {info['lastActivity']}  {info['turns']:3} turns  {info['title']}")
-    if not listed:
-        print("no sessions in this workspace", file=sys.stderr)
-    return EXIT_OK
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -49,6 +49,24 @@ _MCP_SERVER = {
     },
 }
 
+# The agent's own jobs served over MCP (`toolgate mcp --agent-tools`, toolgate.agent_tools).
+AGENT_TOOLS = (
+    "implement_code",
+    "review_code",
+    "run_tests",
+    "refactor_code",
+    "generate_documentation",
+)
+_AGENT_TOOL = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "enabled": {"type": "boolean"},
+        "timeout_seconds": {"type": "number", "exclusiveMinimum": 0},
+        "retry_count": {"type": "integer", "minimum": 0, "maximum": 10},
+    },
+}
+
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -102,6 +120,11 @@ SCHEMA: dict[str, Any] = {
                 },
             },
         },
+        "agent_tools": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {name: _AGENT_TOOL for name in AGENT_TOOLS},
+        },
         "planning": {
             "type": "object",
             "additionalProperties": False,
@@ -109,6 +132,16 @@ SCHEMA: dict[str, Any] = {
                 "min_confidence": {"type": "number", "minimum": 0, "maximum": 1},
                 "allow_capabilities": _STRINGS,
                 "deny_capabilities": _STRINGS,
+            },
+        },
+        "review": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "max_rounds": {"type": "integer", "minimum": 1, "maximum": 10},
+                "focus": _STRINGS,
+                "coding_standards": {"type": "string"},
+                "test_command": {"type": "string", "minLength": 1},
             },
         },
         "sandbox": {
@@ -179,6 +212,15 @@ class ToolCalling:
 
 
 @dataclass
+class AgentToolSettings:
+    """One agent tool's `[agent_tools.<name>]` table."""
+
+    enabled: bool = True
+    timeout_seconds: float = 900.0  # the whole job: its run, and its test runs
+    retry_count: int = 0  # further attempts after a run that failed or timed out
+
+
+@dataclass
 class TrustItem:
     """A setting from workspace files that needs the person's confirmation before it counts."""
 
@@ -227,6 +269,11 @@ class Config:
     pending_trust: list[TrustItem] = field(default_factory=list)
     # [planning]: min_confidence, allow_capabilities, deny_capabilities (toolgate.planning).
     planning: dict[str, Any] = field(default_factory=dict)
+    # [review]: max_rounds, focus, coding_standards, test_command (toolgate.code_review).
+    review: dict[str, Any] = field(default_factory=dict)
+    agent_tools: dict[str, AgentToolSettings] = field(
+        default_factory=lambda: {name: AgentToolSettings() for name in AGENT_TOOLS}
+    )
 
 
 def _check(doc: dict[str, Any], source: str) -> None:
@@ -373,6 +420,14 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
         if allowed is not None and not trusted:
             wanted = [c for c in wanted if c in allowed]  # can only narrow
         plan_now["allow_capabilities"] = wanted
+    config.review.update(doc.get("review", {}))
+    for name, table in doc.get("agent_tools", {}).items():
+        settings = config.agent_tools[name]
+        for key, value in table.items():
+            # A workspace may switch a tool off, never back on once the person switched it off.
+            if key == "enabled" and value and not settings.enabled and not trusted:
+                continue
+            setattr(settings, key, value)
     calling = doc.get("tool_calling", {})
     for key, value in calling.items():
         if key == "retention":

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from toolgate.agent.account import account_lines
 from toolgate.agent.events import (
     ASSISTANT_TEXT,
+    LLM_CALL,
     MODE_CHANGED,
     NOTICE,
     PROPOSAL_CREATED,
@@ -27,6 +28,7 @@ from toolgate.agent.events import (
     TOOL_PROGRESS,
     Event,
 )
+from toolgate.answer_view import MarkdownView
 from toolgate.review.proposal import Proposal
 from toolgate.review.reviewer import Approval, ApprovalRequest, DiskReviewer
 from toolgate.workspace import Workspace
@@ -137,7 +139,7 @@ def wants_spinner(stream: TextIO) -> bool:
 
 
 class Spinner:
-    """One redrawn line while the model thinks: the model and the seconds waited."""
+    """One redrawn line while the model thinks: the model, the step and the seconds waited."""
 
     FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -145,6 +147,7 @@ class Spinner:
         """Draw on ERR (a terminal)."""
         self.err = err
         self.model = "the model"
+        self.step = 1  # the model request the run is waiting for
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -169,12 +172,14 @@ class Spinner:
         started = time.monotonic()
         for frame in itertools.cycle(self.FRAMES):
             waited = time.monotonic() - started
-            self.err.write(f"\r{frame} waiting for {self.model} · {waited:.0f} s\033[K")
+            self.err.write(
+                f"\r{frame} waiting for {self.model} · step {self.step} · {waited:.0f} s\033[K"
+            )
             self.err.flush()
             await asyncio.sleep(0.1)
 
 
-def _brief_args(args: dict[str, Any]) -> str:
+def brief_args(args: dict[str, Any]) -> str:
     """A call's arguments in one short line: long text is counted, never cut mid-string."""
     parts = []
     for key, value in args.items():
@@ -266,6 +271,7 @@ class Printer:
         json_lines: bool = False,
         colour: bool | None = None,
         show_diffs: bool = True,
+        markdown: bool = False,
     ) -> None:
         self.err = err
         self.out = out
@@ -274,6 +280,10 @@ class Printer:
         self.colour = wants_colour(err) if colour is None else colour
         self._mid_text = False
         self.spinner = Spinner(err) if wants_spinner(err) else None
+        # The model's words drawn as markdown while they stream, on a terminal with colour.
+        self.answer_view: MarkdownView | None = None
+        if markdown and self.colour and wants_spinner(err):
+            self.answer_view = MarkdownView(err)
         self._hunks: dict[str, int] = {}  # proposal id → its hunk count
         self._partly: str | None = None  # how the last proposal was partly accepted
 
@@ -283,15 +293,24 @@ class Printer:
         partly, self._partly = self._partly, None
         if partly and decision in ("approved", "auto"):
             return partly
+        if fields.get("rule"):  # a setting refused it, never a person
+            return "refused by policy" if decision == "denied" else f"refused: {fields['rule']}"
         if decision == "denied":
             error = fields.get("error") or ""
             return "refused by policy" if "policy" in error else "failed"
         return str(decision)
 
-    def _line(self, text: str, style: str = "") -> None:
+    def _end_text(self) -> None:
+        """Close the model's words: the markdown view draws its last frame, a line ends."""
+        if self.answer_view is not None:
+            self.answer_view.end()
         if self._mid_text:
             self.err.write("\n")
+            self.err.flush()
             self._mid_text = False
+
+    def _line(self, text: str, style: str = "") -> None:
+        self._end_text()
         if self.colour and style:
             text = style + text + _RESET
         self.err.write(text + "\n")
@@ -303,9 +322,13 @@ class Printer:
             self.out.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
             self.out.flush()
         f = event.fields
+        if event.type == LLM_CALL:
+            self._end_text()  # a new request: the last one's words never run into the next's
         if self.spinner is not None:
             if event.type == RUN_STARTED:
                 self.spinner.model = str(f.get("model"))
+            elif event.type == LLM_CALL and isinstance(f.get("n"), int):
+                self.spinner.step = f["n"]
             # Anything printed clears the spinner's line first; other events pass unseen.
             if event.type in _SHOWN:
                 self.spinner.stop()
@@ -320,11 +343,14 @@ class Printer:
     def _show(self, event: Event) -> None:
         f = event.fields
         if event.type == ASSISTANT_TEXT:
+            if self.answer_view is not None:
+                self.answer_view.feed(f["text"])
+                return
             self.err.write(f["text"])
             self.err.flush()
             self._mid_text = not f["text"].endswith("\n")
         elif event.type == TOOL_CALL_PROPOSED:
-            self._line(f"→ {f['tool_name']} {_brief_args(f.get('raw_args') or {})}", _CYAN)
+            self._line(f"→ {f['tool_name']} {brief_args(f.get('raw_args') or {})}", _CYAN)
         elif event.type == TOOL_CALL_EXECUTED:
             mark = "✓" if f["success"] else "✗"
             detail = f" — {f['error']}" if f.get("error") else ""
@@ -368,6 +394,7 @@ class Printer:
                 _DIM,
             )
         elif event.type == RUN_FINISHED:
+            self._end_text()
             for line in account_lines(f.get("account") or {}):
                 self._line(f"  {line}", _DIM)
             if f.get("done"):

@@ -87,3 +87,9 @@ class Terminal:
             self.proc.kill()
             self.proc.wait()
         os.close(self.master)
+
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

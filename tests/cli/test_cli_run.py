@@ -39,8 +39,8 @@ def test_json_lines_on_stdout_and_deny_without_a_terminal(
     events = [json.loads(line) for line in done.stdout.splitlines()]
     types = [e["type"] for e in events]
     assert types[0] == "run_started" and types[-1] == "run_finished"
-    assert {"ToolCallProposed", "ToolCallExecuted", "ProposalCreated"} <= set(types)
-    executed = next(e for e in events if e["type"] == "ToolCallExecuted")
+    assert {"tool_call_proposed", "tool_call_executed", "proposal_created"} <= set(types)
+    executed = next(e for e in events if e["type"] == "tool_call_executed")
     assert executed["decision"] == "rejected" and "--approve deny" in executed["error"]
     assert events[-1]["status"] == "incomplete"
     assert events[-1]["account"]["proposals"] == {

@@ -61,3 +61,43 @@ def test_an_unknown_session_is_a_usage_error(repo: Path, scripted: ScriptedModel
     assert scripted.requests == []
     nothing = _run(repo, scripted, "x", "--continue")
     assert nothing.returncode == 2 and "no session to continue" in nothing.stderr
+
+
+def test_sessions_list_show_and_delete(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [
+        tool_call("read_file", path="README.md"),
+        {"content": "The title is Tiny project."},
+        {"content": "Once more: Tiny project."},
+    ]
+    assert _run(repo, scripted, "What is the title?").returncode == 0
+    assert _run(repo, scripted, "Again?", "--continue").returncode == 0
+    listed = toolgate("sessions", "list", "--workspace", str(repo))
+    assert listed.returncode == 0, listed.stderr
+    (line,) = listed.stdout.splitlines()
+    session_id = line.split()[0]
+    assert "2 turns" in line and "What is the title?" in line
+
+    shown = toolgate("sessions", "show", session_id, "--workspace", str(repo))
+    assert shown.returncode == 0, shown.stderr
+    said = shown.stdout.splitlines()
+    assert said[0] == f"session {session_id}: What is the title?"
+    order = [
+        next(
+            i
+            for i, s in enumerate(said)
+            if s.startswith("you (") and s.endswith("What is the title?")
+        ),
+        said.index("  → read_file [ok] — README.md"),
+        said.index("assistant: The title is Tiny project."),
+        next(i for i, s in enumerate(said) if s.endswith("Again?")),
+        said.index("assistant: Once more: Tiny project."),
+    ]
+    assert order == sorted(order)
+
+    unknown = toolgate("sessions", "show", "s-nope", "--workspace", str(repo))
+    assert unknown.returncode == 1 and "unknown session 's-nope'" in unknown.stderr
+    deleted = toolgate("sessions", "delete", session_id, "--workspace", str(repo))
+    assert deleted.returncode == 0 and f"deleted session {session_id}" in deleted.stderr
+    assert _sessions(repo) == []
+    again = toolgate("sessions", "delete", session_id, "--workspace", str(repo))
+    assert again.returncode == 1

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
-from tests.cli.helpers import on_scripted, toolgate
+from tests.cli.helpers import on_scripted, toolgate, toolgate_task
 from tests.cli.terminal import Terminal
+from tests.support.net import canned_endpoint, closed_port
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 
@@ -14,12 +18,11 @@ def test_ctrl_c_at_an_approval_prompt_leaves_at_once_with_130(
     repo: Path, scripted: ScriptedModel
 ) -> None:
     scripted.script = [tool_call("write_file", path="new.txt", content="x\n")]
-    term = Terminal(
+    with Terminal(
         "run",
         "Write it.",
         *on_scripted(repo, scripted),
-    )
-    try:
+    ) as term:
         term.expect("Apply?")
         started = time.monotonic()
         term.interrupt()
@@ -27,8 +30,6 @@ def test_ctrl_c_at_an_approval_prompt_leaves_at_once_with_130(
         assert status == 130, term.seen
         assert time.monotonic() - started < 30
         assert "interrupted" in term.seen
-    finally:
-        term.close()
     assert not (repo / "new.txt").exists()
 
 
@@ -48,11 +49,7 @@ def test_run_help_has_an_example_exit_statuses_and_variables() -> None:
 def test_an_empty_task_is_a_usage_error_and_never_reaches_the_model(
     repo: Path, scripted: ScriptedModel
 ) -> None:
-    done = toolgate(
-        "run",
-        "  ",
-        *on_scripted(repo, scripted),
-    )
+    done = toolgate_task("run", "  ", repo, scripted)
     assert done.returncode == 2 and "task is empty" in done.stderr
     assert scripted.requests == []
 
@@ -61,12 +58,7 @@ def test_verbose_after_the_subcommand_shows_toolgates_log_not_httpcores(
     repo: Path, scripted: ScriptedModel
 ) -> None:
     scripted.script = [{"content": "Hello."}]
-    done = toolgate(
-        "run",
-        "Say hello.",
-        *on_scripted(repo, scripted),
-        "-v",
-    )
+    done = toolgate_task("run", "Say hello.", repo, scripted, "-v")
     assert done.returncode == 0, done.stderr
     assert "DEBUG toolgate" in done.stderr
     assert "httpcore" not in done.stderr
@@ -79,48 +71,24 @@ def test_trust_on_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_no_color_turns_colour_off_on_a_terminal(repo: Path, scripted: ScriptedModel) -> None:
     scripted.script = [tool_call("write_file", path="new.txt", content="x\n")]
-    term = Terminal(
+    with Terminal(
         "run",
         "Write it.",
         *on_scripted(repo, scripted),
         env={"NO_COLOR": "1"},
-    )
-    try:
+    ) as term:
         screen = term.expect("Apply?")
         assert "+x" in screen and "\033[" not in screen
-    finally:
-        term.close()
 
 
 def test_lsp_says_it_waits_for_a_client_on_a_terminal() -> None:
-    term = Terminal("lsp")
-    try:
+    with Terminal("lsp") as term:
         term.expect("waiting for a client on stdio", timeout=60)
-    finally:
-        term.close()
 
 
 def test_an_html_page_answering_200_is_a_failed_run_not_completed(repo: Path) -> None:
-    import http.server
-    import threading
-
-    class Html(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 — the standard library's name
-            body = b"<html><body>Welcome to nginx!</body></html>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST  # noqa: N815
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Html)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    page = b"<html><body>Welcome to nginx!</body></html>"
+    with canned_endpoint(200, "text/html", page) as url:
         done = toolgate(
             "run",
             "Do it.",
@@ -129,12 +97,10 @@ def test_an_html_page_answering_200_is_a_failed_run_not_completed(repo: Path) ->
             "--model",
             "m",
             "--base-url",
-            f"http://127.0.0.1:{server.server_address[1]}/v1",
+            url,
             "--tool-calling",
             "native",
         )
-    finally:
-        server.shutdown()
     assert done.returncode == 1, done.stderr
     assert "completed" not in done.stderr, done.stderr
 
@@ -150,13 +116,7 @@ def test_the_end_of_run_account_names_files_tests_and_the_run_log(
         tool_call("run_tests"),
         {"content": "Wrote the notes; one test fails."},
     ]
-    done = toolgate(
-        "run",
-        "Write notes.",
-        *on_scripted(repo, scripted),
-        "--approve",
-        "auto",
-    )
+    done = toolgate_task("run", "Write notes.", repo, scripted, "--approve", "auto")
     assert done.returncode == 0, done.stderr
     assert "changed: notes.txt +2 -0" in done.stderr
     assert '→ write_file path="notes.txt"' in done.stderr and '{"path"' not in done.stderr
@@ -165,8 +125,6 @@ def test_the_end_of_run_account_names_files_tests_and_the_run_log(
     assert "test_calc.py::test_two" in done.stderr
     log = next((repo / ".toolgate" / "runs").glob("*.json"))
     assert f"run log: {log}" in done.stderr
-    import json
-
     account = json.loads(log.read_text())["account"]
     assert account["files"] == [{"path": "notes.txt", "added": 2, "removed": 0}]
     assert account["tests"]["failing"] == ["test_calc.py::test_two"]
@@ -177,11 +135,7 @@ def test_a_run_says_which_model_endpoint_and_mode_it_uses(
     repo: Path, scripted: ScriptedModel
 ) -> None:
     scripted.script = [{"content": "Hi."}]
-    done = toolgate(
-        "run",
-        "Hi.",
-        *on_scripted(repo, scripted),
-    )
+    done = toolgate_task("run", "Hi.", repo, scripted)
     assert f"{scripted.model} at {scripted.base_url} (native tool calling)" in done.stderr
 
 
@@ -196,13 +150,12 @@ def test_a_partly_accepted_change_says_so_and_a_failed_edit_is_not_denied(
         tool_call("edit_file", path="f.txt", search="no such text", replace="x"),
         {"content": "Done."},
     ]
-    term = Terminal(
+    with Terminal(
         "run",
         "Edit f.",
         *on_scripted(repo, scripted),
         env={"NO_COLOR": "1"},
-    )
-    try:
+    ) as term:
         term.expect("Apply?")
         term.type("h\r")
         term.expect("Apply hunk 1/2?")
@@ -215,8 +168,6 @@ def test_a_partly_accepted_change_says_so_and_a_failed_edit_is_not_denied(
         after = term.expect("run ")
         assert "edit_file [failed]" in after and "[denied]" not in after
         assert term.wait(timeout=60) == 0
-    finally:
-        term.close()
     assert (repo / "f.txt").read_text() == original.replace("line 2\n", "line two\n")
 
 
@@ -232,61 +183,25 @@ def test_configuration_errors_point_at_what_was_meant(repo: Path, tmp_path: Path
 
 
 def test_a_workspace_venv_without_pytest_says_so(repo: Path, scripted: ScriptedModel) -> None:
-    import subprocess
-    import sys
-
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(repo / ".venv")], check=True)
     (repo / "test_a.py").write_text("def test_a():\n    assert True\n")
     scripted.script = [tool_call("run_tests"), {"content": "Ran them."}]
-    done = toolgate(
-        "run",
-        "Run the tests.",
-        *on_scripted(repo, scripted),
-        "--approve",
-        "deny",
-    )
+    done = toolgate_task("run", "Run the tests.", repo, scripted, "--approve", "deny")
     assert "No module named pytest" in done.stderr, done.stderr
     assert ".venv/bin/python" in done.stderr
 
 
 def test_without_model_a_refused_connection_is_named_not_a_missing_model(repo: Path) -> None:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    done = toolgate(
-        "run", "x", "--workspace", str(repo), "--base-url", f"http://127.0.0.1:{port}/v1"
-    )
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    done = toolgate("run", "x", "--workspace", str(repo), "--base-url", url)
     assert done.returncode == 1, done.stderr
     assert "cannot reach the model" in done.stderr and "no model configured" not in done.stderr
 
 
 def test_without_model_a_refused_key_is_named(repo: Path) -> None:
-    import http.server
-    import threading
-
-    class Refusing(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 — the standard library's name
-            body = b'{"error": {"message": "Incorrect API key provided"}}'
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_POST = do_GET  # noqa: N815
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    refusal = b'{"error": {"message": "Incorrect API key provided"}}'
+    with canned_endpoint(401, "application/json", refusal) as url:
         done = toolgate("run", "x", "--workspace", str(repo), "--base-url", url)
-    finally:
-        server.shutdown()
     assert done.returncode == 1, done.stderr
     assert "refused the API key" in done.stderr and "no model configured" not in done.stderr
 
@@ -299,15 +214,80 @@ def test_a_spinner_shows_the_model_and_the_wait_on_a_terminal(
         return {"content": "Thought about it."}
 
     scripted.script = [slow]
-    term = Terminal(
+    with Terminal(
         "run",
         "Think.",
         *on_scripted(repo, scripted),
         env={"TERM": "xterm", "NO_COLOR": "1"},
-    )
-    try:
-        term.expect(f"waiting for {scripted.model} · 2 s")
+    ) as term:
+        term.expect(f"waiting for {scripted.model} · step 1 · 2 s")
         term.expect("Thought about it.")
         assert term.wait(timeout=60) == 0
-    finally:
-        term.close()
+
+
+def test_in_text_mode_a_hidden_hint_never_joins_two_turns_words(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    # A call inside a code fence does not run: the model gets a hint the person never sees,
+    # and its next turn starts on a line of its own.
+    fenced = '```\n<tool name="read_file">{"path": "README.md"}</tool>\n```\n'
+    scripted.script = [
+        {"content": "Let me check.\n" + fenced + "It looks fine."},
+        {"content": "All done."},
+    ]
+    done = toolgate("run", "Check it.", *on_scripted(repo, scripted), "--tool-calling", "text")
+    assert done.returncode == 0, done.stderr
+    assert "fine.All done." not in done.stderr
+    assert "It looks fine.\nAll done.\n" in done.stderr
+    assert "code fence" in scripted.requests[1]["messages"][-1]["content"]  # the hint was sent
+
+
+def test_a_wrong_model_names_the_models_the_endpoint_serves(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [{"status": 404, "error": "The model `gpt-9` does not exist"}]
+    done = toolgate(
+        "run", "x", "--workspace", str(repo), "--base-url", scripted.base_url, "--model", "gpt-9"
+    )
+    assert done.returncode == 1, done.stderr
+    assert "model 'gpt-9' or endpoint not found" in done.stderr
+    assert f"it serves: {scripted.model}" in done.stderr
+
+
+def test_a_wrong_model_where_the_list_fails_too_says_so(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.models_status = 500
+    scripted.script = [{"status": 404, "error": "no such model"}]
+    done = toolgate(
+        "run", "x", "--workspace", str(repo), "--base-url", scripted.base_url, "--model", "gpt-9"
+    )
+    assert done.returncode == 1, done.stderr
+    assert "asking it which models it serves failed too" in done.stderr
+
+
+def test_a_refusal_by_policy_names_the_rule_and_never_the_person(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    (repo / ".toolgate").mkdir()
+    (repo / ".toolgate" / "config.toml").write_text('[policy]\ndeny_tools = ["git_commit"]\n')
+    scripted.script = [
+        tool_call("git_commit", message="x"),
+        tool_call("write_file", path="a.txt", content="a\n"),
+        tool_call("git_add", files=["a.txt"]),
+        {"content": "Could not commit."},
+    ]
+    done = toolgate(
+        "run", "Commit.", *on_scripted(repo, scripted), "--approve", "deny", env={"NO_COLOR": "1"}
+    )
+    err = done.stderr
+    assert "the person rejected" not in err and "[denied]" not in err
+    assert (
+        "✗ git_commit [refused by policy] " in err
+        and "git_commit is denied by policy (policy.deny_tools lists git_commit)" in err
+    )
+    assert "✗ write_file [refused: --approve deny]" in err
+    assert "the change to a.txt was refused by --approve deny, nobody was asked" in err
+    assert "✗ git_add [refused: --approve deny]" in err
+    assert "refused by --approve deny, nobody was asked: gated calls are refused" in err
+    assert not (repo / "a.txt").exists()

@@ -185,7 +185,7 @@ async def test_output_is_capped_and_the_model_sees_the_tail(
     assert "omitted" in output
     sent = next(m["content"] for m in scripted.requests[-1]["messages"] if m.get("role") == "tool")
     assert len(sent.encode()) <= 3000
-    executed = driven.of_type("ToolCallExecuted")[0]
+    executed = driven.of_type("tool_call_executed")[0]
     assert executed["output_truncated"] is True and executed["output_size_bytes"] == total
 
 

@@ -139,7 +139,7 @@ async def test_calls_of_one_turn_run_in_order(repo: Path, scripted: ScriptedMode
             ["write_file", "read_file", "edit_file", "read_file", "write_file", "read_file"]
         )
     ]
-    executed = [e["call_id"] for e in driven.of_type("ToolCallExecuted")]
+    executed = [e["call_id"] for e in driven.of_type("tool_call_executed")]
     assert executed == [r["tool_call_id"] for r in results]
 
 

@@ -40,12 +40,20 @@ def test_probe_can_fail() -> None:
 # Imports go one way: front ends → session service → engine. Each layer below may import
 # nothing above it, lazily inside a function either.
 SERVER = Path(__file__).resolve().parents[2] / "server"
-FRONT_ENDS = ("toolgate.lsp", "toolgate.cli", "toolgate.mcp.server", "toolgate.__main__")
+FRONT_ENDS = (
+    "toolgate.lsp",
+    "toolgate.cli",
+    "toolgate.mcp.server",
+    "toolgate.mcp.agent_tools",
+    "toolgate.__main__",
+)
 ABOVE = {
     # the engine: agent, conversations, model, review, tools, calls, testing, runner, workspace
     "engine": (*FRONT_ENDS, "toolgate.session", "toolgate.demo", "toolgate.terminal"),
     # the session service serves every front end and knows none of them
     "toolgate.session": FRONT_ENDS,
+    # the agent tools are jobs over the session service, for any front end to offer
+    "toolgate.agent_tools": FRONT_ENDS,
     # configuration is read by the agent, never the other way round
     "toolgate.config": (*FRONT_ENDS, "toolgate.session", "toolgate.agent"),
     # the server uses the reviewer; the reviewer knows only the editor-client protocol
@@ -97,6 +105,8 @@ def upward_imports(base: Path) -> list[str]:
             banned = ABOVE["engine"]
         elif _within(module, ("toolgate.session",)):
             banned = ABOVE["toolgate.session"]
+        elif _within(module, ("toolgate.agent_tools",)):
+            banned = ABOVE["toolgate.agent_tools"]
         elif module in ABOVE:
             banned = ABOVE[module]
         else:

@@ -102,14 +102,14 @@ async def test_malformed_and_invalid_arguments_are_results(
     assert any("read_file" in s for s in results[4]["suggestions"])
     assert "JSON object" in results[5]["error"] or "invalid" in results[5]["error"]
     assert [r["success"] for r in results] == [False] * 6 + [True]
-    errors = driven.of_type("ToolCallParseError")
+    errors = driven.of_type("tool_call_parse_error")
     assert len(errors) == 6
     assert errors[0]["raw_excerpt"] == '{"path": "README.md"'
     assert all(e["run_id"] == driven.outcome.run_id and e["error"] for e in errors)
     assert driven.log["metrics"]["tool_call_parse_errors_total"] == 6
     assert not (repo / "x.txt").exists()
     # nothing from a bad call reached an activity
-    assert [e["tool_name"] for e in driven.of_type("ToolCallExecuted")] == ["read_file"]
+    assert [e["tool_name"] for e in driven.of_type("tool_call_executed")] == ["read_file"]
 
 
 async def _run_against(repo: Path, base_url: str, model: str | None = "m"):  # type: ignore[no-untyped-def]

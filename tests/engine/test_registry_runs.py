@@ -73,7 +73,7 @@ async def test_swapped_activity_keeps_the_interface(repo: Path, scripted: Script
     (call,) = driven.calls()
     assert call["reasoning"] == "to see the title"
     assert call["arguments"] == {"path": "README.md"}
-    (proposed,) = driven.of_type("ToolCallProposed")
+    (proposed,) = driven.of_type("tool_call_proposed")
     assert proposed["reasoning"] == "to see the title"
     assert "_reasoningForCall" not in proposed["raw_args"]
 

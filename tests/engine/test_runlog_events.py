@@ -32,11 +32,11 @@ async def test_event_fields(repo: Path, scripted: ScriptedModel) -> None:
     driven = await drive(repo, scripted, task="look around")
     run_id = driven.outcome.run_id
     assert all(e.run_id == run_id for e in driven.events)
-    proposed = driven.of_type("ToolCallProposed")
+    proposed = driven.of_type("tool_call_proposed")
     assert [p["tool_name"] for p in proposed] == ["read_file", "write_file", "read_file"]
     assert proposed[0]["raw_args"] == {"path": "README.md"}
     assert proposed[0]["reasoning"] == "see the project"
-    executed = driven.of_type("ToolCallExecuted")
+    executed = driven.of_type("tool_call_executed")
     assert [(e["tool_name"], e["success"]) for e in executed] == [
         ("read_file", True),
         ("write_file", True),
@@ -48,13 +48,13 @@ async def test_event_fields(repo: Path, scripted: ScriptedModel) -> None:
         assert event["output_truncated"] is False
         assert isinstance(event["output_size_bytes"], int)
     assert executed[0]["output_size_bytes"] == len(b"# Tiny project\n")
-    (parse_error,) = driven.of_type("ToolCallParseError")
+    (parse_error,) = driven.of_type("tool_call_parse_error")
     assert parse_error["run_id"] == run_id
     assert parse_error["raw_excerpt"] == "{not json"
     assert "not valid JSON" in parse_error["error"]
-    (created,) = driven.of_type("ProposalCreated")
+    (created,) = driven.of_type("proposal_created")
     assert created["path"] == "n.txt" and "+n" in created["diff"]
-    (resolved,) = driven.of_type("ProposalResolved")
+    (resolved,) = driven.of_type("proposal_resolved")
     assert resolved["proposal_id"] == created["proposal_id"] and resolved["status"] == "accepted"
     types = [e.type for e in driven.events]
     assert types[0] == "run_started" and types[-1] == "run_finished"

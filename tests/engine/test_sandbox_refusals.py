@@ -115,7 +115,7 @@ async def test_every_refusal_is_a_result_and_disk_is_untouched(
     assert snapshot(repo, outside) == before
     assert not (repo / ".toolgate" / "config.toml").exists()
     assert (outside / "secret.txt").read_text() == "secret\n"
-    executed = driven.of_type("ToolCallExecuted")
+    executed = driven.of_type("tool_call_executed")
     assert [(e["tool_name"], e["success"]) for e in executed] == [(n, False) for n, _, _ in cases]
 
 

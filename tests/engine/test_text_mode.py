@@ -103,7 +103,7 @@ async def test_endpoint_rejecting_tools_switches_to_text(
     # remembered per base URL and model, and recorded in the run log
     assert modes(repo)[f"{scripted.base_url}|scripted-model"]["mode"] == "text"
     assert driven.log["tool_calling_mode"] == "text"
-    assert [e["mode"] for e in driven.of_type("ToolCallingModeChanged")] == ["text"]
+    assert [e["mode"] for e in driven.of_type("tool_calling_mode_changed")] == ["text"]
     # after the refusal no request carries tools; the prompt carries them instead
     answered = [b for b in scripted.requests if not b.get("tools")]
     assert len(answered) == 5 and scripted.requests[-1] is answered[-1]
@@ -221,7 +221,7 @@ async def test_text_parse_errors_get_one_corrective_message(
     assert "launch_rockets" in content
     assert [b[:2] for b in result_blocks(scripted.requests[1])] == [("read_file", "true")]
     assert not (repo / "a.txt").exists()
-    errors = driven.of_type("ToolCallParseError")
+    errors = driven.of_type("tool_call_parse_error")
     assert len(errors) == 2 and all(e["raw_excerpt"] and e["error"] for e in errors)
     assert driven.log["metrics"]["tool_call_parse_errors_total"] == 2
 
@@ -236,8 +236,8 @@ async def test_tool_calling_disabled_is_a_plain_chat(repo: Path, scripted: Scrip
     assert "tools" not in body and "tool_choice" not in body
     assert "TOOLS:" not in system_text(body)
     assert not (repo / "note.txt").exists()
-    assert driven.of_type("ToolCallParseError") == []
-    assert driven.of_type("ToolCallProposed") == []
+    assert driven.of_type("tool_call_parse_error") == []
+    assert driven.of_type("tool_call_proposed") == []
 
 
 async def test_streamed_prose_is_said_whole_and_before_the_call_it_precedes(
@@ -256,6 +256,6 @@ async def test_streamed_prose_is_said_whole_and_before_the_call_it_precedes(
     said = [
         (i, e.to_dict()["text"]) for i, e in enumerate(driven.events) if e.type == "assistant_text"
     ]
-    proposed = next(i for i, e in enumerate(driven.events) if e.type == "ToolCallProposed")
+    proposed = next(i for i, e in enumerate(driven.events) if e.type == "tool_call_proposed")
     assert "".join(text for _, text in said) == before + "\nThen I answer.All read."
     assert "".join(text for i, text in said if i < proposed).startswith(before)

@@ -63,7 +63,7 @@ async def test_reads_of_one_turn_overlap_and_a_change_waits_for_them(
     bus.subscribe(
         lambda e: (
             order.append((e.type, e.fields["call_id"]))
-            if e.type in ("ToolCallProposed", "ToolCallExecuted")
+            if e.type in ("tool_call_proposed", "tool_call_executed")
             else None
         )
     )
@@ -81,9 +81,9 @@ async def test_reads_of_one_turn_overlap_and_a_change_waits_for_them(
     whole = max(e for _, e in spans.values()) - min(b for b, _ in spans.values())
     assert whole < 2 * SLEEP
     # The change waited for every read before it, and the read after it saw the change.
-    executed = [call for kind, call in order if kind == "ToolCallExecuted"]
+    executed = [call for kind, call in order if kind == "tool_call_executed"]
     assert executed.index("c4") > max(executed.index(c) for c in ("c1", "c2", "c3"))
-    assert order.index(("ToolCallProposed", "c5")) > order.index(("ToolCallExecuted", "c4"))
+    assert order.index(("tool_call_proposed", "c5")) > order.index(("tool_call_executed", "c4"))
     # The run log and the results sent back keep the model's order.
     log = json.loads(Path(outcome.log_path or "").read_text())
     assert [c["id"] for c in log["steps"][0]["calls"]] == ["c1", "c2", "c3", "c4", "c5"]

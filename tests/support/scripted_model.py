@@ -18,7 +18,9 @@ llama-cpp-python's `chatml-function-calling` answers; without streaming it answe
 Faults, per entry: `"headers"` adds headers to an HTTP error (`Retry-After`), `"sleep"` waits
 that many seconds before answering, `"cut_after"` closes a stream after that many tool-call
 argument pieces, `"piece"` sets the characters per argument delta (10); a call's
-`"arguments"` given as a string are sent as they are (not JSON).
+`"arguments"` given as a string are sent as they are (not JSON); `"usage"` is the token counts
+the answer reports (in a last chunk when the request asks with `stream_options`).
+`models_status` answers /v1/models with that HTTP error instead of the list.
 
 Reasoning models, per entry: `"reasoning"` is thinking sent before the content, in
 `reasoning_content` deltas as vLLM and llama.cpp send it (or in the field `"reasoning_field"`
@@ -54,6 +56,7 @@ class ScriptedModel:
     requests: list[dict[str, Any]] = field(default_factory=list)
     fallback: Entry | None = None
     delay: float = 0.0
+    models_status: int | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -78,7 +81,9 @@ class ScriptedModel:
                 pass
 
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/").endswith("/models") and owner.models_status:
+                    owner._json(self, owner.models_status, {"error": {"message": "no list"}})
+                elif self.path.rstrip("/").endswith("/models"):
                     owner._json(
                         self,
                         200,
@@ -201,14 +206,17 @@ class ScriptedModel:
         finish = entry.get("finish_reason") or ("tool_calls" if calls else "stop")
         thought = (entry.get("reasoning_field", "reasoning_content"), entry.get("reasoning", ""))
         if body.get("stream"):
+            usage = entry.get("usage")
+            asked = (body.get("stream_options") or {}).get("include_usage")
             self._stream(
                 handler,
                 content,
                 calls,
                 entry.get("cut_after"),
                 entry.get("piece", 10),
-                finish,
-                thought,
+                usage if asked else None,
+                finish=finish,
+                thought=thought,
             )
         else:
             message: dict[str, Any] = {"role": "assistant", "content": content or None}
@@ -238,6 +246,7 @@ class ScriptedModel:
                             "finish_reason": finish,
                         }
                     ],
+                    **({"usage": entry["usage"]} if entry.get("usage") else {}),
                 },
             )
 
@@ -248,6 +257,7 @@ class ScriptedModel:
         calls: list[dict[str, Any]],
         cut_after: int | None = None,
         piece_size: int = 10,
+        usage: dict[str, int] | None = None,
         finish: str | None = None,
         thought: tuple[str, str] = ("reasoning_content", ""),
     ) -> None:
@@ -291,6 +301,10 @@ class ScriptedModel:
                     handler.close_connection = True
                     return  # the connection ends mid-call, as when a server dies
         send({}, finish or ("tool_calls" if calls else "stop"))
+        if usage:
+            last = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0}
+            last.update(model=self.model, choices=[], usage=usage)
+            handler.wfile.write(f"data: {json.dumps(last)}\n\n".encode())
         if not self.omit_done:
             handler.wfile.write(b"data: [DONE]\n\n")
         handler.wfile.flush()

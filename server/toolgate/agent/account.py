@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolgate.agent.events import PROPOSAL_CREATED, PROPOSAL_RESOLVED, TESTS_FINISHED
+from toolgate.agent.events import (
+    LLM_USAGE,
+    PROPOSAL_CREATED,
+    PROPOSAL_RESOLVED,
+    TESTS_FINISHED,
+    logged_type,
+)
 
 _LANDED = ("accepted", "partially_accepted")
 
@@ -30,6 +36,7 @@ def build_account(
     events: list[dict[str, Any]], steps: list[dict[str, Any]], seconds: float, run_log: str
 ) -> dict[str, Any]:
     """The account of one run from its logged events and steps."""
+    events = [{**e, "type": logged_type(e)} for e in events]
     created = {e["proposal_id"]: e for e in events if e.get("type") == PROPOSAL_CREATED}
     files: dict[str, dict[str, int]] = {}
     proposals = {"accepted": 0, "partly_accepted": 0, "rejected": 0}
@@ -77,9 +84,25 @@ def build_account(
         "proposals": proposals,
         "commands": commands,
         "tests": tests,
+        "tokens": _tokens(events),
         "seconds": round(seconds, 1),
         "run_log": run_log,
     }
+
+
+def _tokens(events: list[dict[str, Any]]) -> dict[str, int] | None:
+    """The tokens the endpoint said the run's requests used; None when it never said."""
+    used = [e for e in events if e.get("type") == LLM_USAGE]
+    if not used:
+        return None
+    totals = {"prompt": 0, "completion": 0, "total": 0}
+    for event in used:
+        prompt = int(event.get("prompt_tokens") or 0)
+        completion = int(event.get("completion_tokens") or 0)
+        totals["prompt"] += prompt
+        totals["completion"] += completion
+        totals["total"] += int(event.get("total_tokens") or prompt + completion)
+    return totals
 
 
 def account_lines(account: dict[str, Any]) -> list[str]:
@@ -105,7 +128,11 @@ def account_lines(account: dict[str, Any]) -> list[str]:
         if tests.get("failing"):
             text += " — failing: " + ", ".join(tests["failing"])
         lines.append(text)
-    if account.get("tokens"):
-        lines.append(f"tokens: {account['tokens']}")
+    tokens = account.get("tokens")
+    if isinstance(tokens, dict):
+        lines.append(
+            f"tokens used: {tokens.get('total', 0)} ({tokens.get('prompt', 0)} prompt, "
+            f"{tokens.get('completion', 0)} completion)"
+        )
     lines.append(f"time: {account.get('seconds', 0):.1f} s; run log: {account.get('run_log')}")
     return lines

@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from toolgate.agent.redact import Redactor
@@ -17,17 +18,43 @@ RUN_FINISHED = "run_finished"
 LLM_CALL = "llm_call"
 ASSISTANT_TEXT = "assistant_text"
 ASSISTANT_REASONING = "assistant_reasoning"  # thinking the server streams apart from the text
-TOOL_CALL_PROPOSED = "ToolCallProposed"
-TOOL_CALL_DECIDED = "ToolCallDecided"
-TOOL_CALL_EXECUTED = "ToolCallExecuted"
-TOOL_CALL_PARSE_ERROR = "ToolCallParseError"
-PROPOSAL_CREATED = "ProposalCreated"
-PROPOSAL_RESOLVED = "ProposalResolved"
-MODE_CHANGED = "ToolCallingModeChanged"
-TESTS_FINISHED = "TestsFinished"
+TOOL_CALL_PROPOSED = "tool_call_proposed"
+TOOL_CALL_DECIDED = "tool_call_decided"
+TOOL_CALL_EXECUTED = "tool_call_executed"
+TOOL_CALL_PARSE_ERROR = "tool_call_parse_error"
+PROPOSAL_CREATED = "proposal_created"
+PROPOSAL_RESOLVED = "proposal_resolved"
+MODE_CHANGED = "tool_calling_mode_changed"
+TESTS_FINISHED = "tests_finished"
 NOTICE = "notice"
-TOOL_PROGRESS = "ToolProgress"
+TOOL_PROGRESS = "tool_progress"
 CONTEXT_FITTED = "context_fitted"  # older outputs elided or turns summarised for the window
+LLM_USAGE = "llm_usage"  # the tokens the endpoint said one request used
+
+# Logs written before event names were snake_case: readers map these to today's names.
+LEGACY_NAMES = {
+    "ToolCallProposed": TOOL_CALL_PROPOSED,
+    "ToolCallDecided": TOOL_CALL_DECIDED,
+    "ToolCallExecuted": TOOL_CALL_EXECUTED,
+    "ToolCallParseError": TOOL_CALL_PARSE_ERROR,
+    "ProposalCreated": PROPOSAL_CREATED,
+    "ProposalResolved": PROPOSAL_RESOLVED,
+    "ToolCallingModeChanged": MODE_CHANGED,
+    "TestsFinished": TESTS_FINISHED,
+    "ToolProgress": TOOL_PROGRESS,
+}
+
+
+def iso_utc(ts: float | None = None) -> str:
+    """A moment (now by default) as ISO-8601 UTC to the millisecond, as every log writes it."""
+    moment = datetime.fromtimestamp(time.time() if ts is None else ts, timezone.utc)
+    return moment.isoformat(timespec="milliseconds")
+
+
+def logged_type(event: dict[str, Any]) -> str:
+    """A logged event's type under today's name, whichever Toolgate wrote the log."""
+    kind = str(event.get("type", ""))
+    return LEGACY_NAMES.get(kind, kind)
 
 
 @dataclass(frozen=True)
@@ -41,7 +68,7 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form written to logs and streamed to front ends."""
-        return {"type": self.type, "run_id": self.run_id, "time": self.time, **self.fields}
+        return {"type": self.type, "run_id": self.run_id, "time": iso_utc(self.time), **self.fields}
 
 
 Sink = Callable[[Event], None]

@@ -49,6 +49,7 @@ class GateOutcome:
     arguments: dict[str, Any]
     reasoning: str = ""
     proposal_id: str | None = None
+    rule: str | None = None  # the setting that refused the call, when no person did
 
 
 def _depth(value: Any, level: int = 0) -> int:
@@ -170,6 +171,7 @@ class Gate:
             call_id=call.id,
             success=result.success,
             decision=outcome.decision,
+            rule=outcome.rule,
             latency_ms=round((time.perf_counter() - start) * 1000, 3),
             output_truncated=result.output_truncated,
             output_size_bytes=result.output_size_bytes,
@@ -213,12 +215,14 @@ class Gate:
             command_allowed = is_allowed(argv, self.ctx.settings.allowed_commands)
         decision = self.policy.decide(tool, command_allowed=command_allowed)
         if decision == Decision.DENY:
+            rule = self.policy.rule(tool, command_allowed=command_allowed)
             why = (
-                f"{call.name} is denied by policy"
+                f"{call.name} is denied by policy ({rule})"
                 if command_allowed is not False
-                else f"the command {argv} is not on the allow-list and the policy denies it"
+                else f"the command {argv} is not on the allow-list and the policy denies it "
+                f"({rule})"
             )
-            return self._denied(
+            denied = self._denied(
                 call,
                 why,
                 args,
@@ -228,6 +232,8 @@ class Gate:
                     "in your answer what the person needs to do."
                 ],
             )
+            denied.rule = rule
+            return denied
         self.bus.emit(
             TOOL_CALL_DECIDED,
             self.run_id,
@@ -259,7 +265,13 @@ class Gate:
                 )
             )
             if not approval.approved:
-                return GateOutcome(_rejected(approval.reason), "rejected", args, reasoning)
+                return GateOutcome(
+                    _rejected(approval.reason, approval.rule),
+                    "rejected",
+                    args,
+                    reasoning,
+                    rule=approval.rule,
+                )
             return GateOutcome(await self._run(call, activity, args), "approved", args, reasoning)
         return GateOutcome(await self._run(call, activity, args), "auto", args, reasoning)
 
@@ -344,7 +356,7 @@ class Gate:
             label = "auto" if decision == Decision.AUTO else "approved"
         else:
             label = "rejected"
-        return GateOutcome(result, label, args, reasoning, proposal.id)
+        return GateOutcome(result, label, args, reasoning, proposal.id, resolution.rule)
 
 
 def _summary(name: str, args: dict[str, Any]) -> str:
@@ -359,16 +371,19 @@ def _crashed(name: str, exc: Exception) -> ToolResult:
     return ToolResult.fail(f"{name} failed inside Toolgate: {type(exc).__name__}: {exc}")
 
 
-def _rejected(reason: str | None) -> ToolResult:
-    message = "the person rejected this call"
+def _rejected(reason: str | None, rule: str | None = None) -> ToolResult:
+    # A rule that answered for nobody is named as such: no person saw this call.
+    message = f"refused by {rule}, nobody was asked" if rule else "the person rejected this call"
     if reason:
         message += f": {reason}"
-    return ToolResult.fail(
-        message,
-        suggestions=[
-            "Take the person's reason into account; do not repeat the same call unchanged."
-        ],
-    )
+    return ToolResult.fail(message, suggestions=[_RULE_HINT if rule else _REASON_HINT])
+
+
+_RULE_HINT = "Nobody can approve this here; say in your answer what the person needs to do."
+_REASON_HINT = "Take the person's reason into account; do not repeat the same call unchanged."
+_CHANGE_REASON_HINT = (
+    "Take the person's reason into account; do not propose the same change unchanged."
+)
 
 
 def _change_result(path: str, total: int, resolution: Resolution) -> ToolResult:
@@ -407,13 +422,15 @@ def _change_result(path: str, total: int, resolution: Resolution) -> ToolResult:
         return ToolResult.fail(
             f"could not apply the change to {path}: {resolution.error}", data=data
         )
-    message = f"the person rejected the change to {path}"
+    message = (
+        f"the change to {path} was refused by {resolution.rule}, nobody was asked"
+        if resolution.rule
+        else f"the person rejected the change to {path}"
+    )
     if resolution.reason:
         message += f": {resolution.reason}"
     return ToolResult.fail(
         message,
         data=data,
-        suggestions=[
-            "Take the person's reason into account; do not propose the same change unchanged."
-        ],
+        suggestions=[_RULE_HINT if resolution.rule else _CHANGE_REASON_HINT],
     )

@@ -18,6 +18,7 @@ from toolgate.agent.events import (
     ASSISTANT_TEXT,
     CONTEXT_FITTED,
     LLM_CALL,
+    LLM_USAGE,
     MODE_CHANGED,
     NOTICE,
     RUN_FINISHED,
@@ -47,6 +48,7 @@ from toolgate.model.client import (
     ModelError,
     NativeCall,
     OpenAIChatModel,
+    StreamDelta,
     ToolsRejected,
 )
 from toolgate.model.modes import AUTO, NATIVE, TEXT, ModeMemory
@@ -582,6 +584,7 @@ class AgentRun:
         try:
             async for delta in self.model.stream(messages, None):
                 text += delta.text
+                self._used(delta)
         except ModelError as exc:
             # The session stays as it was: nothing is written until the summary exists.
             raise _Stop(
@@ -591,6 +594,13 @@ class AgentRun:
         if not text:
             raise _Stop(FAILED, "summarising the earlier turns failed: the model answered nothing")
         return self.conversation.replace_with_summary(text)
+
+    def _used(self, delta: StreamDelta) -> None:
+        """Log the tokens the endpoint said a request used (the account adds them up)."""
+        if delta.done and delta.usage:
+            self.bus.emit(LLM_USAGE, self.run_id, n=self.llm_calls, **delta.usage)
+            if self._step is not None:
+                self._step["usage"] = dict(delta.usage)
 
     def _log_entry(self, call: ToolCall, outcome: GateOutcome, view: ToolResult) -> dict[str, Any]:
         stored = outcome.result if self.calling.store_raw_tool_output else view
@@ -703,6 +713,7 @@ class AgentRun:
                     turn.finish_reason = delta.finish_reason
                     if delta.prompt_tokens and self.budget is not None:
                         self.budget.learn(self._sent_bytes, delta.prompt_tokens)
+                    self._used(delta)
         except ToolsRejected as exc:
             if self.mode != AUTO:
                 raise

@@ -45,6 +45,18 @@ class Policy:
             return Decision.AUTO if command_allowed else Decision.ASK
         return Decision.ASK
 
+    def rule(self, tool: Tool, *, command_allowed: bool | None = None) -> str:
+        """The setting that makes `decide` deny a call, named as a person writes it."""
+        if tool.name in self.deny_tools:
+            return f"policy.deny_tools lists {tool.name}"
+        if self.allow_tools is not None and tool.name not in self.allow_tools:
+            return f"policy.allow_tools does not list {tool.name}"
+        if tool.name in self.approvals:
+            return f'policy.approvals.{tool.name} = "{self.approvals[tool.name].value}"'
+        if command_allowed is False:
+            return "the command is not on policy.allowed_commands"
+        return f'the gate default of {tool.name} ("{tool.gate}")'
+
 
 def policy_for(config: Config) -> Policy:
     """The gate's policy from the merged settings."""

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from toolgate.agent.events import Event
+from toolgate.agent.events import Event, iso_utc, logged_type
 from toolgate.agent.redact import Redactor
 from toolgate.workspace.files import atomic_write_text, toolgate_dir
-
-
-def _iso(ts: float | None = None) -> str:
-    moment = datetime.fromtimestamp(ts, timezone.utc) if ts else datetime.now(timezone.utc)
-    return moment.isoformat(timespec="milliseconds")
 
 
 class RunLog:
@@ -42,7 +36,7 @@ class RunLog:
             "tool_calling_mode": tool_calling_mode,
             "status": "running",
             "reason": None,
-            "started_at": _iso(),
+            "started_at": iso_utc(),
             "finished_at": None,
             "answer": None,
             "steps": [],
@@ -59,7 +53,7 @@ class RunLog:
         """Open a new step (one model turn and its calls)."""
         step: dict[str, Any] = {
             "step": number,
-            "started_at": _iso(),
+            "started_at": iso_utc(),
             "assistant_text": "",
             "calls": [],
         }
@@ -77,7 +71,7 @@ class RunLog:
     def finish(self, status: str, reason: str | None, metrics: dict[str, Any]) -> None:
         """Close the log with the run's outcome."""
         self.doc.update(
-            status=status, reason=self._redact.deep(reason), finished_at=_iso(), metrics=metrics
+            status=status, reason=self._redact.deep(reason), finished_at=iso_utc(), metrics=metrics
         )
         self.save()
 
@@ -87,3 +81,56 @@ class RunLog:
         # A model can send lone surrogates; written as JSON escapes they keep the log valid.
         text = text.encode("utf-8", "backslashreplace").decode("utf-8")
         atomic_write_text(self.path, text + "\n")
+
+
+class RunLogError(Exception):
+    """A run log that does not exist or cannot be read; the message says which."""
+
+
+def runs_dir(root: Path) -> Path:
+    """Where a workspace's run logs are."""
+    return root / ".toolgate" / "runs"
+
+
+def read_run_log(root: Path, run_id: str) -> dict[str, Any]:
+    """One run's log, with event names and times as today's Toolgate writes them."""
+    if not run_id or "/" in run_id or "\\" in run_id or run_id.startswith("."):
+        raise RunLogError(f"{run_id!r} is not a run id")
+    path = runs_dir(root) / f"{run_id}.json"
+    try:
+        doc = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise RunLogError(f"no run {run_id} in {root} (toolgate runs list shows them)") from None
+    except (OSError, ValueError) as exc:
+        raise RunLogError(f"the run log {path} cannot be read: {exc}") from None
+    if not isinstance(doc, dict):
+        raise RunLogError(f"{path} is not a run log")
+    return _current_form(doc)
+
+
+def _current_form(doc: dict[str, Any]) -> dict[str, Any]:
+    """Older logs named events in CamelCase and timed them in epoch seconds."""
+    events = []
+    for event in doc.get("events") or []:
+        if not isinstance(event, dict):
+            continue
+        event = {**event, "type": logged_type(event)}
+        if isinstance(event.get("time"), (int, float)):
+            event["time"] = iso_utc(float(event["time"]))
+        events.append(event)
+    return {**doc, "events": events, "steps": doc.get("steps") or []}
+
+
+def run_logs(root: Path) -> list[dict[str, Any]]:
+    """Every readable run log of a workspace, oldest first (unreadable ones are skipped)."""
+    folder = runs_dir(root)
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.glob("*.json"):
+        try:
+            found.append(read_run_log(root, path.stem))
+        except RunLogError:
+            continue
+    found.sort(key=lambda doc: str(doc.get("started_at") or ""))
+    return found

@@ -4,6 +4,10 @@ Another agent calls the built-in tools over stdio; each call goes through the en
 policy and sandbox. Nobody can be asked, so what would be asked is refused (`--approve deny`,
 the default) or approved by the engine's AutoReviewer (`--approve auto`), which still refuses
 any command off the allow-list. Every session is recorded as a run log in `.toolgate/runs/`.
+
+With `--agent-tools` it also serves the agent itself (`toolgate.agent_tools`, adapted in
+`mcp/agent_tools.py`): implement_code, review_code, run_tests (in place of the low-level one),
+refactor_code and generate_documentation, each a run of its own.
 """
 
 from __future__ import annotations
@@ -14,16 +18,20 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolgate import __version__
 from toolgate.agent.events import Event, EventBus
-from toolgate.config import Config, ConfigError, load_config
+from toolgate.config import AGENT_TOOLS, Config, ConfigError, load_config
+from toolgate.mcp import agent_tools as agent_mcp
 from toolgate.mcp import sdk
 from toolgate.mcp.convert import to_mcp
 from toolgate.records import ToolCall, ToolResult
 from toolgate.review.reviewer import AutoReviewer, DenyReviewer
 from toolgate.session import SessionService, check_trust, gated_calls
+
+if TYPE_CHECKING:
+    from toolgate.agent_tools import AgentJobs
 from toolgate.tools.schema import Tool
 from toolgate.workspace import Workspace
 
@@ -110,15 +118,28 @@ def _mcp_tool(tool: Tool) -> Any:
     )
 
 
-def build_server(tools: GatedTools) -> Any:
-    """The MCP low-level server that lists and calls the gated tools."""
+def build_server(tools: GatedTools, jobs: AgentJobs | None = None) -> Any:
+    """The MCP low-level server that lists and calls the gated tools (and the agent tools)."""
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult(tools=[_mcp_tool(t) for t in tools.tools()])
+        offered = [t for t in tools.tools() if jobs is None or t.name != "run_tests"]
+        listed = [_mcp_tool(t) for t in offered]
+        if jobs is not None:
+            listed += [agent_mcp.mcp_tool(spec) for spec in jobs.specs()]
+        return types.ListToolsResult(tools=listed)
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
+        if jobs is not None and (params.name in AGENT_TOOLS):
+            if not jobs.offers(params.name):
+                return to_mcp(
+                    ToolResult.fail(f"unknown tool {params.name!r}: it is switched off here"),
+                    tools.max_output_bytes,
+                )
+            return await agent_mcp.call_agent_tool(
+                ctx, jobs, params.name, params.arguments, tools.max_output_bytes
+            )
         result = await tools.call(params.name, params.arguments)
         return to_mcp(result, tools.max_output_bytes)
 
@@ -134,22 +155,30 @@ def build_server(tools: GatedTools) -> Any:
     )
 
 
-async def _serve(tools: GatedTools) -> None:
+async def _serve(tools: GatedTools, jobs: AgentJobs | None) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = build_server(tools)
+    server = build_server(tools, jobs)
     try:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
     finally:
         tools.finish()
+        if jobs is not None:
+            await jobs.service.close()
 
 
 def _log_event(event: Event) -> None:
     log.debug("%s", event.to_dict())
 
 
-def serve(root: Path, approve: str = "deny") -> int:
+def serve(
+    root: Path,
+    approve: str = "deny",
+    *,
+    agent_tools: bool = False,
+    overrides: dict[str, Any] | None = None,
+) -> int:
     """Serve until the client closes stdin; returns the exit code."""
     if not sdk.available():
         print(f"toolgate: {sdk.MISSING}", file=sys.stderr)
@@ -157,19 +186,28 @@ def serve(root: Path, approve: str = "deny") -> int:
     if not root.is_dir():
         print(f"toolgate: workspace {str(root)!r} is not a folder", file=sys.stderr)
         return 2
-    service = SessionService(root, lambda: load_config(root))
+    service = SessionService(
+        root,
+        lambda: load_config(root, overrides=overrides),
+        notice=lambda message: print(f"toolgate: {message}", file=sys.stderr),
+    )
     try:
         config = service.config()
     except ConfigError as exc:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return 2
-    # No model is asked here, so a base URL does not matter.
+    # The low-level tools ask no model; each agent tool's run checks its base URL itself.
     for notice in check_trust(root, config, asks_model=False):
         print(f"toolgate: {notice}", file=sys.stderr)
     bus = EventBus()
     bus.subscribe(_log_event)
     tools = GatedTools(root, config, approve, bus)
+    jobs = None
+    if agent_tools:
+        from toolgate.agent_tools import agent_jobs
+
+        jobs = agent_jobs(root, service, approve)
     import anyio
 
-    anyio.run(_serve, tools)
+    anyio.run(_serve, tools, jobs)
     return 0

@@ -51,6 +51,7 @@ class StreamDelta:
     calls: list[NativeCall] = field(default_factory=list)
     finish_reason: str | None = None
     prompt_tokens: int | None = None  # the endpoint's own count (`usage`), where it gives one
+    usage: dict[str, int] | None = None  # the tokens the endpoint said the request used
 
 
 class ChatModel(Protocol):
@@ -98,6 +99,8 @@ class OpenAIChatModel:
         # such a stream with nothing (then `on_no_tool_streaming` is told why, to remember it).
         self.stream_tools = True
         self.on_no_tool_streaming: Callable[[str], None] | None = None
+        # Whether a stream asks for its usage (`stream_options`); False once refused here.
+        self.stream_usage = True
         self.model = settings.model
         self.base_url = settings.base_url
         self._redact = redact
@@ -152,18 +155,20 @@ class OpenAIChatModel:
         calls: dict[int, NativeCall] = {}
         finish: str | None = None
         prompt_tokens: int | None = None
+        usage: dict[str, int] | None = None
         try:
             if not self.settings.stream or (tools and not self.stream_tools):
-                text, finish, thought = await self._once(request, calls)
+                text, finish, usage, thought = await self._once(request, calls)
                 if thought:
                     yield StreamDelta(reasoning=thought)
                 if text:
                     yield StreamDelta(text=text)
             else:
                 held: str | None = ""  # held back while it may be only a call stub
-                stream = await self._client.chat.completions.create(**request, stream=True)
+                stream = await self._open_stream(request)
                 async for chunk in stream:
                     prompt_tokens = _prompt_tokens(chunk) or prompt_tokens
+                    usage = _usage(chunk) or usage
                     if not chunk.choices:
                         continue
                     choice = chunk.choices[0]
@@ -201,7 +206,7 @@ class OpenAIChatModel:
                             f"a streamed request with tools got {held.strip()!r} or nothing; "
                             "the same request without streaming is answered"
                         )
-                    text, finish, thought = await self._once(request, calls)
+                    text, finish, usage, thought = await self._once(request, calls)
                     if thought:
                         yield StreamDelta(reasoning=thought)
                     if text:
@@ -209,7 +214,10 @@ class OpenAIChatModel:
                 elif held:
                     yield StreamDelta(text=held)
         except openai.APIStatusError as exc:
-            raise self._status_error(exc, bool(tools)) from None
+            error = self._status_error(exc, bool(tools))
+            if error.kind == "not_found":
+                error = await self._name_served_models(error)
+            raise error from None
         except openai.APITimeoutError:
             raise ModelError(
                 "timeout", f"the model at {self.base_url} did not answer in time"
@@ -227,8 +235,42 @@ class OpenAIChatModel:
         for n, call in enumerate(ordered):
             call.id = call.id or f"call_{n}"
         yield StreamDelta(
-            done=True, calls=ordered, finish_reason=finish, prompt_tokens=prompt_tokens
+            done=True,
+            calls=ordered,
+            finish_reason=finish,
+            prompt_tokens=prompt_tokens or (usage or {}).get("prompt_tokens") or None,
+            usage=usage,
         )
+
+    async def _open_stream(self, request: dict[str, Any]) -> Any:
+        """A streamed request that asks for its usage, or without, where that is refused."""
+        import openai
+
+        if self.stream_usage:
+            try:
+                return await self._client.chat.completions.create(
+                    **request, stream=True, stream_options={"include_usage": True}
+                )
+            except openai.BadRequestError as exc:
+                if "stream_options" not in _error_message(exc):
+                    raise
+                # An older server that knows no stream_options: the run goes on uncounted.
+                self.stream_usage = False
+        return await self._client.chat.completions.create(**request, stream=True)
+
+    async def _name_served_models(self, error: ModelError) -> ModelError:
+        """A 404 told with the models the endpoint serves, or that it would not say."""
+        try:
+            served = await self.served_models()
+        except Exception as exc:
+            extra = f"; asking it which models it serves failed too ({type(exc).__name__})"
+        else:
+            extra = (
+                f"; it serves: {', '.join(served[:20])}"
+                if served
+                else "; it lists no models at /models"
+            )
+        return ModelError(error.kind, str(error) + extra, error.status)
 
     async def _local_exit_report(self) -> str | None:
         from toolgate.model.local import exit_report_for
@@ -248,8 +290,8 @@ class OpenAIChatModel:
 
     async def _once(
         self, request: dict[str, Any], calls: dict[int, NativeCall]
-    ) -> tuple[str, str | None, str]:
-        """One request without streaming: its text, finish reason and reasoning; calls to `calls`."""
+    ) -> tuple[str, str | None, dict[str, int] | None, str]:
+        """One request unstreamed: text, finish reason, usage, reasoning; calls go to `calls`."""
         response = await self._client.chat.completions.create(**request)
         choice = response.choices[0]
         for i, tc in enumerate(choice.message.tool_calls or []):
@@ -258,7 +300,8 @@ class OpenAIChatModel:
                 calls[i] = NativeCall(
                     id=tc.id or f"call_{i}", name=fn.name, arguments=fn.arguments or ""
                 )
-        return choice.message.content or "", choice.finish_reason, _reasoning(choice.message)
+        reasoning = _reasoning(choice.message)
+        return choice.message.content or "", choice.finish_reason, _usage(response), reasoning
 
     def _status_error(self, exc: openai.APIStatusError, sent_tools: bool) -> ModelError:
         message = _error_message(exc)
@@ -306,6 +349,19 @@ def _prompt_tokens(response: Any) -> int | None:
     usage = getattr(response, "usage", None)
     count = getattr(usage, "prompt_tokens", None)
     return count if isinstance(count, int) and count > 0 else None
+
+
+def _usage(response: Any) -> dict[str, int] | None:
+    """The token counts a response or the last chunk of a stream carries, if any."""
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return None
+    counts = {
+        key: value
+        for key in ("prompt_tokens", "completion_tokens", "total_tokens")
+        if isinstance(value := getattr(usage, key, None), int)
+    }
+    return counts or None
 
 
 def _error_message(exc: openai.APIStatusError) -> str:

@@ -7,15 +7,13 @@ and an invalid one gets one corrective turn.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+from toolgate.model import structured
 from toolgate.model.client import ChatModel
 from toolgate.planning.plan import Plan, PlanError, parse_plan
 from toolgate.schemas import PLAN, load_schema
 from toolgate.tools.capabilities import CapabilityRegistry
-
-_FENCE = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.DOTALL)
 
 PROMPT = """You plan a task as steps, each named by the capability it needs (domain.action).
 Do not do the task: answer with one JSON object only, no prose, matching this JSON Schema:
@@ -46,19 +44,11 @@ def capability_lines(registry: CapabilityRegistry) -> str:
 
 
 def extract_json(text: str) -> Any:
-    """The JSON object in a model's answer: the whole text, a fenced block, or the outer braces."""
-    for candidate in (text.strip(), *(m.group(1) for m in _FENCE.finditer(text))):
-        try:
-            return json.loads(candidate)
-        except ValueError:
-            pass
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        try:
-            return json.loads(text[start : end + 1])
-        except ValueError:
-            pass
-    raise PlanError("plan: the model's answer holds no JSON object")
+    """The JSON object in a model's answer (see `toolgate.model.structured.extract_json`)."""
+    try:
+        return structured.extract_json(text)
+    except structured.NoJson:
+        raise PlanError("plan: the model's answer holds no JSON object") from None
 
 
 async def ask_for_plan(

@@ -11,6 +11,7 @@ from typing import Any
 from toolgate.agent.events import NOTICE, EventBus
 from toolgate.agent.gate import Gate
 from toolgate.config import DEFAULT_MIN_CONFIDENCE, Config
+from toolgate.model.structured import json_schema_format, refuses_structured_output
 from toolgate.planning.gaps import ResolvedPlan, resolve_plan
 from toolgate.planning.plan import Plan
 from toolgate.planning.workflow import (
@@ -128,10 +129,7 @@ def load_kept(root: Path, plan_id: str) -> Plan:
         raise PlanningError(f"{path}: {exc}") from None
 
 
-PLAN_FORMAT: dict[str, Any] = {
-    "type": "json_schema",
-    "json_schema": {"name": "toolgate_plan", "schema": load_schema(PLAN), "strict": False},
-}
+PLAN_FORMAT = json_schema_format("toolgate_plan", load_schema(PLAN))
 
 
 class PlanningError(Exception):
@@ -221,7 +219,7 @@ async def make_plan(
         try:
             plan, calls = await ask_for_plan(model, task, registry, max_calls=max_calls)
         except ModelError as exc:
-            if exc.status is None or exc.status in (401, 403, 429) or exc.status >= 500:
+            if not refuses_structured_output(exc):
                 raise
             notice(f"the endpoint refused structured output ({exc}); asking for plain JSON")
             settings.response_format = None

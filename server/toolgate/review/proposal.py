@@ -87,6 +87,7 @@ class Resolution:
     reason: str | None = None
     message: str | None = None  # extra facts for the model, e.g. files that differ from disk
     error: str | None = None  # nothing landed because applying failed, not by the person's choice
+    rule: str | None = None  # set when a rule refused the change and no person was asked
 
     @property
     def landed(self) -> bool:

@@ -28,6 +28,7 @@ class Approval:
 
     approved: bool
     reason: str | None = None
+    rule: str | None = None  # set when a rule answered and no person was asked
 
 
 @runtime_checkable
@@ -119,6 +120,7 @@ class AutoReviewer(DiskReviewer):
                 False,
                 "commands off the allow-list need a person's explicit yes; "
                 "auto-approval never covers them",
+                rule="--approve auto",
             )
         return Approval(True)
 
@@ -126,10 +128,15 @@ class AutoReviewer(DiskReviewer):
 class DenyReviewer(DiskReviewer):
     """Refuses every gated call (`--approve deny`, and when nobody is at the terminal)."""
 
-    async def decide(self, proposal: Proposal) -> tuple[set[int] | None, str | None]:
-        """Reject everything."""
-        return set(), "gated changes are refused in this session (--approve deny)"
+    async def review_change(self, proposal: Proposal) -> Resolution:
+        """Reject everything, saying that a rule did, not a person."""
+        return Resolution(
+            ProposalStatus.REJECTED,
+            [],
+            "gated changes are refused in this session",
+            rule="--approve deny",
+        )
 
     async def confirm(self, request: ApprovalRequest) -> Approval:
-        """Reject everything."""
-        return Approval(False, "gated calls are refused in this session (--approve deny)")
+        """Reject everything, saying that a rule did, not a person."""
+        return Approval(False, "gated calls are refused in this session", rule="--approve deny")

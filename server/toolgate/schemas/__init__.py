@@ -1,4 +1,4 @@
-"""The published JSON Schemas (tool manifests, plans, workflows), shipped inside the package.
+"""The published JSON Schemas (tool manifests, plans, workflows, reviews), shipped in the package.
 
 The repository's `schemas/` folder is the same files; this module finds them wherever the
 package is installed.
@@ -17,6 +17,7 @@ from referencing import Registry, Resource
 TOOL_MANIFEST = "tool-manifest.schema.json"
 PLAN = "plan.schema.json"
 WORKFLOW = "workflow.schema.json"
+CODE_REVIEW = "code-review.schema.json"
 
 
 @cache
@@ -32,7 +33,7 @@ def validator(name: str) -> Draft202012Validator:
     """A validator for one published schema; references between them resolve offline."""
     registry: Registry[Any] = Registry().with_resources(
         (load_schema(n)["$id"], Resource.from_contents(load_schema(n)))
-        for n in (TOOL_MANIFEST, PLAN, WORKFLOW)
+        for n in (TOOL_MANIFEST, PLAN, WORKFLOW, CODE_REVIEW)
     )
     return Draft202012Validator(load_schema(name), registry=registry)
 

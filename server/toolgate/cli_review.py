@@ -1,0 +1,113 @@
+"""`toolgate review [--staged]`: the model reviews the working tree's changes.
+
+Each comment is printed as `path:line severity message` (the form editors and `grep` read),
+its suggested replacement on the next line; the exit status is 0 when the change is approved,
+1 when it is not (or no review could be had), 2 on a usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_NOT_APPROVED, EXIT_USAGE = 0, 1, 2
+
+
+def add_parser(sub: Any) -> None:
+    """Register the `review` subcommand."""
+    review = sub.add_parser(
+        "review",
+        help="review the working tree's changes (or the staged ones) with the model",
+    )
+    review.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    review.add_argument(
+        "--staged", action="store_true", help="review what is staged, not the working tree"
+    )
+    review.add_argument("--model", help="model name (env TOOLGATE_MODEL)")
+    review.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+    review.add_argument(
+        "--focus",
+        action="append",
+        metavar="TOPIC",
+        help="what to look at first (repeatable; default: the config's review.focus)",
+    )
+    review.add_argument("--json", action="store_true", help="print the review as JSON")
+
+
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The configuration the flags set."""
+    model: dict[str, Any] = {}
+    if args.model:
+        model["name"] = args.model
+    if args.base_url:
+        model["base_url"] = args.base_url
+    return {"model": model} if model else {}
+
+
+def main(args: argparse.Namespace) -> int:
+    """Review the changes, print the comments, exit by the verdict."""
+    from toolgate.code_review import ReviewError, working_tree_changes
+    from toolgate.code_review.service import review_in_workspace, review_request
+    from toolgate.config import ConfigError, load_config
+
+    root = Path(args.workspace).resolve()
+    if not root.is_dir():
+        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        config = load_config(root, overrides=overrides(args))
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def notice(message: str) -> None:
+        print(f"toolgate review: {message}", file=sys.stderr)
+
+    try:
+        changes = asyncio.run(working_tree_changes(root, staged=args.staged))
+    except ReviewError as exc:
+        print(f"toolgate review: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not changes.diff.strip():
+        what = "staged" if args.staged else "in the working tree"
+        print(f"toolgate review: no changes {what}: nothing to review", file=sys.stderr)
+        return EXIT_OK
+    request = review_request(config, changes, args.focus)
+    try:
+        result = asyncio.run(review_in_workspace(root, config, request, notice))
+    except ReviewError as exc:
+        print(f"toolgate review: {exc}", file=sys.stderr)
+        return EXIT_NOT_APPROVED
+    except KeyboardInterrupt:
+        print("toolgate review: interrupted", file=sys.stderr)
+        return 130
+    if args.json:
+        sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        for comment in result.comments:
+            print(f"{comment.path}:{comment.line} {comment.severity} {comment.message}")
+            if comment.suggestion:
+                for line in comment.suggestion.splitlines():
+                    print(f"    suggested: {line}")
+    print(f"toolgate review: {result.summary()}", file=sys.stderr)
+    return EXIT_OK if result.approved else EXIT_NOT_APPROVED
+
+
+async def review_loop(
+    service: Any,
+    config: Any,
+    task: str,
+    reviewer: Any,
+    bus: Any,
+    session_id: str | None,
+) -> int:
+    """`toolgate run --review-loop TASK`: the loop to its account; 0 only when it completed."""
+    from toolgate.code_review.loop import ReviewLoop
+
+    outcome = await ReviewLoop(service, config, reviewer, bus).run(task, session_id)
+    print(f"toolgate: session {outcome.session_id}", file=sys.stderr)
+    return EXIT_OK if outcome.status == "completed" else EXIT_NOT_APPROVED

@@ -1,0 +1,89 @@
+"""`toolgate sessions [list] | show ID | delete ID`: a workspace's conversations."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _workspace_flag(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument("--workspace", default=default, help="workspace root (default: .)")
+
+
+def add_parser(sub: Any) -> None:
+    """Register `sessions` and its `list`, `show` and `delete`."""
+    sessions = sub.add_parser("sessions", help="list, show or delete the workspace's sessions")
+    _workspace_flag(sessions, ".")
+    sessions.add_argument("--json", action="store_true", help="print as JSON")
+    # Each subcommand takes the flags again; SUPPRESS keeps one given before it.
+    actions = sessions.add_subparsers(dest="sessions_command")
+    listing = actions.add_parser("list", help="each session: id, last activity, turns, title")
+    show = actions.add_parser("show", help="a session's turns as they were said")
+    show.add_argument("session_id", metavar="ID")
+    delete = actions.add_parser("delete", help="delete a session (its runs' logs stay)")
+    delete.add_argument("session_id", metavar="ID")
+    for parser in (listing, show, delete):
+        _workspace_flag(parser, argparse.SUPPRESS)
+        parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Do one `sessions` subcommand."""
+    from toolgate.config import Config
+    from toolgate.conversation.store import SessionError
+    from toolgate.session import SessionService
+
+    root = Path(args.workspace).resolve()
+    if not root.is_dir():
+        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    service = SessionService(root, Config)
+    command = args.sessions_command or "list"
+    try:
+        if command == "show":
+            return _show(service.load(args.session_id), args.json)
+        if command == "delete":
+            service.delete(args.session_id)
+            print(f"deleted session {args.session_id}", file=sys.stderr)
+            return EXIT_OK
+    except SessionError as exc:
+        print(f"toolgate: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return _list(service, args.json)
+
+
+def _list(service: Any, as_json: bool) -> int:
+    listed = [info.to_dict() for info in service.sessions()]
+    if as_json:
+        sys.stdout.write(json.dumps(listed, ensure_ascii=False, indent=2) + "\n")
+        return EXIT_OK
+    for info in listed:
+        print(f"{info['id']}  {info['lastActivity']}  {info['turns']:3} turns  {info['title']}")
+    if not listed:
+        print("no sessions in this workspace", file=sys.stderr)
+    return EXIT_OK
+
+
+def _show(session: dict[str, Any], as_json: bool) -> int:
+    if as_json:
+        sys.stdout.write(json.dumps(session, ensure_ascii=False, indent=2) + "\n")
+        return EXIT_OK
+    print(f"session {session['id']}: {session['title'] or '(untitled)'}")
+    print(f"created {session['created']}, last activity {session['lastActivity']}")
+    for entry in session["transcript"]:
+        kind = entry.get("kind")
+        if kind == "user":
+            print(f"\nyou ({entry.get('runId')}): {entry['text']}")
+        elif kind == "assistant":
+            print(f"assistant: {entry['text']}")
+        elif kind == "tool":
+            summary = f" — {entry['summary']}" if entry.get("summary") else ""
+            print(f"  → {entry.get('name')} [{entry.get('status')}]{summary}")
+        elif kind == "note":
+            print(f"  ({entry['text']})")
+    return EXIT_OK

@@ -1,0 +1,26 @@
+"""Code review by the model: `review_code`, answered against its output schema.
+
+Not to be confused with `toolgate.review`, which holds the proposals the person reviews.
+
+    from toolgate.code_review import ReviewRequest, review_changes
+    review = await review_changes(ReviewRequest(diff=text), settings)
+    review.approved, review.comments, review.metrics
+"""
+
+from toolgate.code_review.ask import review_changes
+from toolgate.code_review.changes import Changes, working_tree_changes
+from toolgate.code_review.records import CodeReview, ReviewComment, ReviewError, ReviewRequest
+from toolgate.code_review.service import review_in_workspace
+from toolgate.code_review.tool import REVIEW_CODE
+
+__all__ = [
+    "REVIEW_CODE",
+    "Changes",
+    "CodeReview",
+    "ReviewComment",
+    "ReviewError",
+    "ReviewRequest",
+    "review_changes",
+    "review_in_workspace",
+    "working_tree_changes",
+]

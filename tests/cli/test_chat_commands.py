@@ -1,0 +1,139 @@
+"""`toolgate chat`'s commands, markdown answers and spinner, through a pseudo-terminal."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.cli.helpers import on_scripted
+from tests.cli.terminal import Terminal
+from tests.support.scripted_model import ScriptedModel
+
+PROMPT = "› "
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+MARKDOWN_ANSWER = "Here is **the plan**:\n\n- first `step`\n- second step\n"
+
+
+def _chat(repo: Path, scripted: ScriptedModel, **env: str) -> Terminal:
+    return Terminal("chat", *on_scripted(repo, scripted), env={"NO_COLOR": "1", **env})
+
+
+def test_tests_runs_them_through_the_gate_and_names_the_failures(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    (repo / "test_calc.py").write_text(
+        "def test_one():\n    assert 1 == 1\n\n\ndef test_two():\n    assert 1 == 2\n"
+    )
+    term = _chat(repo, scripted)
+    try:
+        term.expect(PROMPT)
+        term.type("/tests\r")
+        term.expect("tests: 1 passed, 1 failed, 0 errors, 0 skipped")
+        failures = term.expect(PROMPT)
+        assert "✗ test_calc.py::test_two (test_calc.py:6)" in failures
+        assert "test_one" not in failures
+        term.type("/tests rm -rf .\r")
+        term.expect("cannot run them:")
+        term.expect("not on the allow-list")
+        term.expect(PROMPT)
+        term.type("/exit\r")
+        assert term.wait(timeout=30) == 0
+    finally:
+        term.close()
+    assert scripted.requests == []  # the person's test run never asks the model
+    assert (repo / "test_calc.py").exists()
+
+
+def test_help_model_and_an_unknown_command(repo: Path, scripted: ScriptedModel) -> None:
+    term = _chat(repo, scripted)
+    try:
+        term.expect(PROMPT)
+        term.type("/help\r")
+        listing = term.expect(PROMPT)
+        for command in ("/new", "/sessions", "/load ID", "/undo", "/tests", "/model", "/exit"):
+            assert command in listing
+        term.type("/model\r")
+        term.expect(f"model {scripted.model} at {scripted.base_url}")
+        term.expect(PROMPT)
+        term.type("/sessions\r")
+        term.expect("no sessions in this workspace yet")
+        term.expect(PROMPT)
+        term.type("/load\r")
+        term.expect("/load needs a session id")
+        term.expect(PROMPT)
+        term.type("/load s-nope\r")
+        term.expect("cannot load it")
+        term.expect(PROMPT)
+        term.type("/undo\r")
+        term.expect("nothing to undo")
+        term.expect(PROMPT)
+        term.type("/frobnicate\r")
+        term.expect("unknown command /frobnicate; /help lists them")
+        term.expect(PROMPT)
+        term.type("/exit\r")
+        assert term.wait(timeout=30) == 0
+    finally:
+        term.close()
+    assert scripted.requests == []
+
+
+def test_the_answer_is_drawn_as_markdown_on_a_colour_terminal(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [{"content": MARKDOWN_ANSWER}]
+    term = _chat(repo, scripted, TERM="xterm", NO_COLOR="")
+    try:
+        term.expect(PROMPT)
+        term.type("Plan it.\r")
+        drawn = term.expect("run ")  # the account follows the answer
+        plain = ANSI.sub("", drawn)
+        assert "the plan" in plain and "**the plan**" not in plain
+        assert "`step`" not in plain and "step" in plain
+        assert "• first" in plain  # a markdown list item, drawn as a bullet
+        assert "\x1b[1m" in drawn  # the bold words are bold
+        term.expect(PROMPT)
+        term.type("/exit\r")
+        assert term.wait(timeout=30) == 0
+    finally:
+        term.close()
+
+
+def test_without_colour_the_answer_is_the_models_own_text(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [{"content": MARKDOWN_ANSWER}]
+    term = _chat(repo, scripted, TERM="xterm", NO_COLOR="1")
+    try:
+        term.expect(PROMPT)
+        term.type("Plan it.\r")
+        term.expect("Here is **the plan**:")
+        term.expect("- first `step`")
+        term.expect(PROMPT)
+        term.type("/exit\r")
+        assert term.wait(timeout=30) == 0
+    finally:
+        term.close()
+
+
+def _slow(body: dict[str, Any]) -> dict[str, Any]:
+    time.sleep(2.5)
+    return {"content": "Thought about it."}
+
+
+def test_the_spinner_names_the_model_the_step_and_the_time_waited(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [_slow]
+    term = _chat(repo, scripted, TERM="xterm")
+    try:
+        term.expect(PROMPT)
+        term.type("Think.\r")
+        term.expect(f"waiting for {scripted.model} · step 1 · 2 s")
+        term.expect("Thought about it.")
+        term.expect(PROMPT)
+        term.type("/exit\r")
+        assert term.wait(timeout=30) == 0
+    finally:
+        term.close()
