@@ -307,3 +307,21 @@ async def test_usage_is_the_endpoints_count_where_it_gives_one(
     first, second = [(u.used, u.size) for u in client.kinds("usage_update")]
     assert first[0] == 920 and first[1] > 920
     assert 0 < second[0] < 900  # no count from the endpoint: the conversation's estimate
+
+
+async def test_without_streaming_reasoning_and_finish_reason_still_count(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    (project / ".toolgate").mkdir(exist_ok=True)
+    (project / ".toolgate" / "config.toml").write_text("[model]\nstream = false\n")
+    scripted.script = [
+        {"content": "Cut sho", "reasoning": "Thinking unstreamed.", "finish_reason": "length"}
+    ]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        response = await prompt(conn, session.session_id, "answer")
+    assert not scripted.requests[0].get("stream")
+    assert response.stop_reason == "max_tokens"
+    assert said(client, "agent_thought_chunk") == "Thinking unstreamed."
+    assert said(client) == "Cut sho"
