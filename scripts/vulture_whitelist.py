@@ -22,6 +22,9 @@ run_plan
 run_workflow
 scaffold_tool
 undo_run
+review
+apply_suggestion
+review_loop
 new_session
 list_sessions
 load_session

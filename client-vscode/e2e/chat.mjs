@@ -166,3 +166,155 @@ export async function chatScenario({ page, model, calcPath, testsPath, expected,
   await shot('chat-reloaded.png');
   log('after the reload the view shows the session again');
 }
+
+/** A plan with a gap: nothing provides docs.render. */
+const PARTIAL_PLAN = {
+  goal: 'Publish calc.py as HTML',
+  steps: [
+    { step_id: 'read', capability: 'fs.read', inputs: { path: 'calc.py' } },
+    {
+      step_id: 'render',
+      capability: 'docs.render',
+      inputs: { markdown: '${steps.read.output.content}' },
+      capability_contract: { required_outputs: ['html'] },
+    },
+  ],
+};
+/** A plan every step of which a built-in tool covers. */
+const READY_PLAN = {
+  goal: 'Look at add',
+  steps: [
+    { step_id: 'read', capability: 'fs.read', inputs: { path: 'calc.py' } },
+    { step_id: 'find', capability: 'code.search', inputs: { pattern: 'def add' } },
+  ],
+};
+
+/** The model's turns for the after-run order: one write_file (accepted), a plain answer, two plans. */
+export function afterRunScript({ accepted }) {
+  return [
+    {
+      content: '`add` subtracts; I will fix it.',
+      tool_calls: [{ name: 'write_file', arguments: { path: 'calc.py', content: accepted } }],
+    },
+    // No run_tests in the run: the person runs the tests afterwards.
+    { content: 'add is fixed.' },
+    { content: JSON.stringify(PARTIAL_PLAN) },
+    { content: JSON.stringify(READY_PLAN) },
+  ];
+}
+
+/**
+ * The order a person follows: ask in the chat view → accept the proposal → the run finishes
+ * (without running the tests) → the test still fails → Toolgate: Run Tests → the failure is in
+ * Problems. Nothing in the workspace changes between the run and Run Tests, so the failure is
+ * the one the accepted fix left. Then the run's Undo button puts calc.py back; then two plans:
+ * one with a gap (scaffolded, then dropped), one ready (approved: it runs).
+ */
+export async function afterRunScenario({ page, model, workspace, original, expected, shot, log }) {
+  const calcPath = `${workspace}/calc.py`;
+  const frame = await openChat(page);
+  await waitUntil('the chat view to say the server is ready', async () =>
+    /Ready/.test(await frame.locator('#status').innerText()),
+  { timeout: 90_000 });
+  await frame.locator('#input').click();
+  await frame.locator('#input').fill(CHAT_TASK);
+  await frame.locator('#input').press('Enter');
+  const pendingCard = frame.locator('.card.proposal', { has: frame.locator('button[data-action="accept"]') }).first();
+  await pendingCard.waitFor({ state: 'visible', timeout: 60_000 });
+  await pendingCard.locator('button[data-action="accept"]').click();
+  await waitUntil('the card to say accepted', async () =>
+    (await frame.locator('.card.proposal').first().innerText()).includes('accepted'),
+  );
+  await waitUntil('the answer', async () => (await viewText(frame)).includes('add is fixed.'), { timeout: 60_000 });
+  await waitUntil('the run to finish', async () => /Ready/.test(await frame.locator('#status').innerText()), { timeout: 60_000 });
+  log('the run finished after the accepted proposal');
+
+  // 1. Toolgate: Run Tests, twice: each run's failure is in Problems (the second publishes
+  // the same diagnostics again, which must not empty the panel).
+  const problems = page.locator('.markers-panel');
+  for (const round of [1, 2]) {
+    await runCommand(page, 'Toolgate: Run Tests');
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'Toolgate tests:' }).first();
+    await toast.waitFor({ state: 'visible', timeout: 120_000 });
+    log(`Run Tests (${round}) said: ${(await toast.innerText()).replace(/\s+/g, ' ').slice(0, 200)}`);
+    // The toast's own button: Problems must open, not close when it is already open.
+    await toast.locator('.monaco-button', { hasText: 'Show Problems' }).click();
+    await waitUntil(`the failure of test_mul in Problems after Run Tests (${round})`, async () =>
+      (await problems.isVisible()) && /assert 5 == 6/.test(await problems.innerText()),
+    { timeout: 60_000 });
+  }
+  await page.waitForTimeout(300);
+  await shot('problems-after-run.png');
+  const onDisk = fs.readFileSync(calcPath, 'utf8');
+  if (onDisk !== expected) {
+    throw new Error(`calc.py on disk is not the accepted text after Run Tests:\n${onDisk}`);
+  }
+  log('Run Tests after the finished run put test_mul in Problems');
+
+  // 2. The run's Undo button: it says what it puts back, asks, and calc.py is as before the run.
+  const runEnd = frame.locator('.run-end', { has: frame.locator('button[data-action="undoRun"]') }).first();
+  await runEnd.waitFor({ state: 'visible', timeout: 30_000 });
+  const runEndText = await runEnd.innerText();
+  if (!runEndText.includes('calc.py')) {
+    throw new Error(`the end of the run does not name the file it changed: ${runEndText}`);
+  }
+  await runEnd.locator('button[data-action="undoRun"]').click();
+  const ask = page.locator('.notifications-toasts .notification-toast', { hasText: 'It will restore calc.py' }).first();
+  await ask.waitFor({ state: 'visible', timeout: 30_000 });
+  await ask.locator('.monaco-button', { hasText: /^Undo$/ }).click();
+  await waitUntil('calc.py back on disk as before the run', () => fs.readFileSync(calcPath, 'utf8') === original, { timeout: 30_000 });
+  await waitUntil('the end of the run to say undone', async () => /undone/.test(await frame.locator('.run-end').first().innerText()));
+  await page.waitForTimeout(300);
+  await shot('chat-undone.png');
+  log('the Undo button put calc.py back');
+
+  // 3. A plan with a gap: its steps with capability and tool, the gap marked, flagged partial,
+  // no Approve; "Scaffold missing tool" writes the tool; Drop runs nothing.
+  const served = model.served();
+  await frame.locator('#input').fill(PARTIAL_PLAN.goal);
+  await frame.locator('#plan').click();
+  const partial = frame.locator('.card.plan', { hasText: PARTIAL_PLAN.goal }).first();
+  await partial.waitFor({ state: 'visible', timeout: 60_000 });
+  const partialText = await partial.innerText();
+  for (const part of ['partial', 'fs.read', 'read_file', 'docs.render', 'gap: no tool', 'Scaffold missing tool docs_render', 'Drop']) {
+    if (!partialText.includes(part)) {
+      throw new Error(`the plan card lacks "${part}": ${partialText}`);
+    }
+  }
+  if (await partial.locator('button[data-action="approvePlan"]').count()) {
+    throw new Error('a partial plan offers Approve');
+  }
+  await page.waitForTimeout(300);
+  await shot('chat-plan-partial.png');
+  await partial.locator('button[data-action="scaffold"]').click();
+  const manifest = `${workspace}/tools/docs_render/tool.yaml`;
+  await waitUntil('the scaffolded tool on disk', () => fs.existsSync(manifest), { timeout: 30_000 });
+  await waitUntil('the card to say the gap is scaffolded', async () => /scaffolded in tools\/docs_render/.test(await partial.innerText()));
+  await partial.locator('button[data-action="dropPlan"]').click();
+  await waitUntil('the card to say dropped', async () => /dropped/.test(await partial.innerText()));
+  if ((await partial.locator('button').count()) !== 0) {
+    throw new Error(`a dropped plan still has buttons: ${await partial.innerText()}`);
+  }
+  log('the partial plan showed its gap; the missing tool was scaffolded; the plan was dropped');
+
+  // 4. A ready plan: Approve runs it through the gate, and the run ends in the view.
+  await frame.locator('#input').fill(READY_PLAN.goal);
+  await frame.locator('#plan').click();
+  const ready = frame.locator('.card.plan', { hasText: READY_PLAN.goal }).first();
+  await ready.waitFor({ state: 'visible', timeout: 60_000 });
+  if (!/ready/.test(await ready.innerText()) || !/search_code/.test(await ready.innerText())) {
+    throw new Error(`the ready plan card is not as expected: ${await ready.innerText()}`);
+  }
+  if (model.served() !== served + 2) {
+    throw new Error(`the model was asked ${model.served() - served} times for two plans: the dropped plan ran?`);
+  }
+  await ready.locator('button[data-action="approvePlan"]').click();
+  await waitUntil('the approved plan to run', async () => /Running as w-/.test(await ready.innerText()), { timeout: 30_000 });
+  const planRun = (await ready.innerText()).match(/Running as (w-\w+)/)[1];
+  await waitUntil('the plan\'s run to end', async () =>
+    /Run completed/.test(await frame.locator(`.run-end[data-run="${planRun}"]`).innerText().catch(() => '')),
+  { timeout: 60_000 });
+  await page.waitForTimeout(300);
+  await shot('chat-plan-approved.png');
+  log(`the ready plan was approved and ran as ${planRun}`);
+}

@@ -9,6 +9,9 @@
 // --chat drives the chat view instead (e2e/chat.mjs): a task typed into it, the streamed answer,
 // a proposal accepted and one rejected from their cards, Run Tests after the finished run, a
 // follow-up that needs the first turn, and the session found again after a reload.
+// --after-run follows a person's order in the chat view: ask, accept, the run ends without
+// running the tests, Toolgate: Run Tests (twice) → the failure in Problems; the run's Undo
+// button; a partial plan (gap scaffolded, plan dropped) and a ready plan (approved, it runs).
 // --restricted opens the folder in Restricted Mode: the server refuses run_tests and says why;
 // granting trust restarts the server with trusted: true.
 // Exits 0 on success, 1 on failure; screenshots and logs go to --artifacts.
@@ -29,7 +32,7 @@ import {
   waitUntil,
 } from './codeserver.mjs';
 import { startScriptedModel } from './scripted-model.mjs';
-import { chatScenario, chatScript } from './chat.mjs';
+import { afterRunScenario, afterRunScript, chatScenario, chatScript } from './chat.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({
@@ -40,6 +43,7 @@ const { values: opts } = parseArgs({
     smoke: { type: 'boolean', default: false },
     restricted: { type: 'boolean', default: false },
     chat: { type: 'boolean', default: false },
+    'after-run': { type: 'boolean', default: false },
     keep: { type: 'boolean', default: false },
   },
 });
@@ -140,9 +144,11 @@ async function main() {
   const workspace = makeWorkspace(root);
   const script = opts.restricted
     ? RESTRICTED_SCRIPT
-    : opts.chat
-      ? chatScript({ accepted: ACCEPTED_CALC, rejected: REJECTED_CALC })
-      : SCRIPT;
+    : opts['after-run']
+      ? afterRunScript({ accepted: ACCEPTED_CALC })
+      : opts.chat
+        ? chatScript({ accepted: ACCEPTED_CALC, rejected: REJECTED_CALC })
+        : SCRIPT;
   const model = await startScriptedModel(script, { model: 'scripted-model' });
   const settings = {
     'toolgate.pythonPath': opts.python,
@@ -208,6 +214,12 @@ async function main() {
     );
     log('server started');
 
+    if (opts['after-run']) {
+      await afterRunScenario({ page, model, workspace, original: ORIGINAL_CALC, expected: ACCEPTED_CALC, shot, log });
+      checkLogs = 'secrets';
+      log('after-run scenario passed');
+      return;
+    }
     if (opts.chat) {
       await chatScenario({
         page,

@@ -11,7 +11,7 @@ import {
 import { noServerProgress } from './progress';
 import * as api from './vscodeapi';
 import type { Controller, ServerApi } from './controller';
-import type { AgentEvent, Proposal, ProposalResolved, SaveDocumentsParams } from './protocol';
+import type { AgentEvent, PlanPayload, Proposal, ProposalResolved, SaveDocumentsParams } from './protocol';
 import { Method } from './protocol';
 import { checkToolgate, resolveServerLaunch } from './python';
 import type { InitializationOptions, ToolgateSettings } from './settings';
@@ -133,6 +133,7 @@ export class ServerManager implements ServerApi {
       void controller.handleProposalResolved(resolved);
     });
     client.onNotification(Method.event, (event: AgentEvent) => controller.handleEvent(event));
+    client.onNotification(Method.plan, (plan: PlanPayload) => controller.handlePlan(plan));
     client.onRequest(Method.saveDocuments, (params: SaveDocumentsParams) =>
       controller.handleSaveDocuments(params),
     );

@@ -1,7 +1,7 @@
 /** The extension's own commands (prefix `toolgate-vscode.`); the server's `toolgate.*` commands are not registered here. */
 import * as api from './vscodeapi';
 import type { Controller } from './controller';
-import type { Proposal } from './protocol';
+import type { Proposal, UndoResult } from './protocol';
 import type { DiffReview } from './review';
 
 /** Ids of the commands this extension registers. */
@@ -97,29 +97,41 @@ export async function resolveProposal(
   return picked?.proposal;
 }
 
-/** Undo a run (default: the latest): say what it would restore, ask, then undo through the editor. */
-async function undoRun(controller: Controller, runId?: string): Promise<void> {
+/**
+ * Undo a run (default: the latest): say what it would restore, ask, then undo through the
+ * editor. Answers what the undo did; undefined when nothing was undone (nothing left, or the
+ * person said no).
+ */
+export async function undoRunAfterAsking(controller: Controller, runId?: string): Promise<UndoResult | undefined> {
   const plan = await controller.undoRun({ runId, dryRun: true });
   const changes = plan?.files.filter((f) => f.action === 'restore' || f.action === 'remove') ?? [];
   if (!plan || changes.length === 0) {
     void api.showInformationMessage(`Toolgate: run ${plan?.runId ?? ''} has nothing left to undo.`);
-    return;
+    return undefined;
   }
   const names = changes.map((f) => `${f.action === 'remove' ? 'remove' : 'restore'} ${f.path}`).join(', ');
   const choice = await api.showWarningMessage(`Toolgate: undo run ${plan.runId}? It will ${names}.`, 'Undo');
   if (choice !== 'Undo') {
-    return;
+    return undefined;
   }
   const done = await controller.undoRun({ runId: plan.runId });
+  const notes = [`Toolgate: undid run ${plan.runId}.`, ...undoNotes(done)];
+  const left = done?.files.some((f) => f.action === 'changed_since');
+  void (left ? api.showWarningMessage(notes.join(' ')) : api.showInformationMessage(notes.join(' ')));
+  return done;
+}
+
+/** What an undo left alone and what it cannot do (commits), as sentences. */
+export function undoNotes(done: UndoResult | undefined): string[] {
+  const notes: string[] = [];
   const left = done?.files.filter((f) => f.action === 'changed_since').map((f) => f.path) ?? [];
-  const notes = [`Toolgate: undid run ${plan.runId}.`];
   if (left.length) {
     notes.push(`Left alone (changed since the run): ${left.join(', ')}.`);
   }
   if (done?.revert) {
     notes.push(`Note: ${done.revert}.`);
   }
-  void (left.length ? api.showWarningMessage(notes.join(' ')) : api.showInformationMessage(notes.join(' ')));
+  return notes;
 }
 
 async function guarded(deps: CommandDeps, action: () => Promise<unknown>): Promise<void> {
@@ -229,7 +241,7 @@ export function commandHandlers(deps: CommandDeps): Record<string, (...args: unk
           void api.showInformationMessage('Toolgate: no run to stop.');
         }
       }),
-    [Command.undoRun]: (arg) => guarded(deps, () => undoRun(controller, typeof arg === 'string' ? arg : undefined)),
+    [Command.undoRun]: (arg) => guarded(deps, () => undoRunAfterAsking(controller, typeof arg === 'string' ? arg : undefined)),
     [Command.runTests]: () =>
       guarded(deps, async () => {
         const result = await api.withNotificationProgress('Toolgate: running tests', () =>

@@ -5,6 +5,7 @@ import type {
   AgentEvent,
   AskResult,
   AskContext,
+  PlanPayload,
   Proposal,
   ProposalResolved,
   RunTestsResult,
@@ -32,6 +33,7 @@ export interface ControllerListener {
   onProposal?(proposal: Proposal): void;
   onProposalResolved?(resolved: ProposalResolved): void;
   onState?(state: RunState): void;
+  onPlan?(plan: PlanPayload): void;
 }
 
 /** How long to wait for other language servers to analyse an accepted edit. */
@@ -241,6 +243,13 @@ export class Controller {
       l.onEvent?.(event);
       l.onState?.(this.state);
     });
+  }
+
+  /** toolgate/plan: a plan to review (from the chat view, or from a code action on a kept plan). */
+  handlePlan(plan: PlanPayload): void {
+    const gaps = plan.gaps?.length ?? 0;
+    this.output.append(`plan ${plan.planId}: ${plan.goal} — ${plan.status}${gaps ? `, ${gaps} gap(s)` : ''}\n`);
+    this.tell((l) => l.onPlan?.(plan));
   }
 
   /** toolgate/saveDocuments: save each buffer so tests run on the accepted text. */

@@ -2,7 +2,7 @@
 import * as api from './vscodeapi';
 import { ServerManager } from './client';
 import { Controller } from './controller';
-import { API_KEY_SECRET, Command, registerCommands } from './commands';
+import { API_KEY_SECRET, Command, registerCommands, undoRunAfterAsking } from './commands';
 import { HunkCodeLensProvider } from './codeLens';
 import { PROPOSAL_SCHEME } from './protocol';
 import { ProposalStore } from './proposals';
@@ -55,6 +55,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     controller,
     ensureServer: () => serverManager.ensureRunning(),
     openDiff: (proposal) => review.open(proposal),
+    undoRun: (runId) => undoRunAfterAsking(controller, runId),
     memento: context.workspaceState,
   });
   const chatView = new ChatViewProvider(context.extensionUri, chat);

@@ -17,6 +17,9 @@ export const ServerCommand = {
   renameSession: 'toolgate.renameSession',
   deleteSession: 'toolgate.deleteSession',
   undoRun: 'toolgate.undoRun',
+  plan: 'toolgate.plan',
+  runPlan: 'toolgate.runPlan',
+  scaffoldTool: 'toolgate.scaffoldTool',
 } as const;
 
 /** Custom notifications and requests. */
@@ -25,6 +28,7 @@ export const Method = {
   proposalResolved: 'toolgate/proposalResolved',
   event: 'toolgate/event',
   saveDocuments: 'toolgate/saveDocuments',
+  plan: 'toolgate/plan',
 } as const;
 
 /** URI scheme of the read-only documents that hold proposed text. */
@@ -229,4 +233,52 @@ export interface UndoResult {
   revert: string | null;
   dryRun: boolean;
   undoRunId?: string;
+}
+
+/** One step of a plan as `toolgate/plan` sends it: its capability and the tool resolved for it. */
+export interface PlanStep {
+  step_id: string;
+  capability: string;
+  inputs?: Record<string, unknown>;
+  on_failure?: string;
+  coverage_confidence?: number;
+  coverage_rationale?: string;
+  /** The tool chosen for the step; null for a gap. */
+  tool: string | null;
+}
+
+/** What a plan lacks for one step (the gap report's entry), with the command that scaffolds it. */
+export interface PlanGap {
+  step_id: string;
+  missing_capability: string;
+  /** `no_capability_match`, `schema_incompatible`, `low_confidence` or `invalid_capability`. */
+  reason: string;
+  reason_message: string;
+  proposed_tool_name: string;
+  priority?: string;
+  scaffold?: { command: string; arguments: unknown[] };
+}
+
+/** Body of `toolgate/plan` and result of `toolgate.plan`. */
+export interface PlanPayload {
+  planId: string;
+  goal: string;
+  /** `ready` (every step has a tool) or `partial` (a gap: the plan does not run). */
+  status: 'ready' | 'partial' | string;
+  steps: PlanStep[];
+  gaps: PlanGap[];
+  workflow?: string | null;
+  /** The kept plan's file (`.toolgate/plans/ID.json`). */
+  uri?: string;
+}
+
+/** Result of `toolgate.scaffoldTool`. */
+export interface ScaffoldResult {
+  name: string;
+  files: string[];
+}
+
+/** A run's account in `run_finished`: the files it changed, among the rest. */
+export interface RunAccount {
+  files?: { path: string; added?: number; removed?: number }[];
 }

@@ -185,6 +185,10 @@ export function workspaceFolderPath(): string | undefined {
 export function asRelativePath(uri: string): string {
   return vscode.workspace.asRelativePath(vscode.Uri.parse(uri), false);
 }
+/** Open a file in an editor without taking the focus from where the person is. */
+export async function showDocument(uri: string): Promise<void> {
+  await vscode.window.showTextDocument(vscode.Uri.parse(uri), { preview: true, preserveFocus: true });
+}
 export function parseUri(uri: string): vscode.Uri {
   return vscode.Uri.parse(uri);
 }

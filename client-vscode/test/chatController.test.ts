@@ -9,6 +9,7 @@ import { DiffReview } from '../src/review';
 import { ChatController, CURRENT_SESSION_KEY } from '../src/chat/chatController';
 import { isFromWebview, type ChatState, type ToWebview } from '../src/chat/messages';
 import { FakeServer, flush, makeProposal } from './helpers';
+import type { UndoResult } from '../src/protocol';
 
 function setup(options: { running?: boolean } = {}) {
   const store = new ProposalStore();
@@ -20,10 +21,16 @@ function setup(options: { running?: boolean } = {}) {
   const controller = new Controller(store, server, review, output, statusBar, () => 'notify', () => [], async () => {});
   const memory = new Map<string, unknown>();
   const opened: string[] = [];
+  const undone: string[] = [];
+  const undoAnswers: (UndoResult | undefined)[] = [];
   const chat = new ChatController({
     controller,
     ensureServer: async () => server.running,
     openDiff: async (proposal) => void opened.push(proposal.id),
+    undoRun: async (runId) => {
+      undone.push(runId);
+      return undoAnswers.shift();
+    },
     memento: {
       get: <T>(key: string) => memory.get(key) as T | undefined,
       update: async (key, value) => void memory.set(key, value),
@@ -36,7 +43,7 @@ function setup(options: { running?: boolean } = {}) {
     const states = posted.filter((m): m is Extract<ToWebview, { type: 'state' }> => m.type === 'state');
     return states[states.length - 1].state;
   };
-  return { store, server, controller, chat, memory, opened, posted, last };
+  return { store, server, controller, chat, memory, opened, posted, last, undone, undoAnswers };
 }
 
 const SESSIONS = {
@@ -122,7 +129,7 @@ describe('ChatController: sending', () => {
     controller.handleEvent({ type: 'run_finished', runId: 'r-1', sessionId: 's-1', status: 'cancelled' });
     const state = last();
     expect(state.status).toEqual({ state: 'idle', detail: 'cancelled' });
-    expect(state.entries.map((e) => e.kind)).toEqual(['user', 'assistant', 'tool', 'note']);
+    expect(state.entries.map((e) => e.kind)).toEqual(['user', 'assistant', 'tool', 'note', 'run']);
   });
 
   it('posts streamed text at most every 50 ms, not per piece', async () => {
@@ -269,5 +276,127 @@ describe('messages from the webview', () => {
     expect(isFromWebview({ type: 'accept', proposalId: 'p', hunks: ['0'] })).toBe(false);
     expect(isFromWebview({ type: 'runCommand', id: 'workbench.action.terminal.new' })).toBe(false);
     expect(isFromWebview(null)).toBe(false);
+    expect(isFromWebview({ type: 'plan', text: 'publish' })).toBe(true);
+    expect(isFromWebview({ type: 'scaffold', planId: 'p', stepId: 's' })).toBe(true);
+    expect(isFromWebview({ type: 'scaffold', planId: 'p' })).toBe(false);
+    expect(isFromWebview({ type: 'approvePlan', planId: 7 })).toBe(false);
+    expect(isFromWebview({ type: 'undoRun', runId: 'r-1' })).toBe(true);
+    expect(isFromWebview({ type: 'undoRun' })).toBe(false);
+  });
+});
+
+const PLAN = {
+  planId: 'p-7',
+  goal: 'Publish the README',
+  status: 'partial',
+  steps: [
+    { step_id: 'read', capability: 'fs.read', tool: 'read_file' },
+    { step_id: 'render', capability: 'docs.render', tool: null },
+  ],
+  gaps: [
+    {
+      step_id: 'render',
+      missing_capability: 'docs.render',
+      reason: 'no_capability_match',
+      reason_message: 'no tool provides docs.render',
+      proposed_tool_name: 'docs_render',
+      scaffold: {
+        command: 'toolgate.scaffoldTool',
+        arguments: [{ name: 'docs_render', capability: 'docs.render', inputs: ['markdown'], outputs: ['html'] }],
+      },
+    },
+  ],
+};
+
+describe('ChatController: plans', () => {
+  beforeEach(() => fake.reset());
+
+  it('asks for a plan and draws it once, though the server also sends it as a notification', async () => {
+    const { chat, controller, server, last } = setup();
+    server.answers['toolgate.plan'] = PLAN;
+    controller.handlePlan(PLAN);
+    await chat.handle({ type: 'plan', text: '  publish the README ' });
+    expect(server.calls).toEqual([{ command: 'toolgate.plan', args: [{ task: 'publish the README' }] }]);
+    const plans = last().entries.filter((e) => e.kind === 'plan');
+    expect(plans).toHaveLength(1);
+    expect(last().error).toBeUndefined();
+  });
+
+  it('scaffolds a gap with the arguments the server gave, then allows Approve, which runs the plan', async () => {
+    const { chat, controller, server, last } = setup();
+    controller.handlePlan(PLAN);
+    server.answers['toolgate.scaffoldTool'] = {
+      name: 'docs_render',
+      files: ['file:///work/tools/docs_render/tool.yaml', 'file:///work/tools/docs_render/main.py'],
+    };
+    await chat.handle({ type: 'scaffold', planId: 'p-7', stepId: 'render' });
+    expect(server.calls[0]).toEqual({
+      command: 'toolgate.scaffoldTool',
+      args: [{ name: 'docs_render', capability: 'docs.render', inputs: ['markdown'], outputs: ['html'] }],
+    });
+    expect(fake.shown).toEqual(['file:///work/tools/docs_render/tool.yaml']);
+    const card = last().entries.find((e) => e.kind === 'plan');
+    expect(card?.kind === 'plan' && card.plan.steps[1].gap?.scaffolded).toBe('tools/docs_render');
+    server.answers['toolgate.runPlan'] = { runId: 'w-1' };
+    await chat.handle({ type: 'approvePlan', planId: 'p-7' });
+    expect(server.calls[1]).toEqual({ command: 'toolgate.runPlan', args: [{ planId: 'p-7' }] });
+    const approved = last().entries.find((e) => e.kind === 'plan');
+    expect(approved?.kind === 'plan' && approved.plan).toMatchObject({ decision: 'approved', runId: 'w-1' });
+    // Decided: a second click is refused in the view, not sent.
+    await chat.handle({ type: 'dropPlan', planId: 'p-7' });
+    expect(last().error).toBe('this plan was approved already');
+    expect(server.calls).toHaveLength(2);
+  });
+
+  it('drops a plan without running anything', async () => {
+    const { chat, controller, server, last } = setup();
+    controller.handlePlan(PLAN);
+    await chat.handle({ type: 'dropPlan', planId: 'p-7' });
+    const card = last().entries.find((e) => e.kind === 'plan');
+    expect(card?.kind === 'plan' && card.plan.decision).toBe('dropped');
+    expect(server.calls).toEqual([]);
+  });
+
+  it('says so when the server refuses to run a plan, and leaves it undecided', async () => {
+    const { chat, controller, server, last } = setup();
+    controller.handlePlan({ ...PLAN, status: 'ready', gaps: [], steps: [PLAN.steps[0]] });
+    server.failWith = new Error('a run is already active (r-1); cancel it or wait for it');
+    await chat.handle({ type: 'approvePlan', planId: 'p-7' });
+    expect(last().error).toBe('a run is already active (r-1); cancel it or wait for it');
+    const card = last().entries.find((e) => e.kind === 'plan');
+    expect(card?.kind === 'plan' && card.plan.decision).toBeUndefined();
+  });
+});
+
+describe('ChatController: undo', () => {
+  beforeEach(() => fake.reset());
+
+  it('undoes a finished run from its button and says what it put back', async () => {
+    const { chat, controller, last, undone, undoAnswers } = setup();
+    controller.handleEvent({ type: 'run_started', runId: 'r-1', task: 'fix add' });
+    controller.handleEvent({ type: 'run_finished', runId: 'r-1', status: 'completed', account: { files: [{ path: 'calc.py' }] } });
+    undoAnswers.push({
+      runId: 'r-1',
+      files: [
+        { path: 'calc.py', action: 'restore', reason: '' },
+        { path: 'b.py', action: 'changed_since', reason: 'changed since the run' },
+      ],
+      commits: [],
+      revert: null,
+      dryRun: false,
+      undoRunId: 'u-1',
+    });
+    await chat.handle({ type: 'undoRun', runId: 'r-1' });
+    expect(undone).toEqual(['r-1']);
+    const end = last().entries.find((e) => e.kind === 'run');
+    expect(end).toMatchObject({ undo: 'undone', undoNote: 'Put back calc.py. Left alone (changed since the run): b.py.' });
+  });
+
+  it('keeps the button when the person says no', async () => {
+    const { chat, controller, last, undone } = setup();
+    controller.handleEvent({ type: 'run_finished', runId: 'r-1', status: 'completed', account: { files: [{ path: 'calc.py' }] } });
+    await chat.handle({ type: 'undoRun', runId: 'r-1' });
+    expect(undone).toEqual(['r-1']);
+    expect(last().entries.find((e) => e.kind === 'run')).toMatchObject({ undo: 'available' });
   });
 });

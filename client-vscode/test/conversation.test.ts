@@ -80,7 +80,21 @@ describe('Conversation', () => {
     expect(chat.list()).toMatchObject([
       { kind: 'tool', name: 'run_tests', tests: { failed: 1 } },
       { kind: 'note', text: 'Run limit reached: max steps' },
+      { kind: 'run', runId: 'r-1', status: 'limit_reached', files: [], undo: 'none' },
     ]);
+  });
+
+  it('ends a run with what it changed, offering its undo once', () => {
+    const chat = new Conversation();
+    const account = { files: [{ path: 'calc.py', added: 1, removed: 1 }, { path: 'new.py', added: 3, removed: 0 }] };
+    chat.apply({ type: 'run_finished', runId: 'r-2', status: 'completed', account });
+    chat.apply({ type: 'run_finished', runId: 'r-2', status: 'completed', account });
+    expect(chat.list()).toEqual([
+      { kind: 'run', key: 'run-r-2', runId: 'r-2', status: 'completed', files: ['calc.py', 'new.py'], undo: 'available' },
+    ]);
+    expect(chat.setUndo('r-2', 'undone', 'Put back calc.py.')).toBe(true);
+    expect(chat.setUndo('r-9', 'undone')).toBe(false);
+    expect(chat.list()[0]).toMatchObject({ undo: 'undone', undoNote: 'Put back calc.py.' });
   });
 
   it('loads a stored transcript: messages, answers, calls with their proposal, notes', () => {
@@ -130,5 +144,55 @@ describe('card helpers', () => {
     expect(toolTarget({ pattern: 'def add' })).toBe('def add');
     expect(toolTarget({ command: 'pytest -q' })).toBe('pytest -q');
     expect(toolTarget(null)).toBe('');
+  });
+
+  it('draws a plan once, with the tool of each step and each gap', () => {
+    const chat = new Conversation();
+    const payload = {
+      planId: 'p-1',
+      goal: 'Publish the README',
+      status: 'partial',
+      steps: [
+        { step_id: 'read', capability: 'fs.read', tool: 'read_file' },
+        { step_id: 'render', capability: 'docs.render', tool: null },
+      ],
+      gaps: [
+        {
+          step_id: 'render',
+          missing_capability: 'docs.render',
+          reason: 'no_capability_match',
+          reason_message: 'no tool provides docs.render',
+          proposed_tool_name: 'docs_render',
+        },
+      ],
+    };
+    expect(chat.addPlan(payload)).toBe(true);
+    expect(chat.addPlan(payload)).toBe(false);
+    expect(chat.list()).toEqual([
+      {
+        kind: 'plan',
+        key: 'plan-p-1',
+        plan: {
+          planId: 'p-1',
+          goal: 'Publish the README',
+          status: 'partial',
+          steps: [
+            { stepId: 'read', capability: 'fs.read', tool: 'read_file' },
+            {
+              stepId: 'render',
+              capability: 'docs.render',
+              tool: null,
+              gap: { reason: 'no_capability_match', message: 'no tool provides docs.render', toolName: 'docs_render' },
+            },
+          ],
+        },
+      },
+    ]);
+    // What the list hands out is a copy: changing it changes nothing here.
+    const copy = chat.list()[0];
+    if (copy.kind === 'plan') {
+      copy.plan.steps[1].gap!.scaffolded = 'tools/x';
+    }
+    expect(chat.planCardOf('p-1')?.steps[1].gap?.scaffolded).toBeUndefined();
   });
 });

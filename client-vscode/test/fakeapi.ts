@@ -67,6 +67,7 @@ export const fake = {
   }[],
   statusMessages: [] as string[],
   clipboard: '',
+  shown: [] as string[],
   reset(): void {
     this.messages = [];
     this.messageAnswers = [];
@@ -89,6 +90,7 @@ export const fake = {
     this.progress = [];
     this.statusMessages = [];
     this.clipboard = '';
+    this.shown = [];
   },
 };
 
@@ -183,6 +185,9 @@ export function isTrusted(): boolean {
 }
 export function asRelativePath(text: string): string {
   return text.replace(/^file:\/\/\/work\//, '');
+}
+export async function showDocument(target: string): Promise<void> {
+  fake.shown.push(target);
 }
 export function parseUri(text: string): FakeUri {
   return parse(text);

@@ -5,7 +5,7 @@ vi.mock('../src/vscodeapi', () => import('./fakeapi'));
 import { escapeHtml, renderEntry, renderMarkdown, renderSessionOptions, statusText, testSummaryText } from '../src/webview/render';
 import { chatHtml } from '../src/chat/chatView';
 import { proposalCard } from '../src/chat/conversation';
-import type { ChatEntry } from '../src/chat/messages';
+import type { ChatEntry, PlanCard } from '../src/chat/messages';
 import { makeProposal } from './helpers';
 
 const none = new Map<string, Set<number>>();
@@ -81,6 +81,73 @@ describe('cards', () => {
     const passing = renderEntry(tool({ name: 'run_tests', target: '', tests: { ...summary, passed: 3, failed: 0 } }), none);
     expect(passing).not.toContain('showProblems');
     expect(testSummaryText({ ...summary, errors: 2, skipped: 1 })).toBe('2 passed, 1 failed, 2 errors, 1 skipped');
+  });
+});
+
+describe('run ends and plans', () => {
+  function plan(overrides: Partial<PlanCard> = {}): ChatEntry {
+    return {
+      kind: 'plan',
+      key: 'plan-p-1',
+      plan: {
+        planId: 'p-1',
+        goal: 'Publish <the> README',
+        status: 'partial',
+        steps: [
+          { stepId: 'read', capability: 'fs.read', tool: 'read_file' },
+          {
+            stepId: 'render',
+            capability: 'docs.render',
+            tool: null,
+            gap: { reason: 'no_capability_match', message: 'no tool provides docs.render', toolName: 'docs_render' },
+          },
+        ],
+        ...overrides,
+      },
+    };
+  }
+
+  it('offers to undo a run that changed files, and says when it is undone', () => {
+    const end: ChatEntry = { kind: 'run', key: 'run-r-1', runId: 'r-1', status: 'completed', files: ['calc.py'], undo: 'available' };
+    const html = renderEntry(end, none);
+    expect(html).toContain('Run completed — changed <code>calc.py</code>');
+    expect(html).toContain('data-action="undoRun" data-run="r-1"');
+    const undone = renderEntry({ ...end, undo: 'undone', undoNote: 'Put back calc.py.' }, none);
+    expect(undone).not.toContain('undoRun');
+    expect(undone).toContain('undone');
+    expect(undone).toContain('Put back calc.py.');
+    expect(renderEntry({ ...end, files: [], undo: 'none' }, none)).not.toContain('undoRun');
+  });
+
+  it('shows a partial plan: steps with capability and tool, the gap marked with its scaffold action, no Approve', () => {
+    const html = renderEntry(plan(), none);
+    expect(html).toContain('Publish &lt;the&gt; README');
+    expect(html).toContain('partial — has gaps, does not run');
+    expect(html).toContain('<span class="capability">fs.read</span> <span class="tool">→ <code>read_file</code></span>');
+    expect(html).toContain('gap: no tool');
+    expect(html).toContain('no tool provides docs.render (no matching tool)');
+    expect(html).toContain('data-action="scaffold" data-plan="p-1" data-step="render"');
+    expect(html).toContain('Scaffold missing tool docs_render');
+    expect(html).toContain('data-action="dropPlan"');
+    expect(html).not.toContain('approvePlan');
+  });
+
+  it('allows Approve on a ready plan, or once every gap is scaffolded, and no buttons once decided', () => {
+    const ready = renderEntry(plan({ status: 'ready', steps: [{ stepId: 'read', capability: 'fs.read', tool: 'read_file' }] }), none);
+    expect(ready).toContain('data-action="approvePlan" data-plan="p-1"');
+    expect(ready).toContain('>ready<');
+    const card = plan();
+    if (card.kind === 'plan') {
+      card.plan.steps[1].gap!.scaffolded = 'tools/docs_render';
+    }
+    const scaffolded = renderEntry(card, none);
+    expect(scaffolded).toContain('data-action="approvePlan"');
+    expect(scaffolded).toContain('scaffolded in tools/docs_render');
+    expect(scaffolded).not.toContain('data-action="scaffold"');
+    const dropped = renderEntry(plan({ decision: 'dropped' }), none);
+    expect(dropped).not.toContain('data-action=');
+    expect(dropped).toContain('dropped');
+    expect(renderEntry(plan({ decision: 'approved', runId: 'w-1' }), none)).toContain('Running as w-1');
   });
 });
 

@@ -300,7 +300,12 @@ def chat_main(args: Any) -> int:
     except ConfigError as exc:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return 2
-    session_id = args.session
-    if args.continue_session:
-        session_id = SessionService(root, lambda: config).latest()
+    service = SessionService(root, lambda: config)
+    session_id = service.latest() if args.continue_session else args.session
+    if session_id is not None:
+        try:  # an unknown session is said before the first line is typed
+            service.load(session_id)
+        except SessionError as exc:
+            print(f"toolgate: {exc}", file=sys.stderr)
+            return 2
     return run_chat(root, config, session_id)

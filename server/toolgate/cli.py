@@ -21,9 +21,9 @@ example:
       --base-url http://127.0.0.1:8080/v1
 
 exit status:
-  0    the model finished the task and every change it proposed was accepted
-  1    the run did not complete: failed, limit reached, blocked by policy, or a change
-       it proposed was refused (the last line says which)
+  0    completed: the model ended the run and its last change or command was not refused
+  1    incomplete: the last gated call was refused and nothing landed after it; or
+       failed, limit_reached, blocked_by_policy, cancelled (the last line says which)
   2    usage or configuration error (nothing was sent to the model)
   130  interrupted with Ctrl-C
 

@@ -2,7 +2,8 @@
 
 Each comment is printed as `path:line severity message` (the form editors and `grep` read),
 its suggested replacement on the next line; the exit status is 0 when the change is approved,
-1 when it is not (or no review could be had), 2 on a usage or configuration error.
+1 when it is not (or the model gave no review), 2 on a usage or configuration error (no
+endpoint configured, not a git repository).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
 def main(args: argparse.Namespace) -> int:
     """Review the changes, print the comments, exit by the verdict."""
     from toolgate.code_review import ReviewError, working_tree_changes
+    from toolgate.code_review.records import ReviewSetupError
     from toolgate.code_review.service import review_in_workspace, review_request
     from toolgate.config import ConfigError, load_config
 
@@ -79,6 +81,9 @@ def main(args: argparse.Namespace) -> int:
     request = review_request(config, changes, args.focus)
     try:
         result = asyncio.run(review_in_workspace(root, config, request, notice))
+    except ReviewSetupError as exc:
+        print(f"toolgate review: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except ReviewError as exc:
         print(f"toolgate review: {exc}", file=sys.stderr)
         return EXIT_NOT_APPROVED

@@ -169,6 +169,7 @@ SCHEMA: dict[str, Any] = {
                 "final_answer_tool": {"type": "boolean"},
                 "compact_prompt": {"type": "boolean"},
                 "text_syntax": {"enum": list(PROMPT_SYNTAXES)},
+                "syntax_modules": {"type": "array", "items": {"type": "string", "minLength": 1}},
                 "retention": {
                     "type": "object",
                     "additionalProperties": False,
@@ -207,6 +208,7 @@ class ToolCalling:
     final_answer_tool: bool = True
     compact_prompt: bool = False  # short tool list and examples, for small local models
     text_syntax: str = "tag"  # the call format the text-mode prompt asks for
+    syntax_modules: list[str] = field(default_factory=list)  # syntaxes from outside, by module
     store_raw_tool_output: bool = False
     max_output_bytes: int = 16_000
 
@@ -241,6 +243,8 @@ class TrustItem:
         if self.key.startswith("mcp.servers."):
             argv = " ".join(self.value.get("command", []))
             return f"{self.source} starts the MCP server {self.key[12:]!r}: {argv}"
+        if self.key == "tool_calling.syntax_modules":
+            return f"{self.source} imports the Python module {self.value!r} to read tool calls"
         return f"{self.source} widens the policy: {self.key} = {self.value!r}"
 
 
@@ -433,6 +437,15 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
         if key == "retention":
             for rkey, rvalue in value.items():
                 setattr(config.tool_calling, rkey, rvalue)
+        elif key == "syntax_modules" and not trusted:
+            # Importing a module runs its code: a workspace's own modules wait for the person.
+            known = config.tool_calling.syntax_modules
+            config.tool_calling.syntax_modules = [m for m in value if m in known]
+            for module in value:
+                if module not in known:
+                    config.pending_trust.append(
+                        TrustItem("widening", "tool_calling.syntax_modules", module, source)
+                    )
         else:
             setattr(config.tool_calling, key, value)
 
@@ -480,6 +493,8 @@ def apply_trust(config: Config, confirmed: set[str]) -> list[TrustItem]:
             config.mcp_servers[item.key[12:]] = dict(item.value)
         elif item.kind == "widening" and item.key == "sandbox.mode":
             config.sandbox = SandboxSettings(mode=item.value, network=config.sandbox.network)
+        elif item.kind == "widening" and item.key == "tool_calling.syntax_modules":
+            config.tool_calling.syntax_modules.append(item.value)
         elif item.kind == "widening" and item.key == "sandbox.network":
             config.sandbox = SandboxSettings(mode=config.sandbox.mode, network=bool(item.value))
     config.pending_trust = still

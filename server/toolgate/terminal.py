@@ -293,8 +293,9 @@ class Printer:
         partly, self._partly = self._partly, None
         if partly and decision in ("approved", "auto"):
             return partly
-        if fields.get("rule"):  # a setting refused it, never a person
-            return "refused by policy" if decision == "denied" else f"refused: {fields['rule']}"
+        rule = fields.get("rule")
+        if rule:  # a setting refused it, never a person; the error names the setting
+            return "refused by policy" if "policy" in rule else f"refused: {rule}"
         if decision == "denied":
             error = fields.get("error") or ""
             return "refused by policy" if "policy" in error else "failed"

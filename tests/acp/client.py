@@ -96,8 +96,16 @@ async def connect(
     client: RecordingClient, base_url: str, *, fs: bool = True
 ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
     """Start `toolgate acp` over real stdio and initialize it."""
+    # A loaded machine can take more than the SDK's default 2 s to let the agent exit after its
+    # stdin closes; the SDK then races its terminate() against the exit.
     async with spawn_agent_process(
-        client, sys.executable, "-m", "toolgate", "acp", env=agent_env(base_url)
+        client,
+        sys.executable,
+        "-m",
+        "toolgate",
+        "acp",
+        env=agent_env(base_url),
+        transport_kwargs={"shutdown_timeout": 30.0},
     ) as (conn, process):
         caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
         await asyncio.wait_for(

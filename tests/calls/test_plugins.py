@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from toolgate.calls import StreamingCallParser, parse_text
-from toolgate.calls.syntaxes import load_syntax, registered
+from toolgate.calls.parser import read_whole
+from toolgate.calls.reading import parser_for
+from toolgate.calls.syntaxes import load_syntax, load_syntaxes, registered
+from toolgate.config import ToolCalling, apply_trust, load_config
 
 from .helpers import TOOLS
 
@@ -121,3 +124,76 @@ def test_a_syntax_that_raises_is_an_error_for_the_model_not_a_crash(
     items = parser.feed("<@@call read_file {} @@end>") + parser.finish()
     assert len(items) == 1
     assert items[0].error == "atat: could not read the call (RuntimeError('boom'))"
+
+
+def test_a_module_in_the_config_adds_its_syntaxes_to_what_a_run_reads(tmp_path: Path) -> None:
+    """`tool_calling.syntax_modules` in the person's config, read by `toolgate calls parse`."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "atat_config.py").write_text(PLUGIN)
+    (tmp_path / "home" / "toolgate").mkdir(parents=True)
+    (tmp_path / "home" / "toolgate" / "config.toml").write_text(
+        '[tool_calling]\nsyntax_modules = ["atat_config"]\n'
+    )
+    (tmp_path / "ws").mkdir()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tmp_path / "lib"),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "home"),
+    }
+    text = 'Reading. <@@call read_file {"path": "a.py"} @@end> Done.'
+    out = subprocess.run(
+        [sys.executable, "-m", "toolgate", "calls", "parse", "--workspace", str(tmp_path / "ws")],
+        input=text,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert [(c["name"], c["arguments"], c["syntax"]) for c in got["calls"]] == [
+        ("read_file", {"path": "a.py"}, "atat")
+    ]
+    assert got["content"] == "Reading.  Done."
+
+
+def test_a_workspace_syntax_module_waits_for_the_person(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "atat_ws.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-user-config"))
+    (tmp_path / ".toolgate").mkdir()
+    (tmp_path / ".toolgate" / "config.toml").write_text(
+        '[tool_calling]\nsyntax_modules = ["atat_ws"]\n'
+    )
+    text = '<@@call read_file {"path": "a.py"} @@end>'
+    config = load_config(tmp_path, env={})
+    # importing a module runs its code: not before the person confirms it
+    assert config.tool_calling.syntax_modules == []
+    [item] = config.pending_trust
+    assert item.describe().endswith("imports the Python module 'atat_ws' to read tool calls")
+    assert read_whole(parser_for(TOOLS, config.tool_calling), text).calls == []
+    apply_trust(config, {item.fingerprint})
+    calls = read_whole(parser_for(TOOLS, config.tool_calling), text).calls
+    assert [(c.name, c.syntax) for c in calls] == [("read_file", "atat")]
+
+
+def test_a_module_that_cannot_be_loaded_is_left_out_with_a_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "no_syntax_here.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    calling = ToolCalling(syntax_modules=["no_syntax_here", "missing_mod_xyz"])
+    got = read_whole(parser_for(TOOLS, calling), '<tool name="read_file" args>{"path": "a"}</tool>')
+    assert [c.name for c in got.calls] == ["read_file"]  # the other syntaxes are still read
+    err = capsys.readouterr().err
+    assert "'no_syntax_here': it defines no Syntax subclass" in err
+    assert "'missing_mod_xyz': cannot import it" in err
+    with pytest.raises(ValueError, match="defines no Syntax subclass"):
+        load_syntaxes("no_syntax_here")
+    # a module path gives every syntax its module defines; module:Class gives that one
+    (tmp_path / "atat_two.py").write_text(PLUGIN)
+    assert [c.__name__ for c in load_syntaxes("atat_two")] == ["AtAt"]
+    assert [c.__name__ for c in load_syntaxes("atat_two:AtAt")] == ["AtAt"]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
 from typing import Any
 
-from tests.cli.helpers import on_scripted
+from tests.cli.helpers import on_scripted, toolgate, toolgate_task
 from tests.cli.terminal import Terminal
 from tests.support.scripted_model import ScriptedModel
 
@@ -26,8 +27,7 @@ def test_tests_runs_them_through_the_gate_and_names_the_failures(
     (repo / "test_calc.py").write_text(
         "def test_one():\n    assert 1 == 1\n\n\ndef test_two():\n    assert 1 == 2\n"
     )
-    term = _chat(repo, scripted)
-    try:
+    with _chat(repo, scripted) as term:
         term.expect(PROMPT)
         term.type("/tests\r")
         term.expect("tests: 1 passed, 1 failed, 0 errors, 0 skipped")
@@ -40,15 +40,12 @@ def test_tests_runs_them_through_the_gate_and_names_the_failures(
         term.expect(PROMPT)
         term.type("/exit\r")
         assert term.wait(timeout=30) == 0
-    finally:
-        term.close()
     assert scripted.requests == []  # the person's test run never asks the model
     assert (repo / "test_calc.py").exists()
 
 
 def test_help_model_and_an_unknown_command(repo: Path, scripted: ScriptedModel) -> None:
-    term = _chat(repo, scripted)
-    try:
+    with _chat(repo, scripted) as term:
         term.expect(PROMPT)
         term.type("/help\r")
         listing = term.expect(PROMPT)
@@ -74,8 +71,6 @@ def test_help_model_and_an_unknown_command(repo: Path, scripted: ScriptedModel) 
         term.expect(PROMPT)
         term.type("/exit\r")
         assert term.wait(timeout=30) == 0
-    finally:
-        term.close()
     assert scripted.requests == []
 
 
@@ -83,8 +78,7 @@ def test_the_answer_is_drawn_as_markdown_on_a_colour_terminal(
     repo: Path, scripted: ScriptedModel
 ) -> None:
     scripted.script = [{"content": MARKDOWN_ANSWER}]
-    term = _chat(repo, scripted, TERM="xterm", NO_COLOR="")
-    try:
+    with _chat(repo, scripted, TERM="xterm", NO_COLOR="") as term:
         term.expect(PROMPT)
         term.type("Plan it.\r")
         drawn = term.expect("run ")  # the account follows the answer
@@ -96,16 +90,13 @@ def test_the_answer_is_drawn_as_markdown_on_a_colour_terminal(
         term.expect(PROMPT)
         term.type("/exit\r")
         assert term.wait(timeout=30) == 0
-    finally:
-        term.close()
 
 
 def test_without_colour_the_answer_is_the_models_own_text(
     repo: Path, scripted: ScriptedModel
 ) -> None:
     scripted.script = [{"content": MARKDOWN_ANSWER}]
-    term = _chat(repo, scripted, TERM="xterm", NO_COLOR="1")
-    try:
+    with _chat(repo, scripted, TERM="xterm", NO_COLOR="1") as term:
         term.expect(PROMPT)
         term.type("Plan it.\r")
         term.expect("Here is **the plan**:")
@@ -113,8 +104,6 @@ def test_without_colour_the_answer_is_the_models_own_text(
         term.expect(PROMPT)
         term.type("/exit\r")
         assert term.wait(timeout=30) == 0
-    finally:
-        term.close()
 
 
 def _slow(body: dict[str, Any]) -> dict[str, Any]:
@@ -126,8 +115,7 @@ def test_the_spinner_names_the_model_the_step_and_the_time_waited(
     repo: Path, scripted: ScriptedModel
 ) -> None:
     scripted.script = [_slow]
-    term = _chat(repo, scripted, TERM="xterm")
-    try:
+    with _chat(repo, scripted, TERM="xterm") as term:
         term.expect(PROMPT)
         term.type("Think.\r")
         term.expect(f"waiting for {scripted.model} · step 1 · 2 s")
@@ -135,5 +123,23 @@ def test_the_spinner_names_the_model_the_step_and_the_time_waited(
         term.expect(PROMPT)
         term.type("/exit\r")
         assert term.wait(timeout=30) == 0
-    finally:
-        term.close()
+
+
+def test_chat_continues_a_session_and_refuses_an_unknown_one(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [{"content": "The title is Tiny project."}, {"content": "Still Tiny."}]
+    first = toolgate_task("run", "What is the title?", repo, scripted, "--approve", "deny")
+    assert first.returncode == 0, first.stderr
+    unknown = toolgate("chat", *on_scripted(repo, scripted), "--session", "s-nope")
+    assert unknown.returncode == 2 and "unknown session 's-nope'" in unknown.stderr
+    with Terminal(
+        "chat", *on_scripted(repo, scripted), "--continue", env={"NO_COLOR": "1"}
+    ) as term:
+        term.expect(PROMPT)
+        term.type("And again?\r")
+        term.expect("Still Tiny.")
+        term.expect(PROMPT)
+        term.type("/exit\r")
+        assert term.wait(timeout=30) == 0
+    assert "The title is Tiny project." in json.dumps(scripted.requests[-1]["messages"])

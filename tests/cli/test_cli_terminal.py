@@ -235,7 +235,7 @@ def test_in_text_mode_a_hidden_hint_never_joins_two_turns_words(
         {"content": "Let me check.\n" + fenced + "It looks fine."},
         {"content": "All done."},
     ]
-    done = toolgate("run", "Check it.", *on_scripted(repo, scripted), "--tool-calling", "text")
+    done = toolgate_task("run", "Check it.", repo, scripted, "--tool-calling", "text")
     assert done.returncode == 0, done.stderr
     assert "fine.All done." not in done.stderr
     assert "It looks fine.\nAll done.\n" in done.stderr
@@ -277,8 +277,8 @@ def test_a_refusal_by_policy_names_the_rule_and_never_the_person(
         tool_call("git_add", files=["a.txt"]),
         {"content": "Could not commit."},
     ]
-    done = toolgate(
-        "run", "Commit.", *on_scripted(repo, scripted), "--approve", "deny", env={"NO_COLOR": "1"}
+    done = toolgate_task(
+        "run", "Commit.", repo, scripted, "--approve", "deny", env={"NO_COLOR": "1"}
     )
     err = done.stderr
     assert "the person rejected" not in err and "[denied]" not in err

@@ -124,3 +124,11 @@ def test_a_failing_endpoint_exits_1_with_one_line(repo: Path, scripted: Scripted
     done = toolgate("review", *on_scripted(repo, scripted))
     assert done.returncode == 1
     assert "refused the API key" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_no_endpoint_is_a_configuration_error(repo: Path) -> None:
+    _project(repo)
+    (repo / "calc.py").write_text(CALC + "# x\n")
+    done = toolgate("review", "--workspace", str(repo), without_local_runtime=True)
+    assert done.returncode == 2, done.stderr
+    assert "no model endpoint configured" in done.stderr and "Traceback" not in done.stderr

@@ -96,6 +96,12 @@ def test_the_first_review_rejects_the_second_approves_and_the_tests_run(
     assert "round 2: run" in err and "review approved: no comments" in err
     assert "tests: 1 passed, 0 failed, 0 errors" in err
     assert err.rstrip().splitlines()[-2].endswith("review loop completed")
+    # The loop keeps its account in a log of its own, beside the runs' logs.
+    [loop_log] = (repo / ".toolgate" / "runs").glob("loop-*.json")
+    kept = json.loads(loop_log.read_text())
+    assert kept["status"] == "completed" and kept["metrics"]["rounds"] == 2
+    assert [r["review"]["approved"] for r in kept["rounds"]] == [False, True]
+    assert kept["tests"]["passed"] is True
 
 
 def test_no_approval_within_max_rounds_exits_1_after_the_tests(

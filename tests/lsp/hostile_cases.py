@@ -201,6 +201,11 @@ def command_bases(file_uri: str) -> dict[str, list[Any]]:
         "toolgate.renameSession": [{"sessionId": "s-nope", "title": "t"}],
         "toolgate.deleteSession": [{"sessionId": "s-nope"}],
         "toolgate.undoRun": [{"runId": "r-nope", "dryRun": True, "force": False}],
+        "toolgate.review": [{"staged": False, "proposalId": "p-nope", "focus": ["security"]}],
+        "toolgate.applyReviewSuggestion": [
+            {"uri": file_uri, "line": 0, "original": "nope", "suggestion": "x = 1"}
+        ],
+        "toolgate.reviewLoop": [{"task": "say hi", "sessionId": "s-nope"}],
         "toolgate.plan": [{"task": "render the docs"}],
         "toolgate.runPlan": [{"planId": "p-nope"}],
         "toolgate.runWorkflow": [{"name": "nope", "inputs": {"a": "b"}}],

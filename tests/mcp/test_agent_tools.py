@@ -450,3 +450,87 @@ async def test_a_run_out_of_time_without_retries_says_so(
     assert result["error"].startswith("the run ended cancelled: implement_code ran out of time")
     assert "attempts" not in result["data"]
     assert 2 <= result["duration_seconds"] < 25
+
+
+REVIEW = {
+    "approved": False,
+    "comments": [
+        {
+            "path": "calc.py",
+            "line": 2,
+            "severity": "error",
+            "message": "add subtracts.",
+            "suggestion": "    return a + b",
+        }
+    ],
+    "metrics": {"risk": "high"},
+}
+
+
+async def test_review_code_reviews_the_working_tree_by_default(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    _project(repo)
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    scripted.script = [{"content": json.dumps(REVIEW)}]
+    progress: list[str] = []
+    async with _client(repo, scripted) as client:
+        result = await _call(
+            client,
+            "review_code",
+            progress,
+            coding_standards=["no subtraction in add"],
+            review_focus="correctness",
+        )
+    assert result["success"] is True, result
+    data = result["data"]
+    assert data["approved"] is False
+    assert data["comments"] == REVIEW["comments"]
+    assert data["metrics"]["risk"] == "high"
+    assert data["summary"] == "not approved: 1 error"
+    assert result["suggestions"] == [
+        "calc.py:2 [error] add subtracts. — suggested:     return a + b"
+    ]
+    (request,) = scripted.requests
+    prompt = json.dumps(request["messages"])
+    assert "return a - b" in prompt and "no subtraction in add" in prompt
+    assert "correctness" in prompt
+    assert json.loads(Path(data["run_log"]).read_text())["status"] == "completed"
+    assert "reviewing calc.py" in progress
+    # Nothing was changed by the review.
+    assert (repo / "calc.py").read_text() == "def add(a, b):\n    return a - b\n"
+
+
+async def test_review_code_of_a_given_diff_and_of_nothing(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n"
+    scripted.script = [{"content": json.dumps({"approved": True, "comments": []})}]
+    async with _client(repo, scripted) as client:
+        given = await _call(client, "review_code", diff=diff)
+        nothing = await _call(client, "review_code")
+    assert given["success"] is True and given["data"]["approved"] is True
+    assert "a = 2" in json.dumps(scripted.requests[0]["messages"])
+    assert nothing["success"] is False
+    assert nothing["error"] == "nothing to review: the working tree has no changes against HEAD"
+
+
+async def test_a_test_command_off_the_allow_list_is_asked_for(repo: Path) -> None:
+    _project(repo)
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('[policy]\nallowed_commands = ["python -m pytest"]\n')
+    seen: list[types.ElicitRequestParams] = []
+    answer = types.ElicitResult(action="accept", content={"approve": True})
+    async with _client(repo, None, elicitation=_elicitation(answer, seen)) as client:
+        asked = await _call(client, "run_tests", test_commands=["pytest -q"])
+    async with _client(repo, None) as client:
+        refused = await _call(client, "run_tests", test_commands=["pytest -q"])
+        allowed = await _call(client, "run_tests", test_commands=["python -m pytest -q"])
+    (question,) = seen
+    assert question.message.startswith("Toolgate: allow run_tests?")
+    assert "pytest -q" in question.message
+    assert asked["success"] is True and asked["data"]["passed"] == 2
+    assert refused["success"] is False and "allow-list" in refused["error"]
+    assert any("explicit yes" in s for s in refused["suggestions"])
+    assert allowed["success"] is True

@@ -215,8 +215,8 @@ class ScriptedModel:
                 entry.get("cut_after"),
                 entry.get("piece", 10),
                 usage if asked else None,
-                finish=finish,
-                thought=thought,
+                finish,
+                thought,
             )
         else:
             message: dict[str, Any] = {"role": "assistant", "content": content or None}

@@ -5,7 +5,11 @@ a failing test in the Problems panel and its quick fix; Run Tests after that run
 and Restricted Mode, where tests are refused until the folder is trusted) and
 client-vscode/e2e/chat.mjs (the chat view: a typed task, the streamed answer, a proposal
 accepted and one rejected with a reason from their cards, Run Tests after the finished run, a
-follow-up that needs the first turn, the session found again after a reload). These tests
+follow-up that needs the first turn, the session found again after a reload), and the order
+of a person after a run (client-vscode/e2e/chat.mjs `afterRunScenario`: ask, accept, the run
+ends without running the tests, Run Tests twice with the failure in Problems each time, the
+run's Undo button, a partial plan whose gap is scaffolded and which is dropped, a ready plan
+approved and run). These tests
 build the .vsix from the current sources, run each scenario against this interpreter's
 `toolgate lsp`, and fail when a scenario fails. Screenshots and logs go to
 test-artifacts/vscode/. Needs `bash scripts/install-vscode-test-deps.sh`.
@@ -109,6 +113,18 @@ def test_chat_view_conversation_in_real_vscode(vsix: Path) -> None:
         "chat-reloaded.png",
     ):
         path = ARTIFACTS / "chat" / shot
+        assert path.stat().st_size > 10_000, f"{shot} is missing or empty"
+
+
+def test_run_tests_undo_and_plans_after_a_finished_run_in_real_vscode(vsix: Path) -> None:
+    _scenario(vsix, "after-run", "--after-run")
+    for shot in (
+        "problems-after-run.png",
+        "chat-undone.png",
+        "chat-plan-partial.png",
+        "chat-plan-approved.png",
+    ):
+        path = ARTIFACTS / "after-run" / shot
         assert path.stat().st_size > 10_000, f"{shot} is missing or empty"
 
 

@@ -4,11 +4,21 @@
  */
 import * as api from '../vscodeapi';
 import type { Controller, ControllerListener } from '../controller';
-import type { AgentEvent, LoadedSession, Proposal, ProposalResolved, SessionInfo } from '../protocol';
+import type {
+  AgentEvent,
+  LoadedSession,
+  PlanPayload,
+  Proposal,
+  ProposalResolved,
+  ScaffoldResult,
+  SessionInfo,
+  UndoResult,
+} from '../protocol';
 import { ServerCommand } from '../protocol';
 import type { RunState } from '../status';
+import { undoNotes } from '../commands';
 import { Conversation } from './conversation';
-import type { ChatState, FromWebview, RunStatus, SessionChoice, ToWebview } from './messages';
+import type { ChatState, FromWebview, PlanCard, RunStatus, SessionChoice, ToWebview } from './messages';
 
 /** Key in the workspace state: the session the view showed last. */
 export const CURRENT_SESSION_KEY = 'toolgate.chat.sessionId';
@@ -19,6 +29,8 @@ export interface ChatDeps {
   /** Wait for a starting server (starting it if needed); false when it does not start. */
   ensureServer(): Promise<boolean>;
   openDiff(proposal: Proposal): Promise<void>;
+  /** Undo a run after showing what it puts back (the Undo Last Run command's flow); undefined: not undone. */
+  undoRun(runId: string): Promise<UndoResult | undefined>;
   memento: { get<T>(key: string): T | undefined; update(key: string, value: unknown): Thenable<void> };
 }
 
@@ -101,6 +113,18 @@ export class ChatController implements ControllerListener {
 
   onProposal(proposal: Proposal): void {
     if (this.conversation.addProposal(proposal, proposal.path ?? api.asRelativePath(proposal.uri))) {
+      this.flush();
+    }
+  }
+
+  onPlan(plan: PlanPayload): void {
+    for (const gap of plan?.gaps ?? []) {
+      const args = gap.scaffold?.arguments?.[0];
+      if (args && typeof args === 'object') {
+        this.gapArguments.set(`${plan.planId}/${gap.step_id}`, args as Record<string, unknown>);
+      }
+    }
+    if (this.conversation.addPlan(plan)) {
       this.flush();
     }
   }
@@ -190,6 +214,20 @@ export class ChatController implements ControllerListener {
     this.flush();
   }
 
+  /** The arguments `toolgate/plan` gave for scaffolding each gap, by plan and step. */
+  private readonly gapArguments = new Map<string, Record<string, unknown>>();
+
+  private requirePlan(planId: string): PlanCard {
+    const plan = this.conversation.planCardOf(planId);
+    if (!plan) {
+      throw new Error('this plan is no longer in the conversation');
+    }
+    if (plan.decision) {
+      throw new Error(`this plan was ${plan.decision} already`);
+    }
+    return plan;
+  }
+
   private async carryOut(message: FromWebview): Promise<void> {
     const controller = this.deps.controller;
     switch (message.type) {
@@ -227,6 +265,72 @@ export class ChatController implements ControllerListener {
       case 'stop':
         await controller.stop();
         return;
+      case 'plan': {
+        const task = message.text.trim();
+        if (!task) {
+          return;
+        }
+        this.status = { state: this.status.state, detail: 'planning' };
+        this.flush();
+        try {
+          // The server also sends the plan as `toolgate/plan`; the card is drawn once.
+          this.onPlan(await controller.execute<PlanPayload>(ServerCommand.plan, [{ task }]));
+        } finally {
+          this.status = { state: controller.runState };
+        }
+        return;
+      }
+      case 'approvePlan': {
+        const plan = this.requirePlan(message.planId);
+        const result = await controller.execute<{ runId: string }>(ServerCommand.runPlan, [{ planId: plan.planId }]);
+        plan.decision = 'approved';
+        plan.runId = result?.runId;
+        return;
+      }
+      case 'dropPlan':
+        this.requirePlan(message.planId).decision = 'dropped';
+        return;
+      case 'scaffold': {
+        const plan = this.requirePlan(message.planId);
+        const step = plan.steps.find((s) => s.stepId === message.stepId);
+        if (!step?.gap) {
+          throw new Error(`step ${message.stepId} of the plan has no gap to scaffold`);
+        }
+        // The arguments the server gave with the gap (the tool's proposed inputs and outputs).
+        const args = this.gapArguments.get(`${plan.planId}/${step.stepId}`) ?? {
+          name: step.gap.toolName,
+          capability: step.capability,
+        };
+        const made = await controller.execute<ScaffoldResult>(ServerCommand.scaffoldTool, [args]);
+        const manifest = made?.files?.[0];
+        step.gap.toolName = made?.name ?? step.gap.toolName;
+        step.gap.scaffolded = manifest ? api.asRelativePath(manifest).replace(/\/[^/]*$/, '') : step.gap.toolName;
+        if (manifest) {
+          await api.showDocument(manifest);
+        }
+        return;
+      }
+      case 'undoRun': {
+        if (!this.conversation.setUndo(message.runId, 'undoing')) {
+          throw new Error(`run ${message.runId} is not in this conversation`);
+        }
+        this.flush();
+        let done: UndoResult | undefined;
+        try {
+          done = await this.deps.undoRun(message.runId);
+        } catch (error) {
+          this.conversation.setUndo(message.runId, 'available');
+          throw error;
+        }
+        if (done) {
+          const restored = done.files.filter((f) => f.action === 'restore' || f.action === 'remove').map((f) => f.path);
+          const note = [`Put back ${restored.join(', ') || 'nothing'}.`, ...undoNotes(done)].join(' ');
+          this.conversation.setUndo(message.runId, 'undone', note);
+        } else {
+          this.conversation.setUndo(message.runId, 'available');
+        }
+        return;
+      }
       case 'openDiff': {
         const proposal = controller.store.get(message.proposalId);
         if (!proposal) {

@@ -51,6 +51,7 @@ export function chatHtml(cspSource: string, scriptUri: string, styleUri: string,
   <textarea id="input" rows="3" aria-label="Message to the agent" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line; the selection goes along)"></textarea>
   <div class="actions">
     <button id="stop" class="secondary" hidden>Stop</button>
+    <button id="plan" class="secondary" title="Ask for a plan of capability steps first: nothing runs until you approve it">Plan</button>
     <button id="send">Send</button>
   </div>
 </footer>

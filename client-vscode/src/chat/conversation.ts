@@ -2,11 +2,45 @@
  * The conversation the chat view draws, built from a session's transcript and then kept up to
  * date from the run's events and proposals. Pure: no `vscode`, no DOM.
  */
-import type { AgentEvent, Proposal, ProposalResolved, TranscriptEntry } from '../protocol';
-import type { ChatEntry, HunkCard, ProposalCard } from './messages';
+import type { AgentEvent, PlanPayload, Proposal, ProposalResolved, RunAccount, TranscriptEntry } from '../protocol';
+import type { ChatEntry, HunkCard, PlanCard, ProposalCard, RunEndEntry } from './messages';
 
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
 type AssistantEntry = Extract<ChatEntry, { kind: 'assistant' }>;
+type PlanEntry = Extract<ChatEntry, { kind: 'plan' }>;
+
+/** A plan as its card shows it: each step with its tool, or its gap. */
+export function planCard(payload: PlanPayload): PlanCard {
+  const gaps = new Map((payload.gaps ?? []).map((gap) => [gap.step_id, gap]));
+  return {
+    planId: payload.planId,
+    goal: payload.goal,
+    status: payload.status,
+    steps: (payload.steps ?? []).map((step) => {
+      const gap = gaps.get(step.step_id);
+      return {
+        stepId: step.step_id,
+        capability: step.capability,
+        tool: step.tool ?? null,
+        ...(gap || !step.tool
+          ? {
+              gap: {
+                reason: gap?.reason ?? 'no_capability_match',
+                message: gap?.reason_message ?? `no tool provides ${step.capability}`,
+                toolName: gap?.proposed_tool_name ?? step.capability.replace(/\./g, '_'),
+              },
+            }
+          : {}),
+      };
+    }),
+  };
+}
+
+/** The paths a run's account says it changed. */
+function changedFiles(account: unknown): string[] {
+  const files = (account as RunAccount | undefined)?.files;
+  return Array.isArray(files) ? files.map((f) => String(f?.path ?? '')).filter(Boolean) : [];
+}
 
 function lineCount(text: string): number {
   if (!text) {
@@ -73,11 +107,19 @@ export class Conversation {
 
   /** The entries, oldest first (a copy). */
   list(): ChatEntry[] {
-    return this.entries.map((entry) =>
-      entry.kind === 'tool' && entry.proposal
-        ? { ...entry, proposal: { ...entry.proposal, hunks: [...entry.proposal.hunks] } }
-        : { ...entry },
-    );
+    return this.entries.map((entry) => {
+      if (entry.kind === 'tool' && entry.proposal) {
+        return { ...entry, proposal: { ...entry.proposal, hunks: [...entry.proposal.hunks] } };
+      }
+      if (entry.kind === 'plan') {
+        const steps = entry.plan.steps.map((step) => (step.gap ? { ...step, gap: { ...step.gap } } : { ...step }));
+        return { ...entry, plan: { ...entry.plan, steps } };
+      }
+      if (entry.kind === 'run') {
+        return { ...entry, files: [...entry.files] };
+      }
+      return { ...entry };
+    });
   }
 
   private key(prefix: string): string {
@@ -244,12 +286,24 @@ export class Conversation {
           this.addNote(event.message);
         }
         break;
-      case 'run_finished':
+      case 'run_finished': {
         if (event.status && event.status !== 'completed') {
           const reason = event.reason ? `: ${event.reason}` : '';
           this.addNote(`Run ${String(event.status).replace(/_/g, ' ')}${reason}`);
         }
+        if (runId && !this.runEnd(runId)) {
+          const files = changedFiles(event.account);
+          this.entries.push({
+            kind: 'run',
+            key: `run-${runId}`,
+            runId,
+            status: String(event.status ?? 'completed'),
+            files,
+            undo: files.length ? 'available' : 'none',
+          });
+        }
         break;
+      }
       default:
         return false;
     }
@@ -286,7 +340,7 @@ export class Conversation {
         .find((e) => !e.proposal && e.runId === proposal.runId && e.name === proposal.tool && e.status === 'waiting');
     }
     if (!entry) {
-      if (proposal.runId && this.sessionId && !this.entries.some((e) => e.kind !== 'note' && e.runId === proposal.runId)) {
+      if (proposal.runId && this.sessionId && !this.entries.some((e) => e.kind !== 'note' && e.kind !== 'plan' && e.runId === proposal.runId)) {
         return false; // Another session's run.
       }
       entry = {
@@ -327,5 +381,38 @@ export class Conversation {
       entry.status = 'failed';
     }
     return true;
+  }
+
+  private runEnd(runId: string): RunEndEntry | undefined {
+    return this.entries.find((e): e is RunEndEntry => e.kind === 'run' && e.runId === runId);
+  }
+
+  /** Where a run's undo stands; false when the run has no end entry here. */
+  setUndo(runId: string, undo: RunEndEntry['undo'], note?: string): boolean {
+    const entry = this.runEnd(runId);
+    if (!entry) {
+      return false;
+    }
+    entry.undo = undo;
+    entry.undoNote = note;
+    return true;
+  }
+
+  private plan(planId: string): PlanEntry | undefined {
+    return this.entries.find((e): e is PlanEntry => e.kind === 'plan' && e.plan.planId === planId);
+  }
+
+  /** A plan from `toolgate/plan` (or the command's answer): a new card, or the same card again. */
+  addPlan(payload: PlanPayload): boolean {
+    if (!payload || typeof payload.planId !== 'string' || this.plan(payload.planId)) {
+      return false;
+    }
+    this.entries.push({ kind: 'plan', key: `plan-${payload.planId}`, plan: planCard(payload) });
+    return true;
+  }
+
+  /** The plan's card, to change (undefined when it is not in this conversation). */
+  planCardOf(planId: string): PlanCard | undefined {
+    return this.plan(planId)?.plan;
   }
 }

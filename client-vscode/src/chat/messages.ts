@@ -45,7 +45,56 @@ export type ChatEntry =
       proposal?: ProposalCard;
       tests?: TestSummary;
     }
-  | { kind: 'note'; key: string; text: string };
+  | { kind: 'note'; key: string; text: string }
+  | RunEndEntry
+  | { kind: 'plan'; key: string; plan: PlanCard };
+
+/** The end of a run: how it ended, the files it changed, and its undo. */
+export interface RunEndEntry {
+  kind: 'run';
+  key: string;
+  runId: string;
+  status: string;
+  /** Workspace-relative paths the run changed (from its account). */
+  files: string[];
+  /** `available` (the Undo button shows), `undoing`, or `undone`. */
+  undo: 'available' | 'undoing' | 'undone' | 'none';
+  /** What the undo did (or why it did not). */
+  undoNote?: string;
+}
+
+/** One step of a plan card. */
+export interface PlanStepCard {
+  stepId: string;
+  capability: string;
+  /** The resolved tool; null for a gap. */
+  tool: string | null;
+  gap?: {
+    reason: string;
+    message: string;
+    toolName: string;
+    /** The tool's folder once "Scaffold missing tool" made it. */
+    scaffolded?: string;
+  };
+}
+
+/** A plan as its card shows it. */
+export interface PlanCard {
+  planId: string;
+  goal: string;
+  /** `ready` or `partial` as the server resolved it. */
+  status: string;
+  steps: PlanStepCard[];
+  /** What the person decided: nothing yet, approved (it runs), or dropped. */
+  decision?: 'approved' | 'dropped';
+  /** The run an approved plan started. */
+  runId?: string;
+}
+
+/** Whether a plan may be approved: it is ready, or every gap has been scaffolded since. */
+export function planRunnable(plan: PlanCard): boolean {
+  return plan.steps.every((step) => step.tool !== null || step.gap?.scaffolded !== undefined);
+}
 
 /** What the run is doing, for the status line and the Stop button. */
 export interface RunStatus {
@@ -81,6 +130,11 @@ export type ToWebview = { type: 'state'; state: ChatState } | { type: 'focusInpu
 export type FromWebview =
   | { type: 'ready' }
   | { type: 'send'; text: string }
+  | { type: 'plan'; text: string }
+  | { type: 'approvePlan'; planId: string }
+  | { type: 'dropPlan'; planId: string }
+  | { type: 'scaffold'; planId: string; stepId: string }
+  | { type: 'undoRun'; runId: string }
   | { type: 'stop' }
   | { type: 'openDiff'; proposalId: string }
   | { type: 'accept'; proposalId: string; hunks?: number[] }
@@ -106,7 +160,15 @@ export function isFromWebview(value: unknown): value is FromWebview {
     case 'deleteSession':
       return true;
     case 'send':
+    case 'plan':
       return typeof message.text === 'string';
+    case 'approvePlan':
+    case 'dropPlan':
+      return typeof message.planId === 'string';
+    case 'scaffold':
+      return typeof message.planId === 'string' && typeof message.stepId === 'string';
+    case 'undoRun':
+      return typeof message.runId === 'string';
     case 'openDiff':
     case 'reject':
       return typeof message.proposalId === 'string';

@@ -16,6 +16,7 @@ const log = document.getElementById('log') as HTMLElement;
 const input = document.getElementById('input') as HTMLTextAreaElement;
 const send = document.getElementById('send') as HTMLButtonElement;
 const stop = document.getElementById('stop') as HTMLButtonElement;
+const plan = document.getElementById('plan') as HTMLButtonElement;
 const status = document.getElementById('status') as HTMLElement;
 const error = document.getElementById('error') as HTMLElement;
 const session = document.getElementById('session') as HTMLSelectElement;
@@ -94,12 +95,12 @@ function post(message: FromWebview): void {
   vscode.postMessage(message);
 }
 
-function submit(): void {
+function submit(kind: 'send' | 'plan' = 'send'): void {
   const text = input.value.trim();
   if (!text) {
     return;
   }
-  post({ type: 'send', text });
+  post({ type: kind, text });
   input.value = '';
 }
 
@@ -109,7 +110,8 @@ input.addEventListener('keydown', (event) => {
     submit();
   }
 });
-send.addEventListener('click', submit);
+send.addEventListener('click', () => submit());
+plan.addEventListener('click', () => submit('plan'));
 stop.addEventListener('click', () => post({ type: 'stop' }));
 document.getElementById('new-session')?.addEventListener('click', () => post({ type: 'newSession' }));
 document.getElementById('rename-session')?.addEventListener('click', () => post({ type: 'renameSession' }));
@@ -140,6 +142,18 @@ log.addEventListener('click', (event) => {
       break;
     case 'showProblems':
       post({ type: 'showProblems' });
+      break;
+    case 'approvePlan':
+      post({ type: 'approvePlan', planId: target.dataset.plan ?? '' });
+      break;
+    case 'dropPlan':
+      post({ type: 'dropPlan', planId: target.dataset.plan ?? '' });
+      break;
+    case 'scaffold':
+      post({ type: 'scaffold', planId: target.dataset.plan ?? '', stepId: target.dataset.step ?? '' });
+      break;
+    case 'undoRun':
+      post({ type: 'undoRun', runId: target.dataset.run ?? '' });
       break;
   }
 });

@@ -4,7 +4,8 @@
  * markdown-it with raw HTML disabled.
  */
 import MarkdownIt from 'markdown-it';
-import type { ChatEntry, ChatState, ProposalCard, RunStatus } from '../chat/messages';
+import type { ChatEntry, ChatState, PlanCard, ProposalCard, RunEndEntry, RunStatus } from '../chat/messages';
+import { planRunnable } from '../chat/messages';
 import type { TestSummary } from '../protocol';
 
 const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
@@ -44,6 +45,7 @@ const STATUS_LABEL: Record<string, string> = {
   partially_accepted: 'partly accepted',
   stale: 'no longer applies',
   cancelled: 'cancelled',
+  completed: 'completed',
 };
 
 function statusLabel(status: string): string {
@@ -126,6 +128,73 @@ function testsBlock(summary: TestSummary): string {
   );
 }
 
+const GAP_REASON: Record<string, string> = {
+  no_capability_match: 'no matching tool',
+  schema_incompatible: 'contract does not fit',
+  low_confidence: 'low confidence',
+  invalid_capability: 'invalid capability',
+};
+
+/** A plan: its steps with capability and tool, gaps marked with a scaffold action, Approve / Drop. */
+function planBlock(plan: PlanCard): string {
+  const partial = plan.status !== 'ready';
+  const id = { plan: plan.planId };
+  const head =
+    `<div class="card-head"><span class="plan-title">Plan</span> <span class="goal">${escapeHtml(plan.goal)}</span>` +
+    ` <span class="badge plan-${partial ? 'partial' : 'ready'}">${partial ? 'partial — has gaps, does not run' : 'ready'}</span>` +
+    (plan.decision ? ` <span class="badge decision">${plan.decision}</span>` : '') +
+    `</div>`;
+  const rows = plan.steps
+    .map((step) => {
+      const tool = step.tool
+        ? `<span class="tool">→ <code>${escapeHtml(step.tool)}</code></span>`
+        : step.gap?.scaffolded
+          ? `<span class="tool">→ <code>${escapeHtml(step.gap.toolName)}</code> (scaffolded in ${escapeHtml(step.gap.scaffolded)})</span>`
+          : `<span class="gap-mark">gap: no tool</span>`;
+      let gap = '';
+      if (step.gap && !step.tool) {
+        const why = GAP_REASON[step.gap.reason] ?? step.gap.reason.replace(/_/g, ' ');
+        gap =
+          `<div class="gap-detail">${escapeHtml(step.gap.message)} (${escapeHtml(why)})` +
+          (!step.gap.scaffolded && !plan.decision
+            ? ` ${button('scaffold', `Scaffold missing tool ${step.gap.toolName}`, { ...id, step: step.stepId }, 'secondary')}`
+            : '') +
+          `</div>`;
+      }
+      return (
+        `<li class="step${step.tool ? '' : ' gap'}" data-step="${escapeHtml(step.stepId)}">` +
+        `<code class="step-id">${escapeHtml(step.stepId)}</code> <span class="capability">${escapeHtml(step.capability)}</span> ${tool}${gap}</li>`
+      );
+    })
+    .join('');
+  let actions = '';
+  if (!plan.decision) {
+    actions =
+      `<div class="card-actions">` +
+      (planRunnable(plan) ? button('approvePlan', 'Approve', id) : '') +
+      button('dropPlan', 'Drop', id, 'secondary') +
+      `</div>`;
+  } else if (plan.decision === 'approved' && plan.runId) {
+    actions = `<div class="reason">Running as ${escapeHtml(plan.runId)}</div>`;
+  }
+  return `${head}<ol class="steps">${rows}</ol>${actions}`;
+}
+
+/** The end of a run: how it ended, and Undo while its changes can be put back. */
+function runEndBlock(entry: RunEndEntry): string {
+  const files = entry.files.length ? ` — changed ${entry.files.map((f) => `<code>${escapeHtml(f)}</code>`).join(', ')}` : '';
+  let undo = '';
+  if (entry.undo === 'available') {
+    undo = ` ${button('undoRun', 'Undo this run', { run: entry.runId }, 'secondary')}`;
+  } else if (entry.undo === 'undoing') {
+    undo = ' <span class="badge">undoing…</span>';
+  } else if (entry.undo === 'undone') {
+    undo = ' <span class="badge status-undone">undone</span>';
+  }
+  const note = entry.undoNote ? `<div class="reason">${escapeHtml(entry.undoNote)}</div>` : '';
+  return `Run ${escapeHtml(statusLabel(entry.status))}${files}${undo}${note}`;
+}
+
 /** One entry's markup, wrapped in an element keyed by the entry. */
 export function renderEntry(entry: ChatEntry, choices: HunkChoices): string {
   const key = escapeHtml(entry.key);
@@ -136,6 +205,13 @@ export function renderEntry(entry: ChatEntry, choices: HunkChoices): string {
       return `<div class="entry assistant" data-key="${key}"><div class="who">Toolgate</div><div class="markdown">${renderMarkdown(entry.text)}</div></div>`;
     case 'note':
       return `<div class="entry note" data-key="${key}">${escapeHtml(entry.text)}</div>`;
+    case 'run':
+      return `<div class="entry run-end" data-key="${key}" data-run="${escapeHtml(entry.runId)}">${runEndBlock(entry)}</div>`;
+    case 'plan':
+      return (
+        `<div class="entry card plan" data-key="${key}" data-plan="${escapeHtml(entry.plan.planId)}" role="group" aria-label="Plan: ${escapeHtml(entry.plan.goal)}">` +
+        `${planBlock(entry.plan)}</div>`
+      );
     case 'tool': {
       const status = `<span class="badge status-${escapeHtml(entry.status)}">${escapeHtml(statusLabel(entry.status))}</span>`;
       if (entry.proposal) {

@@ -198,13 +198,15 @@ class Gate:
                 call, f"arguments nest deeper than {self.max_depth} levels", args, reasoning
             )
         if tool.executes and not self.ctx.settings.trusted:
-            return self._denied(
+            untrusted = self._denied(
                 call,
                 f"{call.name} is refused: this workspace is not trusted, so nothing may run "
                 "here (tests, git, commands). Reading and proposing changes still work.",
                 args,
                 reasoning,
             )
+            untrusted.rule = "untrusted workspace"
+            return untrusted
         argv: list[str] | None = None
         command_allowed: bool | None = None
         if isinstance(activity, CommandActivity):

@@ -55,7 +55,7 @@ class Policy:
             return f'policy.approvals.{tool.name} = "{self.approvals[tool.name].value}"'
         if command_allowed is False:
             return "the command is not on policy.allowed_commands"
-        return f'the gate default of {tool.name} ("{tool.gate}")'
+        return f'the policy default for {tool.name} ("{tool.gate or "deny"}")'
 
 
 def policy_for(config: Config) -> Policy:

@@ -15,6 +15,7 @@ from toolgate.agent_tools.documentation import generate_documentation
 from toolgate.agent_tools.implement import implement_code
 from toolgate.agent_tools.jobs import AgentJobs, CallContext
 from toolgate.agent_tools.refactor import refactor_code
+from toolgate.agent_tools.review import review_code
 from toolgate.agent_tools.specs import SPECS, AgentToolSpec
 from toolgate.agent_tools.testrun import run_tests
 from toolgate.session import SessionService
@@ -35,6 +36,7 @@ def agent_jobs(root: Path, service: SessionService, approve: str = "deny") -> Ag
     """Every agent tool of the workspace, ready to list and call."""
     jobs = AgentJobs(root, service, approve)
     jobs.register("implement_code", implement_code)
+    jobs.register("review_code", review_code)
     jobs.register("run_tests", run_tests)
     jobs.register("refactor_code", refactor_code)
     jobs.register("generate_documentation", generate_documentation)

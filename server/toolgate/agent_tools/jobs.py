@@ -59,7 +59,6 @@ class RunReport:
     log_path: str | None
     changes: list[FileChange]
     suggestions: list[str]
-    timed_out: bool = False
 
     @property
     def diff(self) -> str:
@@ -171,12 +170,8 @@ class Job:
             outcome = await service.finish(turn)
         finally:
             timer.cancel()
-        if timed_out:
-            self.retry_reason = outcome.reason
-        elif outcome.status == "failed":
-            self.retry_reason = outcome.reason
-        else:
-            self.retry_reason = None
+        failed = timed_out or outcome.status == "failed"
+        self.retry_reason = outcome.reason if failed else None
         return RunReport(
             run_id=outcome.run_id,
             status=outcome.status,
@@ -185,7 +180,6 @@ class Job:
             log_path=outcome.log_path,
             changes=run_changes(self.root, outcome.run_id),
             suggestions=reviewer.suggestions(),
-            timed_out=timed_out,
         )
 
 
@@ -216,7 +210,11 @@ class AgentJobs:
 
     def specs(self) -> list[AgentToolSpec]:
         """The tools offered: those registered and not switched off in the configuration."""
-        settings = self.service.config().agent_tools
+        try:
+            settings = self.service.config().agent_tools
+        except ConfigError:
+            # Listed, so that a call reaches `call` and says what is wrong with the file.
+            return [spec for spec in SPECS if spec.name in self._handlers]
         return [
             spec for spec in SPECS if spec.name in self._handlers and settings[spec.name].enabled
         ]

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 _PATHS = {"type": "array", "items": {"type": "string", "minLength": 1}}
+# One rule or focus as a string, or several as a list (as code_review's own tool takes them).
+_TEXT_OR_LIST = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
 
 
 @dataclass(frozen=True)
@@ -76,14 +78,12 @@ REVIEW_CODE = AgentToolSpec(
                 "default": [],
             },
             "coding_standards": {
-                **_PATHS,
-                "description": "Rules the code must follow, one per item.",
-                "default": [],
+                **_TEXT_OR_LIST,
+                "description": "Rules the code must follow (default: the [review] config's).",
             },
             "review_focus": {
-                **_PATHS,
-                "description": "What to look at most, e.g. correctness, security, performance.",
-                "default": [],
+                **_TEXT_OR_LIST,
+                "description": "What to look at first, e.g. security, performance, tests.",
             },
         },
         [],

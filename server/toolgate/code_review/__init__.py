@@ -9,7 +9,13 @@ Not to be confused with `toolgate.review`, which holds the proposals the person 
 
 from toolgate.code_review.ask import review_changes
 from toolgate.code_review.changes import Changes, working_tree_changes
-from toolgate.code_review.records import CodeReview, ReviewComment, ReviewError, ReviewRequest
+from toolgate.code_review.records import (
+    CodeReview,
+    ReviewComment,
+    ReviewError,
+    ReviewRequest,
+    ReviewSetupError,
+)
 from toolgate.code_review.service import review_in_workspace
 from toolgate.code_review.tool import REVIEW_CODE
 
@@ -20,6 +26,7 @@ __all__ = [
     "ReviewComment",
     "ReviewError",
     "ReviewRequest",
+    "ReviewSetupError",
     "review_changes",
     "review_in_workspace",
     "working_tree_changes",

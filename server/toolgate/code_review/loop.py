@@ -5,11 +5,13 @@ review's comments), so every change it makes passes the gate and the person's re
 any run. The review reads what those runs changed, from their checkpoints, and is answered by
 the model against the review schema. The loop stops at the first approval or after
 `[review] max_rounds` reviews, then runs the tests through the same gate as the model's
-`run_tests`, and ends with one account of every round.
+`run_tests`, and ends with one account of every round, kept as the loop's own log
+(`.toolgate/runs/<loop_id>.json`; each implementation run keeps its own log and checkpoint).
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +19,8 @@ from typing import Any
 
 from toolgate.agent.events import NOTICE, EventBus
 from toolgate.agent.loop import AgentRun
+from toolgate.agent.redact import Redactor
+from toolgate.agent.runlog import RunLog
 from toolgate.code_review.changes import runs_changes
 from toolgate.code_review.records import CodeReview, ReviewError
 from toolgate.code_review.service import review_in_workspace, review_request
@@ -72,6 +76,7 @@ class LoopOutcome:
     reason: str | None = None
     rounds: list[Round] = field(default_factory=list)
     tests: dict[str, Any] | None = None
+    log_path: str | None = None
 
     @property
     def approved(self) -> bool:
@@ -89,6 +94,7 @@ class LoopOutcome:
             "approved": self.approved,
             "rounds": [r.to_dict() for r in self.rounds],
             "tests": self.tests,
+            "runLog": self.log_path,
         }
 
     def account_lines(self) -> list[str]:
@@ -106,6 +112,8 @@ class LoopOutcome:
                 )
             else:
                 lines.append(f"tests: did not run: {self.tests.get('error')}")
+        if self.log_path:
+            lines.append(f"loop log: {self.log_path}")
         reason = f" — {self.reason}" if self.reason else ""
         lines.append(f"review loop {self.status}{reason}")
         return lines
@@ -124,7 +132,7 @@ class ReviewLoop:
         buffers: Any = None,
         trusted: bool = True,
         on_test_run: Callable[[Any], None] | None = None,
-        on_run: Callable[[AgentRun], None] | None = None,
+        on_run: Callable[[AgentRun | None], None] | None = None,
         on_review: Callable[[CodeReview], None] | None = None,
     ) -> None:
         self.service = service
@@ -144,9 +152,35 @@ class ReviewLoop:
 
     async def run(self, task: str, session_id: str | None = None) -> LoopOutcome:
         """Run the loop to its account (SetupError, ConfigError and SessionError pass up)."""
-        root = self.service.root
         claim = self.service.claim(session_id, new=session_id is None)
         outcome = LoopOutcome(self.loop_id, claim.session_id)
+        self.runlog = RunLog(
+            self.service.root,
+            self.loop_id,
+            task,
+            self.config.model or "",
+            self.config.base_url or "",
+            "review_loop",
+            Redactor(self.config.api_key),
+            profile="review-loop",
+        )
+        outcome.log_path = str(self.runlog.path)
+        try:
+            await self._rounds(task, claim, outcome)
+        except asyncio.CancelledError:
+            outcome.status, outcome.reason = "cancelled", "cancelled by the person"
+            self._finish(outcome)
+            raise
+        except Exception as exc:
+            outcome.status, outcome.reason = "failed", str(exc)
+            self._finish(outcome)
+            raise
+        self._finish(outcome)
+        return outcome
+
+    async def _rounds(self, task: str, claim: Any, outcome: LoopOutcome) -> None:
+        """Implement and review until approved or out of rounds, then test; sets the status."""
+        root = self.service.root
         run_ids: list[str] = []
         prompt = task
         while True:
@@ -170,14 +204,16 @@ class ReviewLoop:
                 raise
             assert turn.run is not None
             self.on_run(turn.run)
-            ran = await self.service.finish(turn)
+            try:
+                ran = await self.service.finish(turn)
+            finally:
+                self.on_run(None)
             run_ids.append(ran.run_id)
             item = Round(ran.run_id, ran.status, ran.reason)
             outcome.rounds.append(item)
             if ran.status != "completed":
                 outcome.status, outcome.reason = ran.status, ran.reason
-                self._finish(outcome)
-                return outcome
+                return
             request = review_request(self.config, runs_changes(root, run_ids))
             self._notice(f"reviewing the change ({len(request.files_changed)} file(s))…")
             try:
@@ -186,8 +222,7 @@ class ReviewLoop:
                 )
             except ReviewError as exc:
                 outcome.status, outcome.reason = "failed", f"the review failed: {exc}"
-                self._finish(outcome)
-                return outcome
+                return
             self._reviewed(item.review)
             if item.review.approved or len(outcome.rounds) >= self.max_rounds:
                 break
@@ -196,8 +231,6 @@ class ReviewLoop:
         if not outcome.approved:
             outcome.status = "not_approved"
             outcome.reason = f"no approval after {len(outcome.rounds)} review(s)"
-        self._finish(outcome)
-        return outcome
 
     async def _endpoint(self, claim: Any) -> Any:
         try:
@@ -240,6 +273,17 @@ class ReviewLoop:
             outcome.reason = result.error or "the tests failed"
 
     def _finish(self, outcome: LoopOutcome) -> None:
+        account = outcome.to_dict()
+        self.runlog.set(
+            session_id=outcome.session_id, rounds=account["rounds"], tests=account["tests"]
+        )
+        metrics = {
+            "rounds": len(outcome.rounds),
+            "review_llm_calls": sum(
+                int(r.review.metrics.get("llm_calls", 0)) for r in outcome.rounds if r.review
+            ),
+        }
+        self.runlog.finish(outcome.status, outcome.reason, metrics)
         for line in outcome.account_lines():
             self._notice(line)
         self.bus.emit(REVIEW_LOOP_FINISHED, self.loop_id, **outcome.to_dict())

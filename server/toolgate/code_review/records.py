@@ -39,6 +39,10 @@ class ReviewError(Exception):
     """No review could be had; the message says why in one line."""
 
 
+class ReviewSetupError(ReviewError):
+    """The model cannot be asked at all: no endpoint, an unconfirmed base URL (configuration)."""
+
+
 @dataclass
 class ReviewRequest:
     """What to review: the diff, the files it touches, and what the reviewer should hold it to.

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from toolgate.code_review.ask import review_changes
 from toolgate.code_review.changes import Changes
-from toolgate.code_review.records import CodeReview, ReviewError, ReviewRequest
+from toolgate.code_review.records import CodeReview, ReviewRequest, ReviewSetupError
 from toolgate.config import Config
 
 if TYPE_CHECKING:
@@ -44,7 +44,8 @@ async def review_in_workspace(
 
     `endpoint`, when given, is used and left open (a session service's kept embedded model);
     otherwise one is resolved from `config` and closed after the review.
-    Raises ReviewError (one line) when the endpoint cannot be set up or gives no valid review.
+    Raises ReviewSetupError (one line) when the endpoint cannot be set up, and ReviewError
+    when it fails or gives no valid review.
     """
     from toolgate.agent.redact import Redactor
     from toolgate.session.assembly import (
@@ -61,7 +62,7 @@ async def review_in_workspace(
         if endpoint is None:
             endpoint = await resolve_endpoint(config, notice)
     except SetupError as exc:
-        raise ReviewError(str(exc)) from None
+        raise ReviewSetupError(str(exc)) from None
     try:
         return await review_changes(
             request,

@@ -326,6 +326,67 @@ class UndoRunArguments:
     force: bool = attrs.field(default=False, metadata=_message("force must be true or false"))
 
 
+@attrs.frozen
+class ReviewArguments:
+    """`toolgate.review`: `[{"staged"?: bool, "proposalId"?: "…", "focus"?: ["…"]}]` or `[]`."""
+
+    staged: bool = attrs.field(default=False, metadata=_message("staged must be true or false"))
+    proposal_id: str | None = attrs.field(
+        default=None, validator=_at_most(200), metadata=_message("proposalId must be a string")
+    )
+    focus: list[str] = attrs.field(
+        factory=list, metadata=_message("focus must be a list of strings")
+    )
+
+
+SUGGESTION_NEEDS = (
+    'toolgate.applyReviewSuggestion needs [{"uri", "line", "original", "suggestion"}]'
+)
+
+
+@attrs.frozen
+class ReviewSuggestionArguments:
+    """`toolgate.applyReviewSuggestion`: a review comment's suggestion, as its quick fix sends it.
+
+    `line` is 0-based; `original` is the line's text when it was reviewed (the suggestion is
+    refused when the line reads differently now); `suggestion` replaces that line.
+    """
+
+    uri: str = attrs.field(
+        default="", validator=_non_blank(SUGGESTION_NEEDS), metadata=_message(SUGGESTION_NEEDS)
+    )
+    line: int = attrs.field(
+        default=0, validator=_not_negative, metadata=_message("line must be an integer")
+    )
+    original: str = attrs.field(
+        default="",
+        validator=_at_most(MAX_TASK_CHARS),
+        metadata=_message("original must be a string"),
+    )
+    suggestion: str = attrs.field(
+        default="",
+        validator=_at_most(MAX_TASK_CHARS),
+        metadata=_message("suggestion must be a string"),
+    )
+
+
+REVIEW_LOOP_NEEDS = 'toolgate.reviewLoop needs [{"task": "…"}]'
+
+
+@attrs.frozen
+class ReviewLoopArguments:
+    """`toolgate.reviewLoop`: `[{"task": "…", "sessionId"?: "…"}]`."""
+
+    task: str = attrs.field(
+        default="",
+        validator=[_non_blank(REVIEW_LOOP_NEEDS), _at_most(MAX_TASK_CHARS)],
+        metadata=_message(REVIEW_LOOP_NEEDS),
+    )
+    session_id: str | None = attrs.field(
+        default=None, metadata=_message("sessionId must be a string")
+    )
+
+
 @positional
 @attrs.frozen
 class NoArguments:

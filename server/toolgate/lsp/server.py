@@ -50,6 +50,8 @@ from toolgate.lsp.arguments import (
     SessionArguments,
 )
 from toolgate.lsp.client import SAVE_DOCUMENTS
+from toolgate.lsp.code_review import register as register_code_review
+from toolgate.lsp.code_review import review_actions
 from toolgate.lsp.convert import event_payload, failure_diagnostic, path_to_uri, uri_to_path
 from toolgate.lsp.framing import FrameReader, max_message_bytes, serve_frames, stdin_reader
 from toolgate.lsp.planning import plan_actions
@@ -93,6 +95,7 @@ class ToolgateServer(LanguageServer):
         self._run_sessions: dict[str, str] = {}  # run id → the session it continues
         self._deltas: TextDeltas | None = None
         self.test_diagnostics: dict[str, list[types.Diagnostic]] = {}
+        self.review_diagnostics: dict[str, list[types.Diagnostic]] = {}  # lsp/code_review.py
         self.other_diagnostics: dict[str, list[ReportedDiagnostic]] = {}
         self._diag_waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._change_waiters: dict[str, list[asyncio.Future[None]]] = {}
@@ -321,15 +324,17 @@ class ToolgateServer(LanguageServer):
             by_uri.setdefault(path_to_uri(path), []).append(
                 failure_diagnostic(failure, root, self.editor.failure_severity)
             )
-        for uri in set(self.test_diagnostics) - set(by_uri):
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-            )
-        for uri, diagnostics in by_uri.items():
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
-            )
+        gone = set(self.test_diagnostics) - set(by_uri)
         self.test_diagnostics = by_uri
+        for uri in [*gone, *by_uri]:
+            self.publish_diagnostics(uri)
+
+    def publish_diagnostics(self, uri: str) -> None:
+        """Toolgate's diagnostics of one file: its test failures and review comments together."""
+        diagnostics = [*self.test_diagnostics.get(uri, []), *self.review_diagnostics.get(uri, [])]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+        )
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -609,6 +614,7 @@ class ToolgateServer(LanguageServer):
 server = ToolgateServer()
 register_planning(server)
 register_undo(server)
+register_code_review(server)
 
 
 def _relative(ls: ToolgateServer, uri: str | None, *, name: str = "uri") -> str | None:
@@ -705,6 +711,7 @@ def code_action(ls: ToolgateServer, params: types.CodeActionParams) -> list[type
     path = uri_to_path(uri)
     if path is not None:
         actions += plan_actions(ls, path.resolve())
+    actions += review_actions(ls.review_diagnostics.get(uri, []), uri, params.range)
     return actions + failure_actions(uri, params.context.diagnostics)
 
 

@@ -291,7 +291,7 @@ class OpenAIChatModel:
     async def _once(
         self, request: dict[str, Any], calls: dict[int, NativeCall]
     ) -> tuple[str, str | None, dict[str, int] | None, str]:
-        """One request unstreamed: text, finish reason, usage, reasoning; calls go to `calls`."""
+        """One unstreamed request: its text, finish reason, usage, reasoning; calls to `calls`."""
         response = await self._client.chat.completions.create(**request)
         choice = response.choices[0]
         for i, tc in enumerate(choice.message.tool_calls or []):
@@ -300,8 +300,12 @@ class OpenAIChatModel:
                 calls[i] = NativeCall(
                     id=tc.id or f"call_{i}", name=fn.name, arguments=fn.arguments or ""
                 )
-        reasoning = _reasoning(choice.message)
-        return choice.message.content or "", choice.finish_reason, _usage(response), reasoning
+        return (
+            choice.message.content or "",
+            choice.finish_reason,
+            _usage(response),
+            _reasoning(choice.message),
+        )
 
     def _status_error(self, exc: openai.APIStatusError, sent_tools: bool) -> ModelError:
         message = _error_message(exc)

@@ -1,8 +1,8 @@
 """The registry of delimited syntaxes: the built-in families, and those added from outside.
 
 A syntax from outside is a `Syntax` subclass named either by an entry point in the group
-`toolgate.syntaxes` of an installed package, or by `module:Class` in the config's
-`tool_calling.syntax_modules`.
+`toolgate.syntaxes` of an installed package, or in the config's `tool_calling.syntax_modules`
+by a module path (every `Syntax` subclass the module defines) or `module:Class` (that one).
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ __all__ = [
     "Reading",
     "Syntax",
     "Tools",
+    "configured",
     "load_syntax",
+    "load_syntaxes",
     "registered",
 ]
 
@@ -74,6 +76,28 @@ def load_syntax(spec: str) -> type[Syntax]:
         raise ValueError(f"syntax {spec!r}: {attr} is not a Syntax subclass")
     _check(cls, spec)
     return cls
+
+
+def load_syntaxes(spec: str) -> tuple[type[Syntax], ...]:
+    """`module:Class` is that syntax; a bare module path, every `Syntax` subclass it defines."""
+    if ":" in spec:
+        return (load_syntax(spec),)
+    try:
+        module = importlib.import_module(spec)
+    except ImportError as exc:
+        raise ValueError(f"syntax module {spec!r}: cannot import it: {exc}") from None
+    found = tuple(
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, Syntax)
+        and value.__module__ == module.__name__
+    )
+    if not found:
+        raise ValueError(f"syntax module {spec!r}: it defines no Syntax subclass")
+    for cls in found:
+        _check(cls, f"{spec}:{cls.__name__}")
+    return found
 
 
 def _check(cls: type[Syntax], where: str) -> None:
@@ -99,6 +123,22 @@ def _from_entry_points() -> tuple[type[Syntax], ...]:
     return tuple(found)
 
 
+@cache
+def _from_config(spec: str) -> tuple[type[Syntax], ...]:
+    try:
+        return load_syntaxes(spec)
+    except ValueError as exc:
+        # Like a broken entry point: the parser reads the other syntaxes, and says why once.
+        print(f"toolgate: tool_calling.syntax_modules: left out: {exc}", file=sys.stderr)
+        return ()
+
+
+def configured(modules: Sequence[str]) -> list[Syntax]:
+    """The syntaxes a run reads: `registered()`, and those of the config's `syntax_modules`."""
+    classes = (*BUILTIN, *_from_entry_points(), *(c for m in modules for c in _from_config(m)))
+    return _by_name(classes)
+
+
 def registered(modules: Sequence[str] = ()) -> list[Syntax]:
     """The built-in syntaxes, then those of entry points, then `modules` (`module:Class`)."""
     classes: Iterable[type[Syntax]] = (
@@ -106,6 +146,10 @@ def registered(modules: Sequence[str] = ()) -> list[Syntax]:
         *_from_entry_points(),
         *(load_syntax(spec) for spec in modules),
     )
+    return _by_name(classes)
+
+
+def _by_name(classes: Iterable[type[Syntax]]) -> list[Syntax]:
     seen: dict[str, Syntax] = {}
     for cls in classes:
         seen[cls.name] = cls()  # a later one of the same name replaces an earlier one

@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import re
 
+from toolgate.calls.cursor import Construct, Cursor
+from toolgate.calls.prose import unclosed_fence
 from toolgate.calls.syntaxes.base import Failed, Found
 
 NAME = "aider"
+DESCRIPTION = "path line, then a fence of <<<<<<< SEARCH … ======= … >>>>>>> REPLACE (edit_file)"
 EXAMPLE = (
     "path/to/file.py\n```python\n<<<<<<< SEARCH\nold lines\n=======\nnew lines\n"
     ">>>>>>> REPLACE\n```"
@@ -101,3 +104,16 @@ def read_edits(body: str, path: str) -> list[Found | Failed]:
 
 def _failure(message: str) -> Failed:
     return Failed(f"{NAME}: {message}; expected {EXAMPLE}")
+
+
+def read_edit_fence(p: Cursor, k: Construct, body: str, text: str, closed: bool) -> None:
+    """The `edit_file` calls of a closed fence; `k.name` is the file named before it."""
+    if not closed:
+        unclosed_fence(p, k, text)
+        return
+    for found in read_edits(body, k.name or ""):
+        if isinstance(found, Failed):
+            p.error(found.message, text)
+            continue
+        p.edit_path = found.arguments["path"]
+        p.call(found.name, found.arguments, NAME, text)

@@ -1,0 +1,105 @@
+"""The agent tools' engine-side parts on their own: the documentation rule and the reviewer.
+
+No MCP here: these are the decisions `toolgate mcp --agent-tools` relies on, checked against
+real files on disk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolgate.agent_tools.approvals import Answer, HostReviewer
+from toolgate.agent_tools.documentation import docs_only, is_doc_file
+from toolgate.review.proposal import Proposal, ProposalStatus, make_proposal
+from toolgate.review.reviewer import ApprovalRequest
+from toolgate.workspace import Workspace
+
+CODE = (
+    "def outer(x):\n"
+    "    def inner(y):\n"
+    "        return y * 2\n"
+    "    return inner(x) + 1\n"
+    "\n"
+    "class Box:\n"
+    "    size = 3\n"
+)
+
+
+def _proposal(path: str, original: str | None, proposed: str) -> Proposal:
+    return make_proposal(
+        run_id="r", call_id="c", tool="write_file", path=path, original=original, proposed=proposed
+    )
+
+
+@pytest.mark.parametrize(
+    "proposed",
+    [
+        CODE.replace("def outer(x):\n", 'def outer(x):\n    """Twice x, plus one."""\n'),
+        CODE.replace("        return y", '        """Double."""\n        return y'),
+        CODE.replace("class Box:\n", 'class Box:\n    """A box."""\n    # why: a fixed size\n'),
+        CODE.replace("    return inner", "    # inner does the work\n    return inner"),
+    ],
+)
+def test_docstrings_and_comments_may_change(proposed: str) -> None:
+    check = docs_only(["calc.py"], "docstrings")
+    assert check(_proposal("calc.py", CODE, proposed)) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "proposed", "says"),
+    [
+        ("calc.py", CODE.replace("y * 2", "y * 3"), "alters its code"),
+        ("calc.py", CODE.replace("size = 3", 'size = "3"'), "alters its code"),
+        ("calc.py", CODE.replace("def outer(x):", "def outer(x)"), "unparsable"),
+        ("other.py", CODE, "neither a documentation file"),
+        ("calc.js", "// docs\n", "neither a documentation file"),
+    ],
+)
+def test_anything_else_is_refused(path: str, proposed: str, says: str) -> None:
+    check = docs_only(["calc.py"], "docstrings")
+    reason = check(_proposal(path, CODE, proposed))
+    assert reason is not None and says in reason
+
+
+def test_readme_runs_may_not_touch_the_code_at_all() -> None:
+    check = docs_only(["calc.py"], "readme")
+    assert check(_proposal("README.md", None, "# calc\n")) is None
+    docstring = CODE.replace("def outer(x):\n", 'def outer(x):\n    """Doc."""\n')
+    assert check(_proposal("calc.py", CODE, docstring)) is not None
+    assert is_doc_file("docs/api/calc.html") and is_doc_file("GUIDE.rst")
+    assert not is_doc_file("setup.py")
+
+
+async def test_the_reviewer_asks_the_person_and_otherwise_follows_the_rule(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.txt").write_bytes(b"one\r\n")
+    asked: list[tuple[str, str]] = []
+
+    async def no(title: str, details: str) -> Answer:
+        asked.append((title, details))
+        return Answer(False, "not today")
+
+    change = _proposal("a.txt", "one\n", "two\n")
+    person = HostReviewer(Workspace(tmp_path), ask=no, approve="auto")
+    resolution = await person.review_change(change)
+    assert resolution.status == ProposalStatus.REJECTED and resolution.reason == "not today"
+    assert asked == [("Toolgate: Change a.txt?", change.diff)]
+    assert person.suggestions() == ["change to a.txt was refused: not today"]
+
+    denying = HostReviewer(Workspace(tmp_path))
+    resolution = await denying.review_change(change)
+    assert resolution.status == ProposalStatus.REJECTED
+    assert "--approve deny" in " ".join(denying.suggestions())
+    assert (tmp_path / "a.txt").read_bytes() == b"one\r\n"
+
+    auto = HostReviewer(Workspace(tmp_path), approve="auto")
+    resolution = await auto.review_change(change)
+    assert resolution.status == ProposalStatus.ACCEPTED
+    assert (tmp_path / "a.txt").read_bytes() == b"two\r\n"  # the file's newlines kept
+    command = ApprovalRequest("r", "c", "run_command", "make deploy", off_allow_list=True)
+    assert (await auto.confirm(command)).approved is False
+    with pytest.raises(ValueError, match="approve must be one of"):
+        HostReviewer(Workspace(tmp_path), approve="ask")
