@@ -236,7 +236,11 @@ export async function afterRunScenario({ page, model, workspace, original, expec
     await runCommand(page, 'Toolgate: Run Tests');
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'Toolgate tests:' }).first();
     await toast.waitFor({ state: 'visible', timeout: 120_000 });
-    log(`Run Tests (${round}) said: ${(await toast.innerText()).replace(/\s+/g, ' ').slice(0, 200)}`);
+    const said = (await toast.innerText()).replace(/\s+/g, ' ');
+    log(`Run Tests (${round}) said: ${said.slice(0, 300)}`);
+    if (!said.includes('1 failed') || said.includes('Problems shows no failure')) {
+      throw new Error(`Run Tests (${round}) did not put its failure in Problems: ${said}`);
+    }
     // The toast's own button: Problems must open, not close when it is already open.
     await toast.locator('.monaco-button', { hasText: 'Show Problems' }).click();
     await waitUntil(`the failure of test_mul in Problems after Run Tests (${round})`, async () =>

@@ -3,6 +3,7 @@ import * as api from './vscodeapi';
 import type { Controller } from './controller';
 import type { Proposal, UndoResult } from './protocol';
 import type { DiffReview } from './review';
+import { OWN_SOURCE } from './diagnostics';
 
 /** Ids of the commands this extension registers. */
 export const Command = {
@@ -23,6 +24,13 @@ export const Command = {
   undoRun: 'toolgate-vscode.undoRun',
 } as const;
 
+/**
+ * Opens the Problems view and focuses it. Not `workbench.actions.view.problems` (the panel's
+ * own "Problems" command): that one hides the panel when the Problems view has the focus, so a
+ * "Show Problems" button pressed from there would close the failures it means to show.
+ */
+export const SHOW_PROBLEMS = 'workbench.panel.markers.view.focus';
+
 /** Key of the API key in SecretStorage. */
 export const API_KEY_SECRET = 'toolgate.apiKey';
 
@@ -39,6 +47,38 @@ export interface CommandDeps {
   ensureServer(): Promise<boolean>;
   /** Reveal the chat view and put the cursor in its input. */
   openChat?(): void;
+  /** How long Run Tests waits for its failures to reach Problems before it says they did not. */
+  problemsWaitMs?: number;
+}
+
+/** How long the failures of a test run may take to reach Problems (they travel as notifications). */
+export const PROBLEMS_WAIT_MS = 3000;
+
+/** The failing files of a test run (workspace-relative or absolute), once each. */
+function failingFiles(failures: unknown[]): string[] {
+  const files = failures
+    .map((failure) => (failure && typeof failure === 'object' ? (failure as { file?: unknown }).file : undefined))
+    .filter((file): file is string => typeof file === 'string' && file.length > 0);
+  return [...new Set(files)];
+}
+
+/** The failing files for which Problems holds no Toolgate diagnostic. */
+export function filesMissingFromProblems(failures: unknown[]): string[] {
+  return failingFiles(failures).filter((file) => {
+    const uri = api.workspaceFileUri(file);
+    return !uri || !api.getDiagnostics(uri).some((d) => d.source === OWN_SOURCE);
+  });
+}
+
+/** Wait until Problems holds each failing file's diagnostics; the files still missing after `timeoutMs`. */
+export async function waitForFailuresInProblems(failures: unknown[], timeoutMs: number): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  let missing = filesMissingFromProblems(failures);
+  while (missing.length && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    missing = filesMissingFromProblems(failures);
+  }
+  return missing;
 }
 
 /** A proposal as a quick pick row. */
@@ -260,9 +300,14 @@ export function commandHandlers(deps: CommandDeps): Record<string, (...args: unk
           return;
         }
         if (s.failed + s.errors > 0) {
-          const choice = await api.showWarningMessage(text, 'Show Problems');
+          // Never an empty Problems panel left unexplained: say which failures did not reach it.
+          const missing = await waitForFailuresInProblems(result.failures ?? [], deps.problemsWaitMs ?? PROBLEMS_WAIT_MS);
+          const note = missing.length
+            ? `. Problems shows no failure for ${missing.join(', ')} (toolgate.trace.server: verbose shows what the server published)`
+            : '';
+          const choice = await api.showWarningMessage(`${text}${note}`, 'Show Problems');
           if (choice) {
-            await api.executeCommand('workbench.actions.view.problems');
+            await api.executeCommand(SHOW_PROBLEMS);
           }
         } else {
           void api.showInformationMessage(text);

@@ -185,6 +185,14 @@ export function workspaceFolderPath(): string | undefined {
 export function asRelativePath(uri: string): string {
   return vscode.workspace.asRelativePath(vscode.Uri.parse(uri), false);
 }
+/** The file URI of a path, relative to the first workspace folder unless absolute. */
+export function workspaceFileUri(path: string): string | undefined {
+  if (path.startsWith('/')) {
+    return vscode.Uri.file(path).toString();
+  }
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  return folder ? vscode.Uri.joinPath(folder, path).toString() : undefined;
+}
 /** Open a file in an editor without taking the focus from where the person is. */
 export async function showDocument(uri: string): Promise<void> {
   await vscode.window.showTextDocument(vscode.Uri.parse(uri), { preview: true, preserveFocus: true });

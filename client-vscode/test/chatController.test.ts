@@ -181,7 +181,7 @@ describe('ChatController: proposals from their cards', () => {
     await chat.handle({ type: 'openDiff', proposalId: 'p-gone' });
     expect(last().error).toMatch(/no longer waiting/);
     await chat.handle({ type: 'showProblems' });
-    expect(fake.commands.map((c) => c.id)).toContain('workbench.actions.view.problems');
+    expect(fake.commands.map((c) => c.id)).toContain('workbench.panel.markers.view.focus');
   });
 
   it('shows a proposal decided elsewhere (the diff editor) as decided on its card', async () => {
@@ -312,14 +312,19 @@ describe('ChatController: plans', () => {
   beforeEach(() => fake.reset());
 
   it('asks for a plan and draws it once, though the server also sends it as a notification', async () => {
-    const { chat, controller, server, last } = setup();
+    const { chat, controller, server, last, posted } = setup();
+    controller.setServerState('idle');
     server.answers['toolgate.plan'] = PLAN;
     controller.handlePlan(PLAN);
     await chat.handle({ type: 'plan', text: '  publish the README ' });
-    expect(server.calls).toEqual([{ command: 'toolgate.plan', args: [{ task: 'publish the README' }] }]);
+    expect(server.calls.filter((c) => c.command === 'toolgate.plan')).toEqual([
+      { command: 'toolgate.plan', args: [{ task: 'publish the README' }] },
+    ]);
     const plans = last().entries.filter((e) => e.kind === 'plan');
     expect(plans).toHaveLength(1);
     expect(last().error).toBeUndefined();
+    expect(posted.some((m) => m.type === 'state' && m.state.status.state === 'planning')).toBe(true);
+    expect(last().status.state).toBe('idle');
   });
 
   it('scaffolds a gap with the arguments the server gave, then allows Approve, which runs the plan', async () => {

@@ -182,7 +182,34 @@ describe('commands', () => {
     await handlers[Command.runTests]();
     expect(server.calls).toEqual([{ command: 'toolgate.runTests', args: [{}] }]);
     expect(fake.messages[0]).toMatchObject({ level: 'warning', message: 'Toolgate tests: 2 passed, 1 failed, 0 errors, 0 skipped' });
-    expect(fake.commands.at(-1)?.id).toBe('workbench.actions.view.problems');
+    expect(fake.commands.at(-1)?.id).toBe('workbench.panel.markers.view.focus');
+  });
+
+  it('Run Tests waits for its failures to reach Problems before it says the counts', async () => {
+    const { handlers, server } = setup();
+    server.answers[ServerCommand.runTests] = {
+      summary: { total: 2, passed: 1, failed: 1, skipped: 0, errors: 0, duration_seconds: 0.2 },
+      failures: [{ file: 'test_calc.py', line: 9, test_id: 'test_calc.py::test_mul' }],
+    };
+    // The diagnostics arrive a moment after the command's answer, as notifications do.
+    setTimeout(() => fake.diagnostics.set('file:///work/test_calc.py', [{ source: 'toolgate', message: 'assert 5 == 6' }]), 150);
+    await handlers[Command.runTests]();
+    expect(fake.messages[0].message).toBe('Toolgate tests: 1 passed, 1 failed, 0 errors, 0 skipped');
+  });
+
+  it('Run Tests names the failing files that never reached Problems', async () => {
+    const { server, deps } = setup();
+    server.answers[ServerCommand.runTests] = {
+      summary: { total: 3, passed: 1, failed: 2, skipped: 0, errors: 0, duration_seconds: 0.2 },
+      failures: [{ file: 'tests/test_a.py' }, { file: '/elsewhere/test_b.py' }, { file: 'tests/test_a.py' }],
+    };
+    // Another server's diagnostic does not count: only Toolgate's own.
+    fake.diagnostics.set('file:///elsewhere/test_b.py', [{ source: 'toolgate', message: 'x' }]);
+    fake.diagnostics.set('file:///work/tests/test_a.py', [{ source: 'pylint', message: 'y' }]);
+    await commandHandlers({ ...deps, problemsWaitMs: 200 })[Command.runTests]();
+    expect(fake.messages[0].message).toBe(
+      'Toolgate tests: 1 passed, 2 failed, 0 errors, 0 skipped. Problems shows no failure for tests/test_a.py (toolgate.trace.server: verbose shows what the server published)',
+    );
   });
 
   it('Run Tests says so when pytest gave no results instead of leaving Problems empty', async () => {

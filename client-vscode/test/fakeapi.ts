@@ -186,6 +186,9 @@ export function isTrusted(): boolean {
 export function asRelativePath(text: string): string {
   return text.replace(/^file:\/\/\/work\//, '');
 }
+export function workspaceFileUri(path: string): string | undefined {
+  return path.startsWith('/') ? `file://${path}` : `file:///work/${path}`;
+}
 export async function showDocument(target: string): Promise<void> {
   fake.shown.push(target);
 }

@@ -144,6 +144,7 @@ describe('run ends and plans', () => {
     expect(scaffolded).toContain('data-action="approvePlan"');
     expect(scaffolded).toContain('scaffolded in tools/docs_render');
     expect(scaffolded).not.toContain('data-action="scaffold"');
+    expect(scaffolded).not.toContain('gap-detail');
     const dropped = renderEntry(plan({ decision: 'dropped' }), none);
     expect(dropped).not.toContain('data-action=');
     expect(dropped).toContain('dropped');
@@ -156,6 +157,7 @@ describe('status and sessions', () => {
     expect(statusText({ state: 'running', detail: 'write_file' })).toBe('Working: write_file…');
     expect(statusText({ state: 'idle', detail: 'cancelled' })).toBe('Ready — last run cancelled');
     expect(statusText({ state: 'starting' })).toBe('Starting the server…');
+    expect(statusText({ state: 'planning' })).toBe('Making a plan…');
   });
 
   it('lists the sessions with the current one selected', () => {

@@ -58,6 +58,7 @@ def _client(
     scripted: ScriptedModel | None,
     *args: str,
     elicitation: Any = None,
+    mode: str = "legacy",
 ) -> Client:
     env = {k: os.environ[k] for k in ("XDG_CONFIG_HOME", "XDG_STATE_HOME")}
     # The tests' own interpreter (with pytest and pytest-cov) comes first on PATH.
@@ -91,6 +92,11 @@ async def _call(
     assert payload == result.structured_content
     assert payload["success"] is not result.is_error
     return payload
+
+
+# The protocol up to 2025-11-25 (the server asks while the call is in flight) and 2026-07-28
+# (the call answers InputRequiredResult and the client's retry carries the answer).
+MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
 
 
 def _calls(*calls: tuple[str, dict[str, Any]]) -> dict[str, Any]:
@@ -131,8 +137,9 @@ async def test_tools_are_listed_with_their_schemas(repo: Path) -> None:
     assert listed["implement_code"].annotations.read_only_hint is False
 
 
+@MODES
 async def test_implement_code_returns_the_diff_and_sends_progress(
-    repo: Path, scripted: ScriptedModel
+    repo: Path, scripted: ScriptedModel, mode: str
 ) -> None:
     _project(repo)
     scripted.script = [
@@ -143,7 +150,7 @@ async def test_implement_code_returns_the_diff_and_sends_progress(
         {"content": "Added sub.py and swapped the factors in mul."},
     ]
     progress: list[str] = []
-    async with _client(repo, scripted, "--approve", "auto") as client:
+    async with _client(repo, scripted, "--approve", "auto", mode=mode) as client:
         result = await _call(
             client,
             "implement_code",
@@ -313,8 +320,9 @@ def _elicitation(answer: types.ElicitResult, seen: list[types.ElicitRequestParam
     return callback
 
 
+@MODES
 async def test_a_change_accepted_through_elicitation_lands(
-    repo: Path, scripted: ScriptedModel
+    repo: Path, scripted: ScriptedModel, mode: str
 ) -> None:
     scripted.script = [
         _calls(("write_file", {"path": "hello.txt", "content": "hello\n"})),
@@ -323,7 +331,7 @@ async def test_a_change_accepted_through_elicitation_lands(
     seen: list[types.ElicitRequestParams] = []
     answer = types.ElicitResult(action="accept", content={"approve": True})
     # The server's own rule is deny: only the person's answer lets the change through.
-    async with _client(repo, scripted, elicitation=_elicitation(answer, seen)) as client:
+    async with _client(repo, scripted, elicitation=_elicitation(answer, seen), mode=mode) as client:
         result = await _call(client, "implement_code", task_description="Say hello")
     assert result["success"] is True, result
     (asked,) = seen
@@ -332,8 +340,9 @@ async def test_a_change_accepted_through_elicitation_lands(
     assert (repo / "hello.txt").read_text() == "hello\n"
 
 
+@MODES
 async def test_a_change_rejected_through_elicitation_does_not_land(
-    repo: Path, scripted: ScriptedModel
+    repo: Path, scripted: ScriptedModel, mode: str
 ) -> None:
     (repo / "README.md").write_text("# Tiny project\n")
     scripted.script = [
@@ -345,7 +354,7 @@ async def test_a_change_rejected_through_elicitation_does_not_land(
         action="accept", content={"approve": False, "reason": "keep it tiny"}
     )
     async with _client(
-        repo, scripted, "--approve", "auto", elicitation=_elicitation(answer, seen)
+        repo, scripted, "--approve", "auto", elicitation=_elicitation(answer, seen), mode=mode
     ) as client:
         result = await _call(client, "implement_code", task_description="Rename the project")
     assert result["success"] is False
@@ -506,13 +515,18 @@ async def test_review_code_of_a_given_diff_and_of_nothing(
 ) -> None:
     diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n"
     scripted.script = [{"content": json.dumps({"approved": True, "comments": []})}]
+    scripted.fallback = {"content": "Looks fine to me."}
     async with _client(repo, scripted) as client:
         given = await _call(client, "review_code", diff=diff)
         nothing = await _call(client, "review_code")
+        unreadable = await _call(client, "review_code", diff=diff)
     assert given["success"] is True and given["data"]["approved"] is True
     assert "a = 2" in json.dumps(scripted.requests[0]["messages"])
     assert nothing["success"] is False
     assert nothing["error"] == "nothing to review: the working tree has no changes against HEAD"
+    assert unreadable["success"] is False and unreadable["error"].startswith("no review: ")
+    run_log = repo / ".toolgate" / "runs" / f"{unreadable['data']['run_id']}.json"
+    assert json.loads(run_log.read_text())["status"] == "failed"
 
 
 async def test_a_test_command_off_the_allow_list_is_asked_for(repo: Path) -> None:
@@ -534,3 +548,35 @@ async def test_a_test_command_off_the_allow_list_is_asked_for(repo: Path) -> Non
     assert refused["success"] is False and "allow-list" in refused["error"]
     assert any("explicit yes" in s for s in refused["suggestions"])
     assert allowed["success"] is True
+
+
+async def test_questions_across_round_trips_reach_the_same_run(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [
+        _calls(
+            ("write_file", {"path": "a.txt", "content": "a\n"}),
+            ("write_file", {"path": "b.txt", "content": "b\n"}),
+        ),
+        {"content": "Wrote a.txt; b.txt was refused."},
+    ]
+    seen: list[str] = []
+
+    async def callback(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        seen.append(params.message.splitlines()[0])
+        if "a.txt" in params.message:
+            return types.ElicitResult(action="accept", content={"approve": True})
+        return types.ElicitResult(action="decline")
+
+    progress: list[str] = []
+    # 2026-07-28: each question is an InputRequiredResult; each retry carries one answer.
+    async with _client(repo, scripted, elicitation=callback, mode="auto") as client:
+        result = await _call(client, "implement_code", progress, task_description="a and b")
+    assert seen == ["Toolgate: Create a.txt?", "Toolgate: Create b.txt?"]
+    assert (repo / "a.txt").read_text() == "a\n" and not (repo / "b.txt").exists()
+    assert result["data"]["status"] == "incomplete"
+    assert [f["path"] for f in result["data"]["files_changed"]] == ["a.txt"]
+    assert any("the person chose decline" in s for s in result["suggestions"])
+    # One run took both answers, and its progress came out over the rounds.
+    assert len(list((repo / ".toolgate" / "runs").glob("r-*.json"))) == 1
+    assert progress[0].startswith("run r-") and progress[-1].endswith(" incomplete")

@@ -16,7 +16,7 @@ import type {
 } from '../protocol';
 import { ServerCommand } from '../protocol';
 import type { RunState } from '../status';
-import { undoNotes } from '../commands';
+import { SHOW_PROBLEMS, undoNotes } from '../commands';
 import { Conversation } from './conversation';
 import type { ChatState, FromWebview, PlanCard, RunStatus, SessionChoice, ToWebview } from './messages';
 
@@ -270,7 +270,7 @@ export class ChatController implements ControllerListener {
         if (!task) {
           return;
         }
-        this.status = { state: this.status.state, detail: 'planning' };
+        this.status = { state: 'planning' };
         this.flush();
         try {
           // The server also sends the plan as `toolgate/plan`; the card is drawn once.
@@ -363,7 +363,7 @@ export class ChatController implements ControllerListener {
         return;
       }
       case 'showProblems':
-        await api.executeCommand('workbench.actions.view.problems');
+        await api.executeCommand(SHOW_PROBLEMS);
         return;
       case 'newSession': {
         const result = await controller.execute<{ sessionId: string }>(ServerCommand.newSession, [{}]);

@@ -98,7 +98,7 @@ export function planRunnable(plan: PlanCard): boolean {
 
 /** What the run is doing, for the status line and the Stop button. */
 export interface RunStatus {
-  /** `starting`, `idle`, `running`, `stopped` or `error` (the server), as the status bar says. */
+  /** `starting`, `idle`, `running`, `stopped` or `error` (the server), as the status bar says; `planning` while a plan is asked for. */
   state: string;
   /** The last run's ending (`completed`, `cancelled`, …) or what the running one does now. */
   detail?: string;

@@ -152,11 +152,11 @@ function planBlock(plan: PlanCard): string {
           ? `<span class="tool">→ <code>${escapeHtml(step.gap.toolName)}</code> (scaffolded in ${escapeHtml(step.gap.scaffolded)})</span>`
           : `<span class="gap-mark">gap: no tool</span>`;
       let gap = '';
-      if (step.gap && !step.tool) {
+      if (step.gap && !step.tool && !step.gap.scaffolded) {
         const why = GAP_REASON[step.gap.reason] ?? step.gap.reason.replace(/_/g, ' ');
         gap =
           `<div class="gap-detail">${escapeHtml(step.gap.message)} (${escapeHtml(why)})` +
-          (!step.gap.scaffolded && !plan.decision
+          (!plan.decision
             ? ` ${button('scaffold', `Scaffold missing tool ${step.gap.toolName}`, { ...id, step: step.stepId }, 'secondary')}`
             : '') +
           `</div>`;
@@ -249,6 +249,8 @@ export function statusText(status: RunStatus): string {
       return `Working${status.detail ? `: ${status.detail}` : ''}…`;
     case 'idle':
       return status.detail ? `Ready — last run ${status.detail}` : 'Ready';
+    case 'planning':
+      return 'Making a plan…';
     case 'starting':
       return 'Starting the server…';
     case 'stopped':

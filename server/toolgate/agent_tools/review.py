@@ -18,6 +18,7 @@ from toolgate.agent_tools.jobs import Job, JobError
 from toolgate.code_review import (
     ReviewError,
     ReviewRequest,
+    ReviewSetupError,
     review_in_workspace,
     working_tree_changes,
 )
@@ -79,7 +80,8 @@ async def review_code(job: Job, arguments: dict[str, Any]) -> ToolResult:
         return ToolResult.fail(reason, data={"run_id": run_id})
     except ReviewError as exc:
         runlog.finish("failed", str(exc), {})
-        job.retry_reason = str(exc)
+        # No endpoint is a matter of configuration: asking again would not help.
+        job.retry_reason = None if isinstance(exc, ReviewSetupError) else str(exc)
         return ToolResult.fail(f"no review: {exc}", data={"run_id": run_id})
     data = {**review.to_dict(), "summary": review.summary(), "run_id": run_id}
     data["run_log"] = str(runlog.path)

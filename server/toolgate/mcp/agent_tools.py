@@ -1,16 +1,25 @@
 """The agent tools over MCP: listing, calling, approvals as elicitation, progress notifications.
 
 A thin adapter over `toolgate.agent_tools`: it turns each spec into an MCP tool, lends a call
-an `Ask` that sends `elicitation/create` (the diff in the message, accept or reject) when the
-client declared the elicitation capability, and sends the run's progress lines as
-`notifications/progress` when the request carried a progress token.
+an `Ask` that puts the question (the diff in the message, accept or reject) to the client's
+person when the client declared the elicitation capability, and sends the run's progress lines
+as `notifications/progress` when the request carried a progress token.
+
+How the question travels depends on the protocol the client chose. Up to 2025-11-25 the
+server sends `elicitation/create` while the call is in flight. From 2026-07-28 a server cannot
+send requests of its own: the call answers `InputRequiredResult` (the elicitation inside, and
+a `requestState` naming the job), the job waits, and the client's retry of the call carries
+the person's answer, which the job receives; the last round returns the job's result.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
+import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -80,26 +89,35 @@ def can_elicit(ctx: Any) -> bool:
     return elicitation.form is not None or elicitation.url is None
 
 
+def _message(title: str, details: str) -> str:
+    if len(details) > MAX_MESSAGE_CHARS:
+        details = details[:MAX_MESSAGE_CHARS] + "\n… (the rest is cut)\n"
+    return f"{title}\n\n{details}"
+
+
+def _answer(reply: Any) -> Answer:
+    """The person's elicitation reply as an answer: accept with `approve` unticked rejects."""
+    content = getattr(reply, "content", None) or {}
+    reason = content.get("reason")
+    reason = (str(reason).strip() or None) if reason is not None else None
+    action = getattr(reply, "action", "cancel")
+    if action != "accept":
+        return Answer(False, reason or f"the person chose {action}")
+    return Answer(content.get("approve", True) is not False, reason)
+
+
 def elicitation_ask(ctx: Any) -> Ask:
-    """An `Ask` that puts the question to the client's person through elicitation."""
+    """An `Ask` that sends `elicitation/create` while the call is in flight (to 2025-11-25)."""
 
     async def ask(title: str, details: str) -> Answer:
-        if len(details) > MAX_MESSAGE_CHARS:
-            details = details[:MAX_MESSAGE_CHARS] + "\n… (the rest is cut)\n"
-        message = f"{title}\n\n{details}"
         try:
             reply = await ctx.session.elicit_form(
-                message, ANSWER_SCHEMA, related_request_id=ctx.request_id
+                _message(title, details), ANSWER_SCHEMA, related_request_id=ctx.request_id
             )
         except Exception as exc:  # the client failed to answer: nothing is applied
             log.warning("elicitation failed: %s", exc)
             return Answer(False, f"the MCP client could not ask its person: {exc}")
-        reason = (reply.content or {}).get("reason") if reply.content else None
-        reason = str(reason).strip() or None if reason is not None else None
-        if reply.action != "accept":
-            return Answer(False, reason or f"the person chose {reply.action}")
-        approved = (reply.content or {}).get("approve", True) is not False
-        return Answer(approved, reason)
+        return _answer(reply)
 
     return ask
 
@@ -131,34 +149,129 @@ def to_result(result: ToolResult, max_bytes: int) -> Any:
     )
 
 
-async def call_agent_tool(
-    ctx: Any, jobs: AgentJobs, name: str, arguments: dict[str, Any] | None, max_bytes: int
-) -> Any:
-    """Run one agent tool for an MCP request; progress flows while it runs."""
-    token = progress_token(ctx)
-    send, receive = anyio.create_memory_object_stream[str](math.inf)
+async def _pump(ctx: Any, token: str | int, receive: Any) -> None:
+    """Send each progress line of one request as a notification (best effort)."""
+    count = 0
+    async with receive:
+        async for line in receive:
+            count += 1
+            try:
+                await ctx.session.send_progress_notification(
+                    token, count, None, line, related_request_id=ctx.request_id
+                )
+            except Exception as exc:  # progress is best effort; the job goes on
+                log.debug("progress notification failed: %s", exc)
 
-    def progress(line: str) -> None:
-        if token is not None:
-            send.send_nowait(line)
 
-    async def pump() -> None:
-        count = 0
-        async with receive:
-            async for line in receive:
-                count += 1
-                try:
-                    await ctx.session.send_progress_notification(
-                        token, count, None, line, related_request_id=ctx.request_id
+@dataclass
+class _Waiting:
+    """A job started by one request and carried on by the client's retries of it."""
+
+    task: asyncio.Task[ToolResult] | None = None
+    questions: asyncio.Queue[tuple[str, asyncio.Future[Answer]]] = field(
+        default_factory=asyncio.Queue
+    )
+    answer: asyncio.Future[Answer] | None = None
+    progress: Any = None  # the current round's progress sender, if it asked for progress
+
+
+class AgentToolCalls:
+    """Agent tool calls of one server: in flight, or waiting for their person across rounds."""
+
+    def __init__(self, jobs: AgentJobs, max_bytes: int) -> None:
+        self.jobs = jobs
+        self.max_bytes = max_bytes
+        self._waiting: dict[str, _Waiting] = {}
+
+    async def call(self, ctx: Any, params: Any) -> Any:
+        """Answer one `tools/call` of an agent tool (or one retry of it)."""
+        token = progress_token(ctx)
+        send, receive = anyio.create_memory_object_stream[str](math.inf)
+        async with anyio.create_task_group() as group:
+            if token is not None:
+                group.start_soon(_pump, ctx, token, receive)
+            try:
+                if getattr(ctx.session, "can_send_request", True) or not can_elicit(ctx):
+                    context = CallContext(
+                        ask=elicitation_ask(ctx) if can_elicit(ctx) else None,
+                        progress=send.send_nowait if token is not None else _drop,
                     )
-                except Exception as exc:  # progress is best effort; the job goes on
-                    log.debug("progress notification failed: %s", exc)
+                    result = await self.jobs.call(params.name, params.arguments, context)
+                    return to_result(result, self.max_bytes)
+                return await self._round(params, send if token is not None else None)
+            finally:
+                send.close()
 
-    context = CallContext(ask=elicitation_ask(ctx) if can_elicit(ctx) else None, progress=progress)
-    async with anyio.create_task_group() as group:
-        group.start_soon(pump)
+    async def _round(self, params: Any, send: Any) -> Any:
+        """One round of a call whose questions travel as `InputRequiredResult` (2026-07-28)."""
+        state = getattr(params, "request_state", None)
+        if state is not None:
+            waiting = self._waiting.get(state)
+            if waiting is None:
+                return to_result(
+                    ToolResult.fail(
+                        "this call's job is no longer known here (the server was restarted, "
+                        "or the job ended); call the tool again"
+                    ),
+                    self.max_bytes,
+                )
+            reply = (getattr(params, "input_responses", None) or {}).get("approval")
+            if waiting.answer is not None and not waiting.answer.done():
+                waiting.answer.set_result(_answer(reply))
+        else:
+            state = uuid.uuid4().hex
+            waiting = _Waiting()
+            context = CallContext(ask=self._ask(waiting), progress=lambda line: _say(waiting, line))
+            waiting.task = asyncio.ensure_future(
+                self.jobs.call(params.name, params.arguments, context)
+            )
+            self._waiting[state] = waiting
+            # A job that ends with no round waiting (its time ran out while the client never
+            # came back) is forgotten; a late retry is told so.
+            key = state
+            waiting.task.add_done_callback(lambda _: self._waiting.pop(key, None))
+        waiting.progress = send
+        job = waiting.task
+        assert job is not None
+        question = asyncio.ensure_future(waiting.questions.get())
         try:
-            result = await jobs.call(name, arguments, context)
-        finally:
-            send.close()
-    return to_result(result, max_bytes)
+            await asyncio.wait({job, question}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # The client gave up on the call: so does the job (its run ends as cancelled).
+            question.cancel()
+            job.cancel()
+            raise
+        if not question.done():
+            question.cancel()
+            self._waiting.pop(state, None)
+            waiting.progress = None
+            return to_result(job.result(), self.max_bytes)
+        message, waiting.answer = question.result()
+        waiting.progress = None
+        return _input_required(message, state)
+
+    def _ask(self, waiting: _Waiting) -> Ask:
+        async def ask(title: str, details: str) -> Answer:
+            future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+            await waiting.questions.put((_message(title, details), future))
+            return await future
+
+        return ask
+
+
+def _drop(line: str) -> None:
+    """Progress nobody asked for."""
+
+
+def _say(waiting: _Waiting, line: str) -> None:
+    if waiting.progress is not None:
+        waiting.progress.send_nowait(line)
+
+
+def _input_required(message: str, state: str) -> Any:
+    import mcp_types as types
+
+    request = types.ElicitRequest(
+        params=types.ElicitRequestFormParams(message=message, requested_schema=ANSWER_SCHEMA)
+    )
+    return types.InputRequiredResult(input_requests={"approval": request}, request_state=state)

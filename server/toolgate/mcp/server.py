@@ -130,16 +130,16 @@ def build_server(tools: GatedTools, jobs: AgentJobs | None = None) -> Any:
             listed += [agent_mcp.mcp_tool(spec) for spec in jobs.specs()]
         return types.ListToolsResult(tools=listed)
 
+    agent_calls = None if jobs is None else agent_mcp.AgentToolCalls(jobs, tools.max_output_bytes)
+
     async def on_call_tool(ctx: Any, params: Any) -> Any:
-        if jobs is not None and (params.name in AGENT_TOOLS):
-            if not jobs.offers(params.name):
+        if agent_calls is not None and params.name in AGENT_TOOLS:
+            if not agent_calls.jobs.offers(params.name):
                 return to_mcp(
                     ToolResult.fail(f"unknown tool {params.name!r}: it is switched off here"),
                     tools.max_output_bytes,
                 )
-            return await agent_mcp.call_agent_tool(
-                ctx, jobs, params.name, params.arguments, tools.max_output_bytes
-            )
+            return await agent_calls.call(ctx, params)
         result = await tools.call(params.name, params.arguments)
         return to_mcp(result, tools.max_output_bytes)
 
