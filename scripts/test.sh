@@ -47,8 +47,8 @@ if [[ $quick == 0 ]]; then
 
     say "installing the TypeScript ACP SDK the ACP client test drives toolgate acp with"
     # `npm install` with the committed lock, not `npm ci`: acpx's file-safety dependency lists
-    # prebuilt binaries for other platforms that the registry here never serves, so the lock
-    # cannot hold them, and `npm ci` refuses such a lock as out of sync.
+    # prebuilt binaries for every platform; a registry mirror that carries only this platform's
+    # leaves the others out of the lock, and `npm ci` then refuses the lock as out of sync.
     (cd tests/acp/ts && npm install --no-audit --no-fund --loglevel=error)
 fi
 
