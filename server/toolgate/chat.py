@@ -18,7 +18,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-from toolgate.agent.events import EventBus
+from toolgate.agent.events import RUN_STARTED, Event, EventBus
 from toolgate.config import Config, ConfigError
 from toolgate.conversation.store import SessionError
 from toolgate.session import SessionService, SetupError
@@ -77,6 +77,7 @@ class Chat:
         self._last_interrupt = 0.0
         self.leaving = False
         self.loop = asyncio.new_event_loop()
+        self.used: str | None = None  # the model, endpoint and mode of the last turn
 
     def _say(self, message: str) -> None:
         print(message, file=sys.stderr, flush=True)
@@ -87,10 +88,21 @@ class Chat:
         self._last_interrupt = now
         return twice
 
+    def _note_model(self, event: Event) -> None:
+        """Remember what the last turn ran on: the endpoint may have chosen the model."""
+        if event.type == RUN_STARTED:
+            f = event.fields
+            self.used = (
+                f"model {f.get('model')} at {f.get('base_url')} "
+                f"({f.get('tool_calling_mode')} tool calling)"
+            )
+
     async def turn(self, text: str) -> str:
         """Run one turn of the current session; the run's status."""
         bus = EventBus()
-        bus.subscribe(Printer(show_diffs=False, markdown=True))
+        printer = Printer(show_diffs=False, markdown=True)
+        bus.subscribe(printer)
+        bus.subscribe(self._note_model)
         reviewer = TerminalReviewer(self.workspace)
         claim = self.service.claim(self.current, new=self.current is None)
         self.current = claim.session_id
@@ -106,6 +118,9 @@ class Chat:
         def interrupted() -> None:
             if self._pressed_twice():
                 self.leaving = True
+            printer.end_text()  # the answer drawn so far stays; nothing redraws over this line
+            if printer.spinner is not None:
+                printer.spinner.stop()
             self._say("\n(stopping the turn — Ctrl-C again to leave)")
             if turn.run is not None:
                 turn.run.cancel("stopped with Ctrl-C")
@@ -164,8 +179,11 @@ class Chat:
             self.loop.run_until_complete(self._stoppable(self.tests(arg or None)))
         elif name == "/model":
             self._say(
-                f"model {self.config.model or '(the endpoint’s first)'} at "
-                f"{self.config.base_url or '(the embedded local model)'}"
+                self.used
+                or (
+                    f"model {self.config.model or '(the endpoint’s first)'} at "
+                    f"{self.config.base_url or '(the embedded local model)'}"
+                )
             )
         else:
             self._say(f"unknown command {name}; /help lists them")

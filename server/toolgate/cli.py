@@ -275,12 +275,18 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 def _calls_parse(args: argparse.Namespace) -> int:
     from toolgate.calls.cli import calls_parse_main
     from toolgate.config import ConfigError, load_config
+    from toolgate.session.assembly import check_trust
 
+    root = Path(args.workspace).resolve()
     try:
-        calling = load_config(Path(args.workspace).resolve()).tool_calling
+        config = load_config(root)
     except ConfigError as exc:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    # The same confirmations a run applies, so a confirmed workspace syntax module is read here too.
+    for notice in check_trust(root, config, asks_model=False):
+        print(f"toolgate: {notice}", file=sys.stderr)
+    calling = config.tool_calling
     if args.allow_deprecated is not None:
         calling.allow_deprecated_syntax = args.allow_deprecated
     payload, code = calls_parse_main(sys.stdin.read(), args.tools, calling)

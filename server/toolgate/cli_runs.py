@@ -1,4 +1,4 @@
-"""`toolgate runs list | show RUN_ID`: the run logs of a workspace, as a person reads them."""
+"""`toolgate runs [list] | show RUN_ID`: the run logs of a workspace, as a person reads them."""
 
 from __future__ import annotations
 
@@ -14,13 +14,17 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 def add_parser(sub: Any) -> None:
     """Register `runs list` and `runs show RUN_ID`."""
     runs = sub.add_parser("runs", help="list the workspace's runs or show one run's log")
-    actions = runs.add_subparsers(dest="runs_command", required=True)
+    runs.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    runs.add_argument("--json", action="store_true", help="print as JSON")
+    # Without a subcommand: the list. Each subcommand takes the flags again; SUPPRESS keeps
+    # one given before it.
+    actions = runs.add_subparsers(dest="runs_command")
     listing = actions.add_parser("list", help="each run: id, start, status, steps, task")
     show = actions.add_parser("show", help="a run's task, steps, tool calls and account")
     show.add_argument("run_id", metavar="RUN_ID")
     for parser in (listing, show):
-        parser.add_argument("--workspace", default=".", help="workspace root (default: .)")
-        parser.add_argument("--json", action="store_true", help="print the log as JSON")
+        parser.add_argument("--workspace", default=argparse.SUPPRESS, help="workspace root")
+        parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -31,7 +35,7 @@ def main(args: argparse.Namespace) -> int:
     if not root.is_dir():
         print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
         return EXIT_USAGE
-    if args.runs_command == "list":
+    if args.runs_command in (None, "list"):
         logs = run_logs(root)
         if args.json:
             listed = [{k: doc.get(k) for k in _LISTED} for doc in logs]

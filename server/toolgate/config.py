@@ -165,6 +165,7 @@ SCHEMA: dict[str, Any] = {
                 "enabled": {"type": "boolean"},
                 "mode": {"enum": ["auto", "native", "text"]},
                 "max_depth": _POSITIVE,
+                "latent_tools": _STRINGS,
                 "allow_deprecated_syntax": {"type": "boolean"},
                 "final_answer_tool": {"type": "boolean"},
                 "compact_prompt": {"type": "boolean"},
@@ -204,6 +205,9 @@ class ToolCalling:
     enabled: bool = True
     mode: str = "auto"
     max_depth: int = 32
+    # Latent tools offered in every run, answered by a nested model request (a profile that
+    # names one in its `tools` offers it too); none by default, to keep prompts short.
+    latent_tools: list[str] = field(default_factory=list)
     allow_deprecated_syntax: bool = True
     final_answer_tool: bool = True
     compact_prompt: bool = False  # short tool list and examples, for small local models

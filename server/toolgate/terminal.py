@@ -301,7 +301,7 @@ class Printer:
             return "refused by policy" if "policy" in error else "failed"
         return str(decision)
 
-    def _end_text(self) -> None:
+    def end_text(self) -> None:
         """Close the model's words: the markdown view draws its last frame, a line ends."""
         if self.answer_view is not None:
             self.answer_view.end()
@@ -311,7 +311,7 @@ class Printer:
             self._mid_text = False
 
     def _line(self, text: str, style: str = "") -> None:
-        self._end_text()
+        self.end_text()
         if self.colour and style:
             text = style + text + _RESET
         self.err.write(text + "\n")
@@ -324,7 +324,7 @@ class Printer:
             self.out.flush()
         f = event.fields
         if event.type == LLM_CALL:
-            self._end_text()  # a new request: the last one's words never run into the next's
+            self.end_text()  # a new request: the last one's words never run into the next's
         if self.spinner is not None:
             if event.type == RUN_STARTED:
                 self.spinner.model = str(f.get("model"))
@@ -395,7 +395,7 @@ class Printer:
                 _DIM,
             )
         elif event.type == RUN_FINISHED:
-            self._end_text()
+            self.end_text()
             for line in account_lines(f.get("account") or {}):
                 self._line(f"  {line}", _DIM)
             if f.get("done"):

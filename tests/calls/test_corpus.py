@@ -41,7 +41,6 @@ UNCLAIMED = {
     "harmony",
     "hermes",
     "llama_json",
-    "lfm2",
     "mistral",
     "pythonic",
     "xlam",

@@ -308,3 +308,18 @@ def test_aider_blocks_are_prose_without_an_edit_tool_and_in_other_fences() -> No
     shown = "````\n" + AIDER + "\n````"  # a longer fence around it shows the format
     result = parse_text(shown, TOOLS)
     assert result.calls == [] and result.errors == [] and result.content == shown
+
+
+def test_a_number_written_with_leading_zeros_in_a_python_call_is_that_number() -> None:
+    # LFM2 writes dates as `month=07`, which Python 3 does not parse; inside a string it stays
+    tools = {
+        "set_date": {
+            "type": "object",
+            "properties": {"month": {"type": "integer"}, "note": {"type": "string"}},
+        }
+    }
+    text = '<|tool_call_start|>[set_date(month=07, note="007")]<|tool_call_end|>'
+    result = parse_text(text, tools)
+    assert [(c.name, c.arguments) for c in result.calls] == [
+        ("set_date", {"month": 7, "note": "007"})
+    ]

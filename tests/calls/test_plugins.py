@@ -180,6 +180,36 @@ def test_a_workspace_syntax_module_waits_for_the_person(
     assert [(c.name, c.syntax) for c in calls] == [("read_file", "atat")]
 
 
+def test_calls_parse_reads_a_confirmed_workspace_module_as_a_run_does(tmp_path: Path) -> None:
+    """`toolgate calls parse` applies the confirmations a run applies: one place decides."""
+    ws = tmp_path / "ws"
+    (ws / ".toolgate").mkdir(parents=True)
+    (ws / "atat_trusted.py").write_text(PLUGIN)
+    (ws / ".toolgate" / "config.toml").write_text(
+        '[tool_calling]\nsyntax_modules = ["atat_trusted"]\n'
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ws),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+    text = 'Reading. <@@call read_file {"path": "a.py"} @@end> Done.'
+
+    def parse() -> tuple[list[str], str]:
+        argv = [sys.executable, "-m", "toolgate", "calls", "parse", "--workspace", str(ws)]
+        out = subprocess.run(argv, input=text, capture_output=True, text=True, env=env, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return [c["syntax"] for c in json.loads(out.stdout)["calls"]], out.stderr
+
+    syntaxes, said = parse()
+    assert syntaxes == [] and "atat_trusted" in said  # held back, and the person is told why
+    confirm = [sys.executable, "-m", "toolgate", "trust", "--workspace", str(ws), "--yes"]
+    done = subprocess.run(confirm, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert parse()[0] == ["atat"]
+
+
 def test_a_module_that_cannot_be_loaded_is_left_out_with_a_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -143,3 +143,47 @@ def test_chat_continues_a_session_and_refuses_an_unknown_one(
         term.type("/exit\r")
         assert term.wait(timeout=30) == 0
     assert "The title is Tiny project." in json.dumps(scripted.requests[-1]["messages"])
+
+
+def _too_slow(body: dict[str, Any]) -> dict[str, Any]:
+    time.sleep(30)  # the turn is stopped long before this answer would come
+    return {"content": "too late"}
+
+
+def test_ctrl_c_while_the_spinner_draws_stops_the_turn_and_clears_it(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [_too_slow, {"content": "Back with **more**."}]
+    with _chat(repo, scripted, TERM="xterm", NO_COLOR="") as term:
+        term.expect(PROMPT)
+        term.type("Think slowly.\r")
+        term.expect(f"waiting for {scripted.model} · step 1 · 1 s")
+        term.interrupt()
+        stopped = term.expect("stopping the turn")
+        assert stopped.endswith("\r\x1b[K\r\n(")  # the spinner's line was cleared first
+        term.expect(PROMPT, timeout=30)
+        time.sleep(2.5)  # not a double press
+        term.type("Go on.\r")
+        answer = ANSI.sub("", term.expect(PROMPT))
+        # Frames drawn while it streamed are redrawn over; the last one is the whole answer.
+        assert "Back with more." in answer
+        term.type("/exit\r")
+        assert term.wait(timeout=30) == 0
+
+
+def test_model_names_what_the_last_turn_ran_on(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [{"content": "Hi."}]
+    flags = ["--workspace", str(repo), "--base-url", scripted.base_url]  # no --model
+    with Terminal("chat", *flags, env={"NO_COLOR": "1"}) as term:
+        term.expect(PROMPT)
+        term.type("/model\r")
+        term.expect(f"model (the endpoint’s first) at {scripted.base_url}")
+        term.expect(PROMPT)
+        term.type("Hello.\r")
+        term.expect("Hi.")
+        term.expect(PROMPT)
+        term.type("/model\r")
+        term.expect(f"model {scripted.model} at {scripted.base_url} (native tool calling)")
+        term.expect(PROMPT)
+        term.type("/exit\r")
+        assert term.wait(timeout=30) == 0

@@ -70,6 +70,8 @@ def test_runs_list_and_show_read_a_run_as_a_person_does(
     assert listed.returncode == 0, listed.stderr
     assert run_id in listed.stdout and "incomplete" in listed.stdout
     assert "Write notes and commit." in listed.stdout
+    bare = toolgate("runs", "--workspace", str(repo))
+    assert bare.returncode == 0 and bare.stdout == listed.stdout
 
     shown = toolgate("runs", "show", run_id, "--workspace", str(repo))
     assert shown.returncode == 0, shown.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -157,11 +158,20 @@ async def test_a_session_another_editor_is_continuing_is_refused(
 ) -> None:
     scripted.fallback = {"content": "ok"}
     session_id = (await _turn(editor, {"task": "one"}))["sessionId"]
-    scripted.delay = 3.0  # the next turn takes a while
+    release = threading.Event()
+
+    def held(body: dict[str, Any]) -> dict[str, Any]:
+        release.wait(60)  # the turn lasts until the other editor has been refused
+        return {"content": "ok"}
+
+    scripted.script = [held]
     started = await editor.command("toolgate.ask", {"task": "two", "sessionId": session_id})
-    message = await _error(
-        second_editor, "toolgate.ask", {"task": "interleaved", "sessionId": session_id}
-    )
+    try:
+        message = await _error(
+            second_editor, "toolgate.ask", {"task": "interleaved", "sessionId": session_id}
+        )
+    finally:
+        release.set()
     assert session_id in message and "busy" in message
     await editor.until(
         lambda: any(
@@ -169,7 +179,6 @@ async def test_a_session_another_editor_is_continuing_is_refused(
         ),
         60,
     )
-    scripted.delay = 0.0
     third = await _turn(second_editor, {"task": "three", "sessionId": session_id})
     assert third["sessionId"] == session_id
     texts = [m.get("content") for m in scripted.requests[-1]["messages"]]

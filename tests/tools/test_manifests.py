@@ -197,4 +197,4 @@ async def test_a_manifest_with_gate_ask_asks_the_person(
     await run.run()
     await run.model.close()
     result = last_tool_result(scripted.requests[-1])
-    assert result["success"] is False and "rejected" in result["error"]
+    assert result["success"] is False and "refused by --approve deny" in result["error"]

@@ -20,6 +20,7 @@ from toolgate.agent.events import (
     TOOL_PROGRESS,
     EventBus,
 )
+from toolgate.agent.latent import LatentAnswers
 from toolgate.agent.policy import Decision, Policy
 from toolgate.agent.redact import Redactor
 from toolgate.records import ToolCall, ToolResult
@@ -34,6 +35,7 @@ from toolgate.tools.activity import (
     FileChange,
 )
 from toolgate.tools.registry import ToolRegistry, strip_meta
+from toolgate.tools.schema import Tool
 from toolgate.workspace import PathRefused
 
 log = logging.getLogger(__name__)
@@ -97,6 +99,8 @@ class Gate:
         self.redact = redactor
         self.max_depth = max_depth
         self._checkpoint: Checkpoint | None = None
+        # How latent tools are answered (the run's endpoint); None: the model answers them itself.
+        self.latent: LatentAnswers | None = None
         # A front end's look at each result as it comes (the events carry no tool output).
         self.on_result: Callable[[ToolCall, ToolResult], None] | None = None
         if ctx.on_progress is None:
@@ -186,7 +190,8 @@ class Gate:
         tool = self.registry.get(call.name)
         assert tool is not None  # unknown tools are turned away before the gate
         activity = self.registry.activity(call.name)
-        if activity is None:
+        answered = self.latent is not None and self.registry.answerer(call.name) is not None
+        if activity is None and not answered:
             return self._denied(
                 call,
                 f"{call.name} is a latent tool: there is no code behind it; answer it yourself "
@@ -198,6 +203,8 @@ class Gate:
             return self._denied(
                 call, f"arguments nest deeper than {self.max_depth} levels", args, reasoning
             )
+        if activity is None:
+            return await self._latent(call, tool, args, reasoning)
         if tool.executes and not self.ctx.settings.trusted:
             untrusted = self._denied(
                 call,
@@ -277,6 +284,30 @@ class Gate:
                 )
             return GateOutcome(await self._run(call, activity, args), "approved", args, reasoning)
         return GateOutcome(await self._run(call, activity, args), "auto", args, reasoning)
+
+    async def _latent(
+        self, call: ToolCall, tool: Tool, args: dict[str, Any], reasoning: str
+    ) -> GateOutcome:
+        """A latent tool answered by the model: a read, so only a policy's deny stops it."""
+        assert self.latent is not None
+        if self.policy.decide(tool) == Decision.DENY:
+            rule = self.policy.rule(tool)
+            denied = self._denied(
+                call, f"{call.name} is denied by policy ({rule})", args, reasoning
+            )
+            denied.rule = rule
+            return denied
+        self.bus.emit(
+            TOOL_CALL_DECIDED,
+            self.run_id,
+            tool_name=call.name,
+            call_id=call.id,
+            decision=Decision.AUTO.value,
+            why=reasoning,
+        )
+        root = self.ctx.workspace.root
+        result = await self.latent.answer(self.registry, root, self.run_id, call.name, args)
+        return GateOutcome(result, "auto", args, reasoning)
 
     async def _run(self, call: ToolCall, activity: Activity, args: dict[str, Any]) -> ToolResult:
         if not isinstance(activity, CommandActivity):

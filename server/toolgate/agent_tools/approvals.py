@@ -17,6 +17,8 @@ from toolgate.review.reviewer import Approval, ApprovalRequest, DiskReviewer
 from toolgate.workspace import Workspace
 
 APPROVE_CHOICES = ("deny", "auto")
+# How the gate names the rule that refused a change the agent tool's own job may not make.
+CONSTRAINT_RULE = "the agent tool's own limits"
 
 
 @dataclass(frozen=True)
@@ -67,23 +69,30 @@ class HostReviewer(DiskReviewer):
         self.constraint = constraint
         self.refusals: list[Refusal] = []
 
-    async def decide(self, proposal: Proposal) -> tuple[set[int] | None, str | None]:
-        """Ask the person about the whole change (None: accept all), or apply the rule."""
-        what = f"change to {proposal.path}"
+    async def review_change(self, proposal: Proposal) -> Resolution:
+        """The job's constraint first, then the host's person, else the server's rule."""
         refused = self._constrained(proposal)
         if refused is not None:
-            return set(), refused
-        if self.ask is not None:
-            verb = "Create" if proposal.is_new_file else "Change"
-            answer = await self.ask(f"Toolgate: {verb} {proposal.path}?", proposal.diff)
-            return self._answered(what, answer)
-        return self._by_rule(what)
+            return Resolution(ProposalStatus.REJECTED, [], refused, rule=CONSTRAINT_RULE)
+        if self.ask is None:
+            accepted, reason = self._by_rule(f"change to {proposal.path}")
+            if accepted is not None:
+                return Resolution(ProposalStatus.REJECTED, [], reason, rule=self._rule_name)
+            return self.write(proposal, None, None)
+        return await super().review_change(proposal)
+
+    async def decide(self, proposal: Proposal) -> tuple[set[int] | None, str | None]:
+        """Ask the host's person about the whole change (None: accept all)."""
+        assert self.ask is not None  # review_change answers by rule when nobody can be asked
+        verb = "Create" if proposal.is_new_file else "Change"
+        answer = await self.ask(f"Toolgate: {verb} {proposal.path}?", proposal.diff)
+        return self._answered(f"change to {proposal.path}", answer)
 
     async def apply_change(self, proposal: Proposal) -> Resolution:
         """A change the policy approved: still held to the job's constraint."""
         refused = self._constrained(proposal)
         if refused is not None:
-            return Resolution(ProposalStatus.REJECTED, [], refused)
+            return Resolution(ProposalStatus.REJECTED, [], refused, rule=CONSTRAINT_RULE)
         return await super().apply_change(proposal)
 
     async def confirm(self, request: ApprovalRequest) -> Approval:
@@ -96,9 +105,11 @@ class HostReviewer(DiskReviewer):
         if request.off_allow_list:
             reason = "commands off the allow-list need a person's explicit yes"
             self.refusals.append(Refusal(what, reason, by_person=False))
-            return Approval(False, reason)
+            return Approval(False, reason, rule="the command allow-list")
         accepted, reason = self._by_rule(what)
-        return Approval(accepted is None, reason)
+        if accepted is None:
+            return Approval(True, reason)
+        return Approval(False, reason, rule=self._rule_name)
 
     def _constrained(self, proposal: Proposal) -> str | None:
         reason = self.constraint(proposal) if self.constraint is not None else None
@@ -112,6 +123,10 @@ class HostReviewer(DiskReviewer):
         reason = answer.reason or "rejected by the person"
         self.refusals.append(Refusal(what, reason, by_person=True))
         return set(), reason
+
+    @property
+    def _rule_name(self) -> str:
+        return f"--approve {self.approve}"
 
     def _by_rule(self, what: str) -> tuple[set[int] | None, str | None]:
         if self.approve == "auto":

@@ -26,8 +26,9 @@ WINDOW = 256  # look-ahead used to decide whether something opens a call at all
 HOLD_LIMIT = 200  # below every look-ahead window
 
 State = Callable[["Cursor"], bool]
-# What reads a fence that holds a call once it closes: (cursor, construct, body, raw, closed).
-FenceReader = Callable[["Cursor", "Construct", str, str, bool], None]
+# What reads a construct's body once it closed (a tag, a fence): cursor, construct, body, raw,
+# and whether it closed at all (False: the output ended inside it).
+BodyReader = Callable[["Cursor", "Construct", str, str, bool], None]
 
 # For each state, the characters on which an item (a call or an error) may complete in it; a
 # chunk without one is only stored while that state holds the text (see the driver's `feed`).
@@ -78,7 +79,12 @@ SCAN_PLAIN = json_scanner(None, None)
 
 
 class Construct:
-    """What the parser knows about the construct it is reading."""
+    """What the parser knows about the construct it is reading.
+
+    One record for every syntax: a construct can change hands while it is read (Hermes's
+    `<tool_call>` to Qwen3-Coder's or GLM's reader, an arrow block to its fence), so the fields
+    are grouped by the readers that use them rather than split by syntax.
+    """
 
     __slots__ = (
         "after",
@@ -104,7 +110,7 @@ class Construct:
         "mode",
         "name",
         "on_close",
-        "on_line",
+        "on_value",
         "open_len",
         "opening",
         "out_re",
@@ -154,8 +160,9 @@ class Construct:
         self.body_start = 0
         self.cand_re: re.Pattern[str] | None = None
         self.after: str = ""
-        self.on_close: FenceReader | None = None
-        self.on_line: Callable[[Cursor, str], None] | None = None  # reads a line-start call
+        self.on_close: BodyReader | None = None
+        # What reads the construct once its value (and its line, for a line form) has ended
+        self.on_value: Callable[[Cursor, str], None] | None = None
         self.decide: Callable[[Cursor, Construct], bool] | None = None
         self.attr_args = False  # tag arguments written as `args={…}`
 
@@ -176,6 +183,7 @@ class Cursor:
         "idle",
         "items",
         "k",
+        "passed",
         "pos",
         "prev",
         "sink",
@@ -212,6 +220,7 @@ class Cursor:
         self.sink = Content()
         # Prose the machinery has passed but not yet handed to the content: one emit per stretch.
         self._prose_start = self._prose_end = 0
+        self.passed: list[str] = []  # prose kept by earlier runs, not yet handed on
 
     def prose_to(self, end: int) -> None:
         """Pass the buffer up to `end` as prose (handed on in one stretch with what touches it)."""
@@ -222,9 +231,20 @@ class Cursor:
             self._prose_end = self.pos = end
 
     def say(self) -> None:
-        """Hand the stretch of prose passed so far to the content (before anything else is)."""
+        """Hand the prose passed so far to the content (before anything else is)."""
+        stretch = self.buf[self._prose_start : self._prose_end]
+        if self.passed:
+            self.passed.append(stretch)
+            stretch = "".join(self.passed)
+            self.passed.clear()
+        if stretch:
+            self.sink.emit(stretch)
+        self._prose_start = self._prose_end = 0
+
+    def keep_prose(self) -> None:
+        """Keep the stretch of prose passed so far, to hand on with what follows it."""
         if self._prose_end > self._prose_start:
-            self.sink.emit(self.buf[self._prose_start : self._prose_end])
+            self.passed.append(self.buf[self._prose_start : self._prose_end])
         self._prose_start = self._prose_end = 0
 
     def start(self, what: str, state: State) -> Construct:

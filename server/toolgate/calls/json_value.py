@@ -42,7 +42,7 @@ def st_json(p: Cursor) -> bool:
         if k.after == "standalone":
             p.state = st_standalone
         else:
-            resolve_json(p, p.done())
+            (k.on_value or resolve_json)(p, p.done())
         return True
     text = p.done()
     p.error(
@@ -70,21 +70,18 @@ def st_standalone(p: Cursor) -> bool:
     if not p.take(end):
         return True
     text = p.done()
-    (k.on_line or resolve_json)(p, text)
+    (k.on_value or resolve_json)(p, text)
     return True
 
 
 def resolve_json(p: Cursor, text: str) -> None:
-    """The calls in the value: a call object, a list of them, or (v11) the arguments."""
+    """The calls in the value: a call object or a list of them; prose if it is not calls."""
     k = p.k
     value = text[k.value_start : k.value_end]
     try:
         obj = load_json(value, k.name or k.what)
     except BadCall as exc:
         p.error(str(exc), text)
-        return
-    if k.syntax == "mistral_v11":
-        p.call(k.name or "", obj, "mistral_v11", text)
         return
     items = obj if isinstance(obj, list) else [obj]
     if not items:

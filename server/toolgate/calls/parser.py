@@ -2,10 +2,10 @@
 
 The parser holds only the text not yet decided. Prose is searched with one compiled pattern from
 a resume position, so the total work is linear in the length of the answer; where something
-may open a call, the syntax that owns the opening reads on with its states (`toolgate.calls.
-cursor`), holding the construct back until it is decided. Every decision depends on the text
-alone, never on where a chunk ended. The syntaxes live in `toolgate.calls.syntaxes`, one module
-each; the rules for inline code and fences in `toolgate.calls.prose`.
+may open a call, the syntax that owns the opening reads on with its states (see `cursor.py`),
+holding the construct back until it is decided. Every decision depends on the text alone,
+never on where a chunk ended. The syntaxes live in `syntaxes/`, one module each; the rules for
+inline code and fences in `prose.py`.
 """
 
 from __future__ import annotations
@@ -100,6 +100,8 @@ _LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,}|functools\[)")
 _LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
 _NL_TAIL = re.compile(r"[ \t]*(?:>{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
 _WORD = re.compile(r"[\w.-]*")
+# A fence or `>>>` line begun and not ended, with nothing that could complete an item on it.
+_LINE_BEGUN = re.compile(r"[ \t]*(?:`{3,}|~{3,}|>{1,3})[^<>\[\]{}=`\n]{0,40}")
 
 
 class StreamingCallParser(Cursor):
@@ -183,15 +185,28 @@ class StreamingCallParser(Cursor):
         """Add text; return the calls and errors that closed in it, in order."""
         # A chunk in which no call can open or close is only stored, and read with the next
         # one that may: this keeps small chunks cheap (benchmarks/README.md).
-        if self._quiet is not None:
-            if "\n" not in chunk and "<" not in chunk and "[" not in chunk and not self._at_ls:
-                if chunk:  # mid-line, no opening: the common case, kept to a few `in` tests
+        quiet = self._quiet
+        if quiet is not None:
+            if "<" not in chunk and "[" not in chunk and chunk and not self._at_ls:
+                # No opening, no line start at its beginning: the common case, kept cheap.
+                if "\n" not in chunk:
                     self._pending.append(chunk)
                     return []
-            elif self._inert(chunk):
+                if not (_FENCE_LINES if quiet is _FENCE_LINE else _PROSE_LINES).search(chunk):
+                    self._pending.append(chunk)  # and no line in it starts with an opener
+                    self._at_ls = chunk.rstrip(" \t")[-1] == "\n"
+                    return []
+            inert = self._inert(chunk)
+            if inert:
                 self._pending.append(chunk)
                 tail = chunk.rstrip(" \t")
                 self._at_ls = tail[-1] == "\n" if tail else self._at_ls
+                return []
+            if inert is None or quiet is _PROSE_LINE and self._starts_a_line(chunk):
+                # It ends in an opening cut short, or a fence or `>>>` line not ended:
+                # nothing can be decided before more text, so wait as a held run would.
+                self._pending.append(chunk)
+                self._quiet, self._at_ls, self._wait = None, False, CLOSE_LINE_OR_TAG
                 return []
         wait = self._wait
         if wait is not None and len(self.buf) + len(chunk) < HOLD_LIMIT and not wait.search(chunk):
@@ -217,6 +232,7 @@ class StreamingCallParser(Cursor):
                 self.buf, self.pos = "", 0
                 self.error("the output ended inside an unfinished call", rest)
                 self.state = st_prose
+            self.say()
             self.sink.close()
             self._finished = True
         return self._drain()
@@ -225,6 +241,7 @@ class StreamingCallParser(Cursor):
         """Visible prose produced since the last call of this method."""
         if self._pending and not self._finished:
             self._run()  # what `feed` only stored completes nothing: this emits no item
+        self.say()
         return self.sink.take()
 
     @property
@@ -232,10 +249,13 @@ class StreamingCallParser(Cursor):
         """All visible prose so far."""
         if self._pending and not self._finished:
             self._run()
+        self.say()
         return self.sink.text()
 
-    def _inert(self, chunk: str) -> bool:
+    def _inert(self, chunk: str) -> bool | None:
         """Whether, in prose or a plain fence with nothing held, `chunk` can change nothing.
+
+        None: nothing, unless what follows completes the opening it ends with.
 
         Only a line start can open a fence or a line-start call or close a fence; in prose, an
         opening (or the start of one cut by the chunk's end) can open a call. Inline code only
@@ -256,7 +276,14 @@ class StreamingCallParser(Cursor):
         if self._opens.search(chunk):
             return False
         cut = max(chunk.rfind("<"), chunk.rfind("["))
-        return chunk[cut:] not in self._lt_prefixes
+        return None if chunk[cut:] in self._lt_prefixes else True
+
+    def _starts_a_line(self, chunk: str) -> bool:
+        """Whether `chunk`, in prose, only starts a fence or `>>>` line that it does not end."""
+        j = chunk.rfind("\n")
+        if j < 0 and not self._at_ls or j >= 0 and self._inert(chunk[: j + 1]) is not True:
+            return False
+        return _LINE_BEGUN.fullmatch(chunk, j + 1) is not None
 
     def _run(self) -> None:
         if self._pending:
@@ -264,7 +291,7 @@ class StreamingCallParser(Cursor):
             self._pending = []
         while self.state(self):
             pass
-        self.say()
+        self.keep_prose()  # handed on with the next stretch, or when the content is asked for
         if self.pos:
             self.prev = self.buf[self.pos - 1]
             self.buf = self.buf[self.pos :]

@@ -15,9 +15,9 @@ import re
 from toolgate.calls.cursor import (
     CLOSE_LINE,
     WINDOW,
+    BodyReader,
     Construct,
     Cursor,
-    FenceReader,
     waits_for,
 )
 
@@ -59,7 +59,7 @@ def fence_line(p: Cursor, m: re.Match[str]) -> tuple[int, str] | None:
 
 
 def open_fence(
-    p: Cursor, k: Construct, m: re.Match[str], nl: int, lang: str, on_close: FenceReader | None
+    p: Cursor, k: Construct, m: re.Match[str], nl: int, lang: str, on_close: BodyReader | None
 ) -> bool:
     """Read the fence opened by `m` as `k`: prose when `on_close` is None, else a construct."""
     run = m.group(1)

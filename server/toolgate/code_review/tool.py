@@ -2,6 +2,7 @@
 
 The model answers it itself against the output schema (`toolgate.code_review.ask`); the
 arguments are the design's: the diff, the files it touches, the coding standards and the focus.
+Inside a run the diff may be left out (`toolgate.code_review.latent`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ REVIEW_CODE = Tool(
     parameters={
         "type": "object",
         "additionalProperties": False,
-        "required": ["diff"],
         "properties": {
-            "diff": {"type": "string", "description": "The unified diff to review."},
+            "diff": {
+                "type": "string",
+                "description": "The unified diff to review. Leave it out to review what you "
+                "changed so far in this task (else the working tree's changes).",
+            },
             "files_changed": {
                 "type": "array",
                 "items": {"type": "string"},

@@ -24,6 +24,7 @@ from toolgate.mcp.client import McpConnection, add_mcp_tools, close_all, servers
 from toolgate.model.client import ModelSettings, OpenAIChatModel
 from toolgate.review.reviewer import Reviewer
 from toolgate.runner.allowlist import parse_allowed
+from toolgate.session.latent_tools import add_latent_tools, latent_answers
 from toolgate.tools.activity import ActivityContext, ActivitySettings
 from toolgate.tools.builtins import builtin_registry
 from toolgate.tools.manifest import ManifestError, load_manifests
@@ -200,6 +201,7 @@ async def build_registry(
         if tool.name in registry:
             raise ConfigError(f"manifest tool {tool.name!r} clashes with a built-in tool")
         registry.add(tool, activity)
+    add_latent_tools(registry, config, profile_tools)
     connections = await add_mcp_tools(registry, config, root, trusted=trusted)
     names = registry.names()
     if profile_tools is not None:
@@ -356,6 +358,11 @@ async def _assemble(
         conversation=setup.conversation,
         budget=budget,
     )
+
+    def notice(message: str) -> None:
+        setup.bus.emit(NOTICE, run.run_id, message=message)
+
+    run.gate.latent = latent_answers(config, settings, notice, redactor.text)
     return run
 
 

@@ -15,6 +15,7 @@ from toolgate.tools.schema import REASONING_FIELD, Tool
 from toolgate.workspace.files import atomic_write_text
 
 if TYPE_CHECKING:
+    from toolgate.agent.latent import Answerer
     from toolgate.tools.activity import Activity
 
 
@@ -39,6 +40,7 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         self._activities: dict[str, Activity] = {}
         self._validators: dict[str, Draft202012Validator] = {}
+        self._answerers: dict[str, Answerer] = {}
 
     def add(self, tool: Tool, activity: Activity | None = None) -> None:
         """Register a tool, and optionally the activity that runs it."""
@@ -49,6 +51,19 @@ class ToolRegistry:
         self._validators[tool.name] = Draft202012Validator(tool.model_parameters())
         if activity is not None:
             self._activities[tool.name] = activity
+
+    def add_latent(self, tool: Tool, answerer: Answerer) -> None:
+        """Register a latent tool (no activity) with what answers it in a run.
+
+        The answerer asks the model against `tool.output` (`toolgate.agent.latent`).
+        """
+        self.add(tool)
+        self._activities.pop(tool.name, None)
+        self._answerers[tool.name] = answerer
+
+    def answerer(self, name: str) -> Answerer | None:
+        """What answers a latent tool in a run; None for other tools and unanswered ones."""
+        return self._answerers.get(name)
 
     def set_activity(self, name: str, activity: Activity) -> None:
         """Swap the code behind a tool without touching its interface."""
@@ -61,6 +76,7 @@ class ToolRegistry:
         self._tools.pop(name, None)
         self._activities.pop(name, None)
         self._validators.pop(name, None)
+        self._answerers.pop(name, None)
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -86,6 +102,8 @@ class ToolRegistry:
         for name in names:
             if name in self._tools:
                 sub.add(self._tools[name], self._activities.get(name))
+                if name in self._answerers:
+                    sub._answerers[name] = self._answerers[name]
         return sub
 
     def validate(self, name: str, arguments: Any) -> str | None:

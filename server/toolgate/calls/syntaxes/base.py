@@ -11,6 +11,7 @@ the size cap, excerpts, and chunk invariance.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -98,11 +99,17 @@ def pythonic_calls(syntax: Syntax, text: str) -> list[Found | Failed]:
     try:
         tree = ast.parse(text if text.startswith("[") else f"[{text}]", mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        # one call per line is a list without commas
-        try:
-            lines = ", ".join(line for line in text.splitlines() if line.strip())
-            tree = ast.parse(f"[{lines}]", mode="eval")
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # one call per line is a list without commas; `month=07` is a number, as models mean it
+        lines = ", ".join(line for line in text.splitlines() if line.strip())
+        unzeroed = _ZEROS_OUTSIDE_STRINGS.sub(lambda m: m.group(1) or "", text)
+        wrapped = unzeroed if unzeroed.startswith("[") else f"[{unzeroed}]"
+        for candidate in dict.fromkeys((f"[{lines}]", wrapped)):
+            try:
+                tree = ast.parse(candidate, mode="eval")
+                break
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+        else:
             return [syntax.failure(f"the calls are not Python ({exc.__class__.__name__})")]
     if not isinstance(tree.body, ast.List):
         return [syntax.failure("expected a list of calls")]
@@ -128,6 +135,10 @@ def pythonic_calls(syntax: Syntax, text: str) -> list[Found | Failed]:
             continue
         out.append(Found(name, args))
     return out
+
+
+# A quoted string (kept), or the leading zeros of a number outside one (dropped).
+_ZEROS_OUTSIDE_STRINGS = re.compile(r"""('(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")|(?<![\w.])0+(?=\d)""")
 
 
 def _escape_in_strings(text: str) -> str:

@@ -7,8 +7,8 @@
 A ```` ```json ```` fence is a call only when its body starts as a call object naming a
 registered tool and every item is one; otherwise it is prose, as most JSON fences are. A fence
 showing another syntax is an example, never run. ```` ```tool ```` also holds Continue's
-`TOOL_NAME:` blocks (`continue_tool`). Written by models that wrap their JSON calls in Markdown
-(Gemma, Phi, small Qwen and Llama fine-tunes).
+`TOOL_NAME:` blocks (`continue_tool`). Written by models that wrap their JSON calls in a
+Markdown fence, as small models often do.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from toolgate.calls.arguments import EXPECTED
+from toolgate.calls.arguments import EXPECTED, BadCall, load_json
 from toolgate.calls.cursor import WINDOW, WS, Cursor, fail, skip
 from toolgate.calls.json_value import st_json
 
@@ -62,8 +62,20 @@ def st_mistral_open(p: Cursor) -> bool:
         )
         return True
     k = p.k
-    k.name, k.syntax, k.after = m.group(1), "mistral_v11", "args"
+    k.name, k.syntax, k.after = m.group(1), V11, "args"
+    k.on_value = read_v11_arguments
     p.take(ws + stop)
     k.value_start = p.acc_n
     p.state = st_json
     return True
+
+
+def read_v11_arguments(p: Cursor, text: str) -> None:
+    """`[TOOL_CALLS]NAME[ARGS]{…}`: the object is the arguments of NAME."""
+    k = p.k
+    try:
+        arguments = load_json(text[k.value_start : k.value_end], k.name or k.what)
+    except BadCall as exc:
+        p.error(str(exc), text)
+        return
+    p.call(k.name or "", arguments, V11, text)

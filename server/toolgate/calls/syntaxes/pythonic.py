@@ -33,7 +33,7 @@ _PY_IN = {
 def open_pythonic(p: Cursor) -> None:
     """A pythonic call list starts here."""
     k = p.start("pythonic call", st_python)
-    k.on_line = resolve_python
+    k.on_value = resolve_python
 
 
 @waits_for(CLOSE_JSON)

@@ -11,7 +11,7 @@
 Values are typed by the tool's schema (a number, a boolean, JSON for arrays and objects); the
 `<tool_call>` wrapper is optional, and `</parameter>` may be left out before the next element.
 `<function=NAME>{JSON}</function>` is Functionary's form, handed to its reader. Written by
-Qwen3-Coder (30B-A3B, 480B-A35B) and Qwen3-Coder-Next.
+Qwen3-Coder, and by models prompted in OpenHands' style.
 """
 
 from __future__ import annotations

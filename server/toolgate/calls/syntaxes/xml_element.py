@@ -6,7 +6,7 @@
 
 Values are typed by the tool's schema. An element whose name is not a registered tool, or that
 holds anything but argument elements, is prose. Written by models prompted in Cline's or
-Roo Code's style, and by Claude-trained models without native tools.
+Roo Code's style (one element per tool, one child per parameter).
 """
 
 from __future__ import annotations

@@ -1,0 +1,268 @@
+"""Latent tools inside a run: `review_code` answered by a nested model request.
+
+Every run here is assembled as the front ends do and talks to the scripted server over real
+HTTP with the real openai client; the nested review request is one of the scripted answers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.engine.helpers import answer, build, calls, drive, tool_messages, tool_names
+from tests.support.scripted_model import ScriptedModel
+
+from toolgate.agent.latent import LatentContext
+from toolgate.config import ConfigError
+from toolgate.records import ToolResult
+from toolgate.session.latent_tools import LATENT_TOOLS
+from toolgate.tools.builtins import builtin_registry
+from toolgate.tools.schema import Tool
+
+DIFF = """\
+--- a/calc.py
++++ b/calc.py
+@@ -1,2 +1,5 @@
+ def add(a, b):
+-    return a - b
++    return a + b
++
++def half(x):
++    return x / 0
+"""
+
+REJECT = {
+    "approved": False,
+    "comments": [
+        {
+            "path": "calc.py",
+            "line": 5,
+            "severity": "error",
+            "message": "Division by zero.",
+            "suggestion": "    return x / 2",
+        }
+    ],
+    "metrics": {"risk": "high"},
+}
+
+ENABLED = {"tool_calling": {"latent_tools": ["review_code"]}}
+
+
+def _review_request(answer_json: dict[str, Any], seen: list[dict[str, Any]]) -> Any:
+    """The nested review request: recorded, and answered only when it asks for the schema."""
+
+    def entry(body: dict[str, Any]) -> dict[str, Any]:
+        seen.append(body)
+        if "response_format" not in body or "tools" in body:
+            return {"content": "this is not the review request"}
+        return {"content": json.dumps(answer_json)}
+
+    return entry
+
+
+def _refusing_structured(answer_text: str, seen: list[dict[str, Any]]) -> Any:
+    """An endpoint without structured output: HTTP 400 to `response_format`, else the text."""
+
+    def entry(body: dict[str, Any]) -> dict[str, Any]:
+        seen.append(body)
+        if "response_format" in body:
+            return {"status": 400, "error": "response_format is not supported by this model"}
+        return {"content": answer_text}
+
+    return entry
+
+
+async def test_review_code_is_answered_by_a_nested_request(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    seen: list[dict[str, Any]] = []
+    scripted.script = [
+        calls(("review_code", {"diff": DIFF, "review_focus": "correctness"})),
+        _review_request(REJECT, seen),
+        answer("The review found a division by zero."),
+    ]
+    driven = await drive(repo, scripted, overrides=ENABLED)
+    assert driven.outcome.status == "completed"
+    assert "review_code" in tool_names(scripted.requests[0])
+    # The nested request carried the output schema as structured output, and no tools.
+    [nested] = seen
+    schema = nested["response_format"]["json_schema"]["schema"]
+    assert schema["title"] == "Toolgate code review"
+    assert "tools" not in nested
+    prompt = nested["messages"][-1]["content"]
+    assert "Focus on: correctness" in prompt and "return x / 0" in prompt
+    # The review is the tool result of the next request.
+    [result] = tool_messages(scripted.requests[2])
+    assert result["success"] is True
+    assert result["data"]["approved"] is False
+    [comment] = result["data"]["comments"]
+    assert (comment["path"], comment["line"], comment["severity"]) == ("calc.py", 5, "error")
+    assert result["data"]["metrics"]["output"] == "structured"
+    assert result["data"]["metrics"]["reviewed"] == "the diff given"
+    assert result["suggestions"] == ["calc.py:5 [error] Division by zero."]
+    # Recorded in the run log like any call: a read decided at once, with its result.
+    [logged] = driven.calls()
+    assert logged["name"] == "review_code"
+    assert logged["decision"] == "auto"
+    assert logged["result"]["data"]["approved"] is False
+    decided = driven.of_type("tool_call_decided")
+    assert [e["decision"] for e in decided] == ["auto"]
+
+
+async def test_a_review_is_answered_as_text_when_structured_output_is_refused(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    seen: list[dict[str, Any]] = []
+    text = "Here is my review:\n```json\n" + json.dumps(REJECT) + "\n```"
+    refusing = _refusing_structured(text, seen)
+    scripted.script = [
+        calls(("review_code", {"diff": DIFF})),
+        refusing,
+        refusing,
+        answer(),
+    ]
+    driven = await drive(repo, scripted, overrides=ENABLED)
+    assert driven.outcome.status == "completed"
+    assert ["response_format" in body for body in seen] == [True, False]
+    # The text request carries the schema in its prompt instead.
+    assert "Toolgate code review" in seen[1]["messages"][0]["content"]
+    [result] = tool_messages(scripted.requests[3])
+    assert result["success"] is True
+    assert result["data"]["metrics"]["output"] == "text"
+    assert result["data"]["comments"][0]["message"] == "Division by zero."
+    notices = [e["message"] for e in driven.of_type("notice")]
+    assert any("refused structured output" in n for n in notices)
+
+
+async def test_without_a_diff_what_the_run_changed_is_reviewed(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    seen: list[dict[str, Any]] = []
+    approve = {"approved": True, "comments": []}
+    scripted.script = [
+        calls(("write_file", {"path": "fresh.py", "content": "VALUE = 41 + 1\n"})),
+        calls(("review_code", {})),
+        _review_request(approve, seen),
+        answer(),
+    ]
+    (repo / "untouched.txt").write_text("edited outside the run\n")
+    driven = await drive(repo, scripted, overrides=ENABLED)
+    assert driven.outcome.status == "completed"
+    prompt = seen[0]["messages"][-1]["content"]
+    assert "fresh.py" in prompt and "VALUE = 41 + 1" in prompt
+    assert "untouched.txt" not in prompt  # only the run's own change
+    [result] = tool_messages(scripted.requests[3])[-1:]
+    assert result["data"]["approved"] is True
+    assert result["data"]["metrics"]["reviewed"] == "the changes this run made so far"
+
+
+async def test_a_failed_review_is_a_result_the_model_reads(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    bad = {"content": "no JSON here at all"}
+    scripted.script = [calls(("review_code", {"diff": DIFF})), bad, bad, answer()]
+    driven = await drive(repo, scripted, overrides=ENABLED)
+    assert driven.outcome.status == "completed"
+    [result] = tool_messages(scripted.requests[3])
+    assert result["success"] is False
+    assert "no valid review after 2 answer(s)" in result["error"]
+
+
+SECOND_OPINION = Tool(
+    name="second_opinion",
+    description="Ask for a second review of a diff.",
+    parameters={"type": "object", "properties": {"diff": {"type": "string"}}},
+    output=LATENT_TOOLS["review_code"][0].output,
+)
+
+
+async def _second_opinion(ctx: LatentContext, args: dict[str, Any]) -> ToolResult:
+    """A latent tool answered through another one: its answer is one level deeper."""
+    return await ctx.call("review_code", {"diff": args.get("diff", "")})
+
+
+@pytest.mark.parametrize("max_depth", [1, 3])
+async def test_a_nested_latent_call_beyond_max_depth_is_refused(
+    repo: Path, scripted: ScriptedModel, max_depth: int
+) -> None:
+    registry = builtin_registry()
+    registry.add_latent(SECOND_OPINION, _second_opinion)
+    seen: list[dict[str, Any]] = []
+    scripted.script = [calls(("second_opinion", {"diff": DIFF}))]
+    if max_depth > 1:
+        scripted.script.append(_review_request(REJECT, seen))
+    scripted.script.append(answer())
+    overrides = {"tool_calling": {"latent_tools": ["review_code"], "max_depth": max_depth}}
+    driven = await drive(repo, scripted, overrides=overrides, registry=registry)
+    assert driven.outcome.status == "completed"
+    [result] = tool_messages(scripted.requests[-1])
+    if max_depth == 1:
+        assert result["success"] is False
+        assert "2 levels deep" in result["error"]
+        assert "tool_calling.max_depth is 1" in result["error"]
+        assert len(scripted.requests) == 2  # no nested request was made
+    else:
+        # Level 2 is within the limit (which also bounds the answer's JSON nesting: 3 here).
+        assert result["success"] is True, result["error"]
+        assert result["data"]["approved"] is False
+        assert len(seen) == 1
+    [logged] = driven.calls()
+    assert logged["result"]["success"] is (max_depth > 1)
+
+
+async def test_review_code_is_offered_only_when_enabled(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    run, _ = await build(repo, scripted)
+    assert "review_code" not in run.registry
+    await run.model.close()
+    run, _ = await build(repo, scripted, overrides=ENABLED)
+    assert run.registry.answerer("review_code") is not None
+    assert run.registry.activity("review_code") is None  # still latent: no code behind it
+    await run.model.close()
+    # A profile that lists it offers it without the key.
+    profiles = repo / ".agent" / "profiles"
+    profiles.mkdir(parents=True)
+    (profiles / "checker.md").write_text("---\ntools: read_file, review_code\n---\nCheck.\n")
+    run, _ = await build(repo, scripted, overrides={"profile": "checker"})
+    assert sorted(run.registry.names()) == ["read_file", "review_code"]
+    await run.model.close()
+    with pytest.raises(ConfigError, match="unknown latent tool 'review_kode'"):
+        await build(repo, scripted, overrides={"tool_calling": {"latent_tools": ["review_kode"]}})
+
+
+async def test_a_denied_latent_tool_asks_no_model(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [calls(("review_code", {"diff": DIFF})), answer()]
+    overrides = {**ENABLED, "policy": {"deny_tools": ["review_code"]}}
+    driven = await drive(repo, scripted, overrides=overrides)
+    [result] = tool_messages(scripted.requests[1])
+    assert result["success"] is False
+    assert "policy.deny_tools lists review_code" in result["error"]
+    assert len(scripted.requests) == 2
+    assert driven.calls()[0]["decision"] == "denied"
+
+
+async def test_a_text_protocol_run_gets_its_review_in_a_result_block(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    """A model without native tools or structured output: every part of it goes through text."""
+    seen: list[dict[str, Any]] = []
+    call = f'<tool name="review_code" args>{json.dumps({"diff": DIFF})}</tool>'
+    text = json.dumps(REJECT)
+    refusing = _refusing_structured(text, seen)
+    scripted.script = [{"content": "Let me review it.\n" + call}, refusing, refusing, answer()]
+    overrides = {"tool_calling": {"latent_tools": ["review_code"], "mode": "text"}}
+    driven = await drive(repo, scripted, overrides=overrides)
+    assert driven.outcome.status == "completed"
+    assert "tools" not in scripted.requests[0]
+    assert "review_code" in scripted.requests[0]["messages"][0]["content"]
+    last = scripted.requests[-1]["messages"][-1]["content"]
+    match = re.search(
+        r'<tool_result name="review_code" success="true">(.*?)</tool_result>', last, re.S
+    )
+    assert match is not None, last
+    assert '"Division by zero."' in match.group(1)
+    assert '"output": "text"' in match.group(1)
