@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tests.cli.helpers import on_scripted, toolgate
 from tests.conftest import git
+from tests.support.calc_review import DIVISION_BY_ZERO
 from tests.support.scripted_model import ScriptedModel
 
 CALC = "def add(a, b):\n    return a + b\n"
@@ -32,13 +33,7 @@ def test_comments_are_printed_and_a_rejection_exits_1(repo: Path, scripted: Scri
                 {
                     "approved": False,
                     "comments": [
-                        {
-                            "path": "calc.py",
-                            "line": 5,
-                            "severity": "error",
-                            "message": "Division by zero.",
-                            "suggestion": "    return x / 2",
-                        },
+                        DIVISION_BY_ZERO,
                         {"path": "calc.py", "line": 4, "severity": "hint", "message": "Docstring?"},
                     ],
                 }

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import git
+from tests.support.calc_review import DIFF, REJECT
 from tests.support.scripted_model import ScriptedModel
 
 from toolgate.code_review import (
@@ -19,32 +20,6 @@ from toolgate.code_review import (
 )
 from toolgate.code_review.changes import numbered
 from toolgate.model.client import ModelSettings
-
-DIFF = """\
---- a/calc.py
-+++ b/calc.py
-@@ -1,2 +1,5 @@
- def add(a, b):
--    return a - b
-+    return a + b
-+
-+def half(x):
-+    return x / 0
-"""
-
-REJECT = {
-    "approved": False,
-    "comments": [
-        {
-            "path": "calc.py",
-            "line": 5,
-            "severity": "error",
-            "message": "Division by zero.",
-            "suggestion": "    return x / 2",
-        }
-    ],
-    "metrics": {"risk": "high"},
-}
 
 
 def _settings(scripted: ScriptedModel, model: str = "scripted-model") -> ModelSettings:

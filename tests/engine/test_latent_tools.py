@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from tests.engine.helpers import answer, build, calls, drive, tool_messages, tool_names
+from tests.support.calc_review import DIFF, REJECT
 from tests.support.scripted_model import ScriptedModel
 
 from toolgate.agent.latent import LatentContext
@@ -21,32 +22,6 @@ from toolgate.records import ToolResult
 from toolgate.session.latent_tools import LATENT_TOOLS
 from toolgate.tools.builtins import builtin_registry
 from toolgate.tools.schema import Tool
-
-DIFF = """\
---- a/calc.py
-+++ b/calc.py
-@@ -1,2 +1,5 @@
- def add(a, b):
--    return a - b
-+    return a + b
-+
-+def half(x):
-+    return x / 0
-"""
-
-REJECT = {
-    "approved": False,
-    "comments": [
-        {
-            "path": "calc.py",
-            "line": 5,
-            "severity": "error",
-            "message": "Division by zero.",
-            "suggestion": "    return x / 2",
-        }
-    ],
-    "metrics": {"risk": "high"},
-}
 
 ENABLED = {"tool_calling": {"latent_tools": ["review_code"]}}
 
