@@ -244,14 +244,7 @@ class Gate:
             )
             denied.rule = rule
             return denied
-        self.bus.emit(
-            TOOL_CALL_DECIDED,
-            self.run_id,
-            tool_name=call.name,
-            call_id=call.id,
-            decision=decision.value,
-            why=reasoning,
-        )
+        self._decided(call, decision, reasoning)
         if isinstance(activity, ChangeActivity):
             try:
                 planned = await activity.plan(self.ctx, args)
@@ -297,14 +290,7 @@ class Gate:
             )
             denied.rule = rule
             return denied
-        self.bus.emit(
-            TOOL_CALL_DECIDED,
-            self.run_id,
-            tool_name=call.name,
-            call_id=call.id,
-            decision=Decision.AUTO.value,
-            why=reasoning,
-        )
+        self._decided(call, Decision.AUTO, reasoning)
         root = self.ctx.workspace.root
         result = await self.latent.answer(self.registry, root, self.run_id, call.name, args)
         return GateOutcome(result, "auto", args, reasoning)
@@ -345,16 +331,20 @@ class Gate:
     ) -> GateOutcome:
         """Turn the call away before it runs: the model reads `error` as its result."""
         result = ToolResult.fail(error, suggestions=suggestions)
+        self._decided(call, Decision.DENY, reasoning, error=result.error)
+        return GateOutcome(result, "denied", args, reasoning)
+
+    def _decided(self, call: ToolCall, decision: Decision, reasoning: str, **detail: Any) -> None:
+        """Tell the bus how the gate decided `call`, before anything runs."""
         self.bus.emit(
             TOOL_CALL_DECIDED,
             self.run_id,
             tool_name=call.name,
             call_id=call.id,
-            decision=Decision.DENY.value,
+            decision=decision.value,
             why=reasoning,
-            error=result.error,
+            **detail,
         )
-        return GateOutcome(result, "denied", args, reasoning)
 
     async def _change(
         self,
