@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from toolgate.tools.schema import object_schema
+
 _PATHS = {"type": "array", "items": {"type": "string", "minLength": 1}}
 # One rule or focus as a string, or several as a list (as code_review's own tool takes them).
 _TEXT_OR_LIST = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
@@ -20,15 +22,6 @@ class AgentToolSpec:
     read_only: bool = False
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
-
-
 IMPLEMENT_CODE = AgentToolSpec(
     name="implement_code",
     description=(
@@ -36,7 +29,7 @@ IMPLEMENT_CODE = AgentToolSpec(
         "Toolgate's gate (the person may be asked to approve it). Returns the unified diff of "
         "what landed and the files changed; the run can be undone with `toolgate undo RUN_ID`."
     ),
-    input_schema=_schema(
+    input_schema=object_schema(
         {
             "task_description": {
                 "type": "string",
@@ -65,7 +58,7 @@ REVIEW_CODE = AgentToolSpec(
         "suggestion, and metrics. Reviews the given unified diff, or the working tree's diff "
         "against HEAD when none is given. Changes nothing."
     ),
-    input_schema=_schema(
+    input_schema=object_schema(
         {
             "diff": {
                 "type": "string",
@@ -98,7 +91,7 @@ RUN_TESTS = AgentToolSpec(
         "its OS sandbox where available) and return total, passed, failed, skipped, the "
         "duration, each failure with file and line, and the line coverage when asked."
     ),
-    input_schema=_schema(
+    input_schema=object_schema(
         {
             "test_scope": {
                 "type": "string",
@@ -128,7 +121,7 @@ REFACTOR_CODE = AgentToolSpec(
         "tests; when they fail after the refactoring, every file it changed is restored from "
         "the run's checkpoint and the result names them."
     ),
-    input_schema=_schema(
+    input_schema=object_schema(
         {
             "file_path": {
                 "type": "string",
@@ -160,7 +153,7 @@ GENERATE_DOCUMENTATION = AgentToolSpec(
         "or reStructuredText files, and for `docstrings` the docstrings and comments of the "
         "given Python files (a change to their code is refused)."
     ),
-    input_schema=_schema(
+    input_schema=object_schema(
         {
             "code_files": {
                 **_PATHS,

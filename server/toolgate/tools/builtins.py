@@ -20,7 +20,7 @@ from toolgate.runner.allowlist import CommandRefused, is_allowed, split_command
 from toolgate.runner.process import resolve_executable, run_process
 from toolgate.tools.activity import ActivityContext, FileChange
 from toolgate.tools.registry import ToolRegistry
-from toolgate.tools.schema import Tool
+from toolgate.tools.schema import Tool, object_schema
 from toolgate.workspace import PathRefused, normalise_newlines
 
 _SKIP_DIRS = {
@@ -43,19 +43,10 @@ _MAX_MATCHES = 200
 _PATH = {"type": "string", "description": "Path relative to the workspace root."}
 
 
-def _obj(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
-
-
 READ_FILE = Tool(
     name="read_file",
     description="Read a text file of the workspace (the editor's unsaved text when it is open).",
-    parameters=_obj({"path": _PATH}, ["path"]),
+    parameters=object_schema({"path": _PATH}, ["path"]),
     output={
         "type": "object",
         "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
@@ -64,7 +55,7 @@ READ_FILE = Tool(
 WRITE_FILE = Tool(
     name="write_file",
     description="Create a file or replace its whole content. The person reviews the diff first.",
-    parameters=_obj({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
+    parameters=object_schema({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
     kind="change",
 )
 EDIT_FILE = Tool(
@@ -73,7 +64,7 @@ EDIT_FILE = Tool(
         "Replace one exact, unique occurrence of `search` in a file with `replace`. "
         "Prefer it to write_file for small changes to big files. The person reviews the diff first."
     ),
-    parameters=_obj(
+    parameters=object_schema(
         {
             "path": _PATH,
             "search": {
@@ -90,7 +81,7 @@ EDIT_FILE = Tool(
 LIST_DIRECTORY = Tool(
     name="list_directory",
     description="List the files and folders of a workspace folder.",
-    parameters=_obj(
+    parameters=object_schema(
         {"path": {**_PATH, "default": "."}, "recursive": {"type": "boolean", "default": False}},
         [],
     ),
@@ -98,7 +89,7 @@ LIST_DIRECTORY = Tool(
 SEARCH_CODE = Tool(
     name="search_code",
     description="Search the workspace's files for a regular expression; returns path, line, text.",
-    parameters=_obj(
+    parameters=object_schema(
         {
             "pattern": {
                 "type": "string",
@@ -114,13 +105,13 @@ SEARCH_CODE = Tool(
 GIT_STATUS = Tool(
     name="git_status",
     description="Show the git branch, staged, unstaged and untracked files.",
-    parameters=_obj({}, []),
+    parameters=object_schema({}, []),
     executes=True,
 )
 GIT_ADD = Tool(
     name="git_add",
     description="Stage files for the next commit. The person approves it first.",
-    parameters=_obj(
+    parameters=object_schema(
         {"files": {"type": "array", "items": {"type": "string"}, "minItems": 1}}, ["files"]
     ),
     kind="change",
@@ -129,7 +120,7 @@ GIT_ADD = Tool(
 GIT_COMMIT = Tool(
     name="git_commit",
     description="Commit the staged changes with a message. The person approves it first.",
-    parameters=_obj({"message": {"type": "string", "minLength": 1}}, ["message"]),
+    parameters=object_schema({"message": {"type": "string", "minLength": 1}}, ["message"]),
     kind="change",
     executes=True,
 )
@@ -139,7 +130,7 @@ RUN_TESTS = Tool(
         "Run the test suite (pytest by default) and get a summary and each failure with its "
         "file and line. Runs without a shell; commands off the allow-list need the person's yes."
     ),
-    parameters=_obj(
+    parameters=object_schema(
         {
             "command": {"type": "string", "default": "pytest -q --tb=short"},
             "cwd": {**_PATH, "default": "."},
@@ -155,7 +146,7 @@ RUN_COMMAND = Tool(
         "Run one program (no shell: no pipes, redirects or globbing). Commands off the "
         "allow-list run only when the person says yes to that exact command."
     ),
-    parameters=_obj(
+    parameters=object_schema(
         {"command": {"type": "string", "minLength": 1}, "cwd": {**_PATH, "default": "."}},
         ["command"],
     ),

@@ -13,6 +13,16 @@ _REASONING_SCHEMA = {
 }
 
 
+def object_schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """The JSON Schema of a tool's arguments: these properties, these required, no others."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
 @dataclass(frozen=True)
 class Tool:
     """What the model sees of a tool."""
