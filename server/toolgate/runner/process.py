@@ -197,6 +197,43 @@ def _is_dir(path: Path) -> bool:
     return os.path.isdir(path)
 
 
+class StartError(Exception):
+    """A program that could not start; the message says why in words the model reads."""
+
+
+async def start_process(
+    argv: Sequence[str],
+    cwd: Path,
+    *,
+    shown: Sequence[str],
+    stdin: int,
+    stderr: int,
+    env: Mapping[str, str] | None = None,
+    what: str = "command",
+) -> asyncio.subprocess.Process:
+    """Start argv in cwd in a new process group, stdout piped, without the person's secrets.
+
+    `shown` is the command as the person wrote it (argv may wrap it in a sandbox); `what` names
+    it in the message of a StartError, raised when the program cannot start.
+    """
+    try:
+        return await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            stdin=stdin,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+            start_new_session=True,
+            env=child_environment(env),
+        )
+    except FileNotFoundError:
+        raise StartError(f"command not found: {shown[0]!r} is not an executable on PATH") from None
+    except PermissionError:
+        raise StartError(f"permission denied: {shown[0]!r} cannot be executed") from None
+    except OSError as error:
+        raise StartError(f"the {what} could not start: {error}") from None
+
+
 def _failed_start(argv: list[str], message: str, started: float) -> ProcessOutcome:
     return ProcessOutcome(
         argv=list(argv),
@@ -259,23 +296,16 @@ async def run_process(
             return _failed_start(argv, str(error), started)
         argv, sandboxed, note = wrapped.argv, wrapped.active, wrapped.note
     try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=str(cwd),
+        process = await start_process(
+            argv,
+            cwd,
+            shown=shown,
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-            env=child_environment(env),
+            env=env,
         )
-    except FileNotFoundError:
-        return _failed_start(
-            shown, f"command not found: {shown[0]!r} is not an executable on PATH", started
-        )
-    except PermissionError:
-        return _failed_start(shown, f"permission denied: {shown[0]!r} cannot be executed", started)
-    except OSError as error:
-        return _failed_start(shown, f"the command could not start: {error}", started)
+    except StartError as error:
+        return _failed_start(shown, str(error), started)
 
     capture = OutputCapture(max_output_bytes)
     assert process.stdout is not None

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolgate.runner.process import child_environment, signal_group
+from toolgate.runner.process import StartError, signal_group, start_process
 
 _READ_CHUNK = 65536
 _STDERR_TAIL_BYTES = 4000
@@ -86,21 +86,16 @@ async def run_entrypoint(
         )
 
     try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=str(cwd),
+        process = await start_process(
+            argv,
+            cwd,
+            shown=argv,
             stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            env=child_environment(),
+            what="entrypoint",
         )
-    except FileNotFoundError:
-        return failed(f"command not found: {argv[0]!r}")
-    except PermissionError:
-        return failed(f"permission denied: {argv[0]!r} cannot be executed")
-    except OSError as exc:
-        return failed(f"the entrypoint could not start: {exc}")
+    except StartError as error:
+        return failed(str(error))
     assert process.stdin and process.stdout and process.stderr
     tail = bytearray()
     out_task = asyncio.ensure_future(_read_capped(process.stdout, max_output_bytes + 1))
