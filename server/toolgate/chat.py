@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from toolgate.agent.events import RUN_STARTED, Event, EventBus
+from toolgate.cli_workspace import workspace_root
 from toolgate.config import Config, ConfigError
 from toolgate.conversation.store import SessionError
 from toolgate.session import SessionService, SetupError
@@ -307,9 +308,8 @@ def chat_main(args: Any) -> int:
     from toolgate.cli import _overrides
     from toolgate.config import load_config
 
-    root = Path(args.workspace).resolve()
-    if not root.is_dir():
-        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+    root = workspace_root(args.workspace)
+    if root is None:
         return 2
     args.max_steps = getattr(args, "max_steps", None)
     args.tool_calling = getattr(args, "tool_calling", None)

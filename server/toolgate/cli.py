@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from toolgate import __version__, cli_review, cli_runs, cli_sessions, cli_tools, cli_undo
+from toolgate.cli_workspace import workspace_root
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -299,9 +300,8 @@ def _run(args: argparse.Namespace) -> int:
     from toolgate.conversation.store import SessionError
     from toolgate.session import SetupError
 
-    root = Path(args.workspace).resolve()
-    if not root.is_dir():
-        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+    root = workspace_root(args.workspace)
+    if root is None:
         return EXIT_USAGE
     if not args.task.strip():
         print("toolgate: the task is empty: say what the agent should do", file=sys.stderr)
@@ -459,9 +459,8 @@ def _trust(args: argparse.Namespace) -> int:
     from toolgate.config import ConfigError, TrustItem, load_config
     from toolgate.session import SessionService
 
-    root = Path(args.workspace).resolve()
-    if not root.is_dir():
-        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+    root = workspace_root(args.workspace)
+    if root is None:
         return EXIT_USAGE
 
     def load() -> Any:

@@ -12,8 +12,9 @@ import argparse
 import asyncio
 import json
 import sys
-from pathlib import Path
 from typing import Any
+
+from toolgate.cli_workspace import workspace_root
 
 EXIT_OK, EXIT_NOT_APPROVED, EXIT_USAGE = 0, 1, 2
 
@@ -56,9 +57,8 @@ def main(args: argparse.Namespace) -> int:
     from toolgate.code_review.service import review_in_workspace, review_request
     from toolgate.config import ConfigError, load_config
 
-    root = Path(args.workspace).resolve()
-    if not root.is_dir():
-        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+    root = workspace_root(args.workspace)
+    if root is None:
         return EXIT_USAGE
     try:
         config = load_config(root, overrides=overrides(args))

@@ -8,32 +8,28 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from toolgate.cli_workspace import listing_flags, workspace_root
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def add_parser(sub: Any) -> None:
     """Register `runs list` and `runs show RUN_ID`."""
     runs = sub.add_parser("runs", help="list the workspace's runs or show one run's log")
-    runs.add_argument("--workspace", default=".", help="workspace root (default: .)")
-    runs.add_argument("--json", action="store_true", help="print as JSON")
-    # Without a subcommand: the list. Each subcommand takes the flags again; SUPPRESS keeps
-    # one given before it.
+    # Without a subcommand: the list.
     actions = runs.add_subparsers(dest="runs_command")
     listing = actions.add_parser("list", help="each run: id, start, status, steps, task")
     show = actions.add_parser("show", help="a run's task, steps, tool calls and account")
     show.add_argument("run_id", metavar="RUN_ID")
-    for parser in (listing, show):
-        parser.add_argument("--workspace", default=argparse.SUPPRESS, help="workspace root")
-        parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    listing_flags(runs, (listing, show))
 
 
 def main(args: argparse.Namespace) -> int:
     """Do one `runs` subcommand."""
     from toolgate.agent.runlog import RunLogError, read_run_log, run_logs
 
-    root = Path(args.workspace).resolve()
-    if not root.is_dir():
-        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+    root = workspace_root(args.workspace)
+    if root is None:
         return EXIT_USAGE
     if args.runs_command in (None, "list"):
         logs = run_logs(root)

@@ -5,31 +5,23 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
+from toolgate.cli_workspace import listing_flags, workspace_root
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def _workspace_flag(parser: argparse.ArgumentParser, default: Any) -> None:
-    parser.add_argument("--workspace", default=default, help="workspace root (default: .)")
 
 
 def add_parser(sub: Any) -> None:
     """Register `sessions` and its `list`, `show` and `delete`."""
     sessions = sub.add_parser("sessions", help="list, show or delete the workspace's sessions")
-    _workspace_flag(sessions, ".")
-    sessions.add_argument("--json", action="store_true", help="print as JSON")
-    # Each subcommand takes the flags again; SUPPRESS keeps one given before it.
     actions = sessions.add_subparsers(dest="sessions_command")
     listing = actions.add_parser("list", help="each session: id, last activity, turns, title")
     show = actions.add_parser("show", help="a session's turns as they were said")
     show.add_argument("session_id", metavar="ID")
     delete = actions.add_parser("delete", help="delete a session (its runs' logs stay)")
     delete.add_argument("session_id", metavar="ID")
-    for parser in (listing, show, delete):
-        _workspace_flag(parser, argparse.SUPPRESS)
-        parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    listing_flags(sessions, (listing, show, delete))
 
 
 def main(args: argparse.Namespace) -> int:
@@ -38,9 +30,8 @@ def main(args: argparse.Namespace) -> int:
     from toolgate.conversation.store import SessionError
     from toolgate.session import SessionService
 
-    root = Path(args.workspace).resolve()
-    if not root.is_dir():
-        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+    root = workspace_root(args.workspace)
+    if root is None:
         return EXIT_USAGE
     service = SessionService(root, Config)
     command = args.sessions_command or "list"

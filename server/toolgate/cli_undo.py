@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
+
+from toolgate.cli_workspace import workspace_root
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 
@@ -31,9 +32,8 @@ def main(args: argparse.Namespace) -> int:
     from toolgate.agent.undo import apply_undo, plan_undo
     from toolgate.workspace import Workspace
 
-    root = Path(args.workspace).resolve()
-    if not root.is_dir():
-        print(f"toolgate: workspace {args.workspace!r} is not a folder", file=sys.stderr)
+    root = workspace_root(args.workspace)
+    if root is None:
         return EXIT_USAGE
     workspace = Workspace(root)
     try:
