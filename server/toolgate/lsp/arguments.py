@@ -68,6 +68,15 @@ def _at_most(limit: int) -> Callable[[Any, attrs.Attribute[Any], str | None], No
     return check
 
 
+def _task(needs: str) -> Any:
+    """The `task` field of a request: a string, not blank, not over `MAX_TASK_CHARS`."""
+    return attrs.field(
+        default="",
+        validator=[_non_blank(needs), _at_most(MAX_TASK_CHARS)],
+        metadata=_message(needs),
+    )
+
+
 def _not_negative(_instance: Any, attribute: attrs.Attribute[Any], value: int) -> None:
     if value < 0:
         raise ArgumentError(f"{_camel(attribute.name)} must not be negative")
@@ -112,11 +121,7 @@ class AskContext:
 class AskArguments:
     """`toolgate.ask`: `[{"task": "…", "context"?: {…}}]`."""
 
-    task: str = attrs.field(
-        default="",
-        validator=[_non_blank(ASK_NEEDS_TASK), _at_most(MAX_TASK_CHARS)],
-        metadata=_message(ASK_NEEDS_TASK),
-    )
+    task: str = _task(ASK_NEEDS_TASK)
     context: AskContext | None = None
     session_id: str | None = attrs.field(
         default=None, metadata=_message("sessionId must be a string")
@@ -249,11 +254,7 @@ PLAN_NEEDS = 'toolgate.plan needs [{"task": "…"}]'
 class PlanArguments:
     """`toolgate.plan`: `[{"task": "…"}]`."""
 
-    task: str = attrs.field(
-        default="",
-        validator=[_non_blank(PLAN_NEEDS), _at_most(MAX_TASK_CHARS)],
-        metadata=_message(PLAN_NEEDS),
-    )
+    task: str = _task(PLAN_NEEDS)
 
 
 RUN_PLAN_NEEDS = 'toolgate.runPlan needs [{"planId": "…"}]'
@@ -377,11 +378,7 @@ REVIEW_LOOP_NEEDS = 'toolgate.reviewLoop needs [{"task": "…"}]'
 class ReviewLoopArguments:
     """`toolgate.reviewLoop`: `[{"task": "…", "sessionId"?: "…"}]`."""
 
-    task: str = attrs.field(
-        default="",
-        validator=[_non_blank(REVIEW_LOOP_NEEDS), _at_most(MAX_TASK_CHARS)],
-        metadata=_message(REVIEW_LOOP_NEEDS),
-    )
+    task: str = _task(REVIEW_LOOP_NEEDS)
     session_id: str | None = attrs.field(
         default=None, metadata=_message("sessionId must be a string")
     )
