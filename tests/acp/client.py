@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION
+from acp import PROTOCOL_VERSION, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
@@ -112,3 +112,10 @@ async def connect(
             conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps), 60
         )
         yield conn, process
+
+
+async def prompt(conn: Any, session_id: str, text: str) -> Any:
+    """One turn: `text` as the prompt, answered within two minutes."""
+    return await asyncio.wait_for(
+        conn.prompt(session_id=session_id, prompt=[text_block(text)]), 120
+    )

@@ -9,23 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import RequestError, text_block
+from acp import RequestError
 from acp.schema import McpServerStdio
-from tests.acp.client import RecordingClient, connect
+from tests.acp.client import RecordingClient, connect, prompt
+from tests.acp.conftest import CALC, FIXED
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 pytestmark = pytest.mark.asyncio
-
-CALC = "def add(a, b):\n    return a - b\n"
-TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-
-
-@pytest.fixture
-def project(repo: Path) -> Path:
-    """The tiny project with a failing test."""
-    (repo / "calc.py").write_text(CALC)
-    (repo / "test_calc.py").write_text(TEST)
-    return repo
 
 
 def fix_script() -> list[Any]:
@@ -36,12 +26,6 @@ def fix_script() -> list[Any]:
         tool_call("run_tests"),
         {"content": "Fixed add: the tests pass."},
     ]
-
-
-async def prompt(conn: Any, session_id: str, text: str) -> Any:
-    return await asyncio.wait_for(
-        conn.prompt(session_id=session_id, prompt=[text_block(text)]), 120
-    )
 
 
 async def test_read_edit_allowed_once_through_the_editor_tests_and_end_turn(
@@ -61,8 +45,8 @@ async def test_read_edit_allowed_once_through_the_editor_tests_and_end_turn(
     assert len(client.permissions) == 1
     diff = client.permissions[0].content[0]
     assert diff.type == "diff" and diff.old_text == CALC and "return a + b" in diff.new_text
-    assert client.writes == [(str(project / "calc.py"), CALC.replace("a - b", "a + b"))]
-    assert (project / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+    assert client.writes == [(str(project / "calc.py"), FIXED)]
+    assert (project / "calc.py").read_text() == FIXED
     # run_tests ended with its summary
     ends = client.kinds("tool_call_update")
     texts = [c.content.text for u in ends for c in (u.content or []) if c.type == "content"]
@@ -85,7 +69,7 @@ async def test_without_fs_the_change_lands_on_disk(project: Path, scripted: Scri
         response = await prompt(conn, session.session_id, "fix add")
     assert response.stop_reason == "end_turn"
     assert client.writes == []
-    assert (project / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+    assert (project / "calc.py").read_text() == FIXED
 
 
 async def test_rejection_is_told_to_the_model(project: Path, scripted: ScriptedModel) -> None:
@@ -236,7 +220,7 @@ async def test_config_options_profile_and_approval(project: Path, scripted: Scri
         )
         await prompt(conn, session.session_id, "fix add")
         assert client.permissions == []  # applied without asking
-        assert (project / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+        assert (project / "calc.py").read_text() == FIXED
         await conn.set_config_option(
             config_id="approval", session_id=session.session_id, value="read-only"
         )
@@ -246,7 +230,7 @@ async def test_config_options_profile_and_approval(project: Path, scripted: Scri
         )
         await prompt(conn, session.session_id, "review it")
     assert client.permissions == []
-    assert (project / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+    assert (project / "calc.py").read_text() == FIXED
     assert "denied" in json.dumps(last_tool_result(scripted.requests[3]))
     tools = [[t["function"]["name"] for t in r.get("tools", [])] for r in scripted.requests]
     assert "edit_file" in tools[2] and "edit_file" not in tools[4]

@@ -9,29 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import RequestError, text_block
-from tests.acp.client import RecordingClient, connect
+from acp import RequestError
+from tests.acp.client import RecordingClient, connect, prompt
+from tests.acp.conftest import CALC, FIXED
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 pytestmark = pytest.mark.asyncio
-
-CALC = "def add(a, b):\n    return a - b\n"
-FIXED = CALC.replace("a - b", "a + b")
-TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
-
-
-@pytest.fixture
-def project(repo: Path) -> Path:
-    """The tiny project with a failing test."""
-    (repo / "calc.py").write_text(CALC)
-    (repo / "test_calc.py").write_text(TEST)
-    return repo
-
-
-async def prompt(conn: Any, session_id: str, text: str) -> Any:
-    return await asyncio.wait_for(
-        conn.prompt(session_id=session_id, prompt=[text_block(text)]), 120
-    )
 
 
 def ended(client: RecordingClient) -> dict[str, Any]:
