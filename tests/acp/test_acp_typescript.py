@@ -23,6 +23,23 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+def run_client(scripted: ScriptedModel, script: str, repo: Path, *answers: str) -> Any:
+    """Run one of the TypeScript client's scripts against `toolgate acp` in `repo`.
+
+    The script prints what it saw as JSON on its last line; that is returned.
+    """
+    done = subprocess.run(
+        ["node", script, str(repo), sys.executable, *answers],
+        cwd=TS,
+        env={**os.environ, **agent_env(scripted.base_url)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def test_typescript_client_edits_runs_tests_and_is_refused(
     repo: Path, scripted: ScriptedModel
 ) -> None:
@@ -44,16 +61,7 @@ def test_typescript_client_edits_runs_tests_and_is_refused(
     ]
     outside = repo.parent / "outside.txt"
     outside.write_text("keep\n")
-    done = subprocess.run(
-        ["node", "client.mjs", str(repo), sys.executable, "allow_once", "reject_once", "cancel"],
-        cwd=TS,
-        env={**os.environ, **agent_env(scripted.base_url)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_client(scripted, "client.mjs", repo, "allow_once", "reject_once", "cancel")
     assert seen["protocolVersion"] == 1 and seen["authMethods"] == ["openai-api-key"]
     assert seen["stopReasons"] == ["end_turn", "end_turn", "end_turn", "cancelled"]
     assert seen["unknownSessionError"] == -32602
@@ -110,16 +118,7 @@ def test_typescript_client_sees_modes_plan_thoughts_results_and_commands(
         },
         {"content": "I cannot say", "finish_reason": "content_filter"},
     ]
-    done = subprocess.run(
-        ["node", "features.mjs", str(repo), sys.executable],
-        cwd=TS,
-        env={**os.environ, **agent_env(scripted.base_url)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = run_client(scripted, "features.mjs", repo)
     assert seen["modes"]["currentModeId"] == "ask"
     assert [m["id"] for m in seen["modes"]["availableModes"]] == ["ask", "auto-edits", "read-only"]
     assert seen["approvalAfter"] == "ask"
