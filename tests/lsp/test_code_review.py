@@ -147,6 +147,17 @@ async def test_a_pending_proposal_is_reviewed_before_it_is_accepted(
     await editor.command("toolgate.cancel")
 
 
+def _loop_ends(editor: Editor) -> list[Any]:
+    """The `toolgate/reviewLoop` notifications (one per loop that ended), as they come."""
+    finished: list[Any] = []
+
+    @editor.client.feature("toolgate/reviewLoop")
+    def _finished(params: Any) -> None:
+        finished.append(params)
+
+    return finished
+
+
 async def test_the_review_loop_from_the_editor(
     editor: Editor, scripted: ScriptedModel, repo: Path
 ) -> None:
@@ -154,11 +165,7 @@ async def test_the_review_loop_from_the_editor(
     (repo / "test_calc.py").write_text(
         "from calc import half\n\n\ndef test_half():\n    assert half(4) == 2\n"
     )
-    finished: list[Any] = []
-
-    @editor.client.feature("toolgate/reviewLoop")
-    def _finished(params: Any) -> None:
-        finished.append(params)
+    finished = _loop_ends(editor)
 
     scripted.script = [
         tool_call("write_file", path="calc.py", content=CHANGED),
@@ -236,11 +243,7 @@ async def test_cancel_while_the_loop_reviews_ends_the_loop(
     editor: Editor, scripted: ScriptedModel, repo: Path
 ) -> None:
     _project(repo)
-    finished: list[Any] = []
-
-    @editor.client.feature("toolgate/reviewLoop")
-    def _finished(params: Any) -> None:
-        finished.append(params)
+    finished = _loop_ends(editor)
 
     scripted.script = [
         tool_call("write_file", path="calc.py", content=CHANGED),
