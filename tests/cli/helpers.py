@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,3 +55,9 @@ def toolgate_task(
 ) -> subprocess.CompletedProcess[str]:
     """Run `toolgate COMMAND TASK` on `repo` against the scripted model (more flags in `extra`)."""
     return toolgate(command, task, *on_scripted(repo, scripted), *extra, **kwargs)
+
+
+def too_late(body: dict[str, Any]) -> dict[str, Any]:
+    """A scripted answer for a turn the test stops (Ctrl-C) long before it would come."""
+    time.sleep(30)
+    return {"content": "too late"}

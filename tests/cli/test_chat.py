@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
 
-from tests.cli.helpers import on_scripted
+from tests.cli.helpers import on_scripted, too_late
 from tests.cli.terminal import Terminal
 from tests.support.scripted_model import ScriptedModel, tool_call
 
@@ -22,11 +21,6 @@ def _chat(repo: Path, scripted: ScriptedModel) -> Terminal:
     )
 
 
-def _slow(body: dict[str, Any]) -> dict[str, Any]:
-    time.sleep(30)  # the turn is stopped long before this answer would come
-    return {"content": "too late"}
-
-
 def test_a_chat_of_turns_with_an_approval_ctrl_c_new_and_load(
     repo: Path, scripted: ScriptedModel
 ) -> None:
@@ -34,7 +28,7 @@ def test_a_chat_of_turns_with_an_approval_ctrl_c_new_and_load(
         {"content": "The project is called Tiny."},
         tool_call("write_file", path="name.txt", content="Tiny\n"),
         {"content": "Wrote it."},
-        _slow,
+        too_late,
         {"content": "Still here."},
         {"content": "Fresh."},
         {"content": "Back in the first one."},

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.cli.helpers import on_scripted, toolgate, toolgate_task
+from tests.cli.helpers import on_scripted, too_late, toolgate, toolgate_task
 from tests.cli.terminal import Terminal
 from tests.support.scripted_model import ScriptedModel
 
@@ -145,15 +145,10 @@ def test_chat_continues_a_session_and_refuses_an_unknown_one(
     assert "The title is Tiny project." in json.dumps(scripted.requests[-1]["messages"])
 
 
-def _too_slow(body: dict[str, Any]) -> dict[str, Any]:
-    time.sleep(30)  # the turn is stopped long before this answer would come
-    return {"content": "too late"}
-
-
 def test_ctrl_c_while_the_spinner_draws_stops_the_turn_and_clears_it(
     repo: Path, scripted: ScriptedModel
 ) -> None:
-    scripted.script = [_too_slow, {"content": "Back with **more**."}]
+    scripted.script = [too_late, {"content": "Back with **more**."}]
     with _chat(repo, scripted, TERM="xterm", NO_COLOR="") as term:
         term.expect(PROMPT)
         term.type("Think slowly.\r")
