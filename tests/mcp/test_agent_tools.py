@@ -53,6 +53,13 @@ def _project(repo: Path) -> Path:
     return repo
 
 
+def _user_config(text: str) -> None:
+    """Write the person's own config file (under the test's home) with `text`."""
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
 def _client(
     repo: Path,
     scripted: ScriptedModel | None,
@@ -384,9 +391,7 @@ async def test_without_elicitation_the_servers_deny_rule_refuses_and_says_why(
 
 
 async def test_a_disabled_tool_is_not_listed_and_cannot_be_called(repo: Path) -> None:
-    path = user_config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("[agent_tools.refactor_code]\nenabled = false\n")
+    _user_config("[agent_tools.refactor_code]\nenabled = false\n")
     async with _client(repo, None) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         result = await client.call_tool(
@@ -426,9 +431,7 @@ def test_retry_and_timeout_come_from_the_config(repo: Path) -> None:
 async def test_a_run_that_runs_out_of_time_is_tried_again(
     repo: Path, scripted: ScriptedModel
 ) -> None:
-    path = user_config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("[agent_tools.implement_code]\ntimeout_seconds = 3\nretry_count = 1\n")
+    _user_config("[agent_tools.implement_code]\ntimeout_seconds = 3\nretry_count = 1\n")
     scripted.script = [
         {"content": "too late", "sleep": 30},
         _calls(("write_file", {"path": "hello.txt", "content": "hello\n"})),
@@ -449,9 +452,7 @@ async def test_a_run_that_runs_out_of_time_is_tried_again(
 async def test_a_run_out_of_time_without_retries_says_so(
     repo: Path, scripted: ScriptedModel
 ) -> None:
-    path = user_config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("[agent_tools.implement_code]\ntimeout_seconds = 2\n")
+    _user_config("[agent_tools.implement_code]\ntimeout_seconds = 2\n")
     scripted.script = [{"content": "too late", "sleep": 30}]
     async with _client(repo, scripted, "--approve", "auto") as client:
         result = await _call(client, "implement_code", task_description="Say hello")
@@ -531,9 +532,7 @@ async def test_review_code_of_a_given_diff_and_of_nothing(
 
 async def test_a_test_command_off_the_allow_list_is_asked_for(repo: Path) -> None:
     _project(repo)
-    path = user_config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text('[policy]\nallowed_commands = ["python -m pytest"]\n')
+    _user_config('[policy]\nallowed_commands = ["python -m pytest"]\n')
     seen: list[types.ElicitRequestParams] = []
     answer = types.ElicitResult(action="accept", content={"approve": True})
     async with _client(repo, None, elicitation=_elicitation(answer, seen)) as client:
