@@ -46,7 +46,10 @@ if [[ $quick == 0 ]]; then
     (cd client-vscode && npm ci --no-audit --no-fund --loglevel=error && npm test && npm run package)
 
     say "installing the TypeScript ACP SDK the ACP client test drives toolgate acp with"
-    (cd tests/acp/ts && npm ci --no-audit --no-fund --loglevel=error)
+    # `npm install` with the committed lock, not `npm ci`: acpx's file-safety dependency lists
+    # prebuilt binaries for every platform; a registry mirror that carries only this platform's
+    # leaves the others out of the lock, and `npm ci` then refuses the lock as out of sync.
+    (cd tests/acp/ts && npm install --no-audit --no-fund --loglevel=error)
 fi
 
 say "lint"

@@ -25,6 +25,10 @@ def _isolated_user_state(
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "TOOLGATE_MODEL"):
         monkeypatch.delenv(name, raising=False)
+    # The real pytest runs in the tests' workspaces (through language servers, commands and
+    # runs alike) load only the plugins they name: this environment's own (pytest-lsp, xdist,
+    # hypothesis, asyncio) would cost each of them seconds, and no workspace test uses them.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
 def git(root: Path, *args: str) -> str:

@@ -99,12 +99,14 @@ def test_typescript_client_sees_modes_plan_thoughts_results_and_commands(
     steps = [{"step": "Fix add", "status": "in_progress"}, {"step": "Test", "status": "pending"}]
     scripted.script = [
         {**tool_call("update_plan", plan=steps), "reasoning": "Plan first."},
+        tool_call("run_tests"),
         tool_call("edit_file", path="calc.py", search="return a - b", replace="return a + b"),
         tool_call("read_file", path="calc.py"),
         tool_call("run_tests"),
         {
             "content": "<think>All green.</think>Fixed, and the answer was cu",
             "finish_reason": "length",
+            "usage": {"prompt_tokens": 700, "completion_tokens": 30, "total_tokens": 730},
         },
         {"content": "I cannot say", "finish_reason": "content_filter"},
     ]
@@ -137,6 +139,13 @@ def test_typescript_client_sees_modes_plan_thoughts_results_and_commands(
     shown = [c["content"]["text"] for c in contents if c["type"] == "content"]
     assert any("return a + b" in text for text in shown)  # the read's text
     assert any("1 passed, 0 failed" in text for text in shown)  # the tests' summary
+    failing = [u for u in of("tool_call_update") if u.get("locations")]
+    assert failing[0]["locations"] == [{"path": str(repo / "test_calc.py"), "line": 5}]
+    assert any("test_calc.py:5: test_calc.py::test_add" in text for text in shown)
+    ids = [u["toolCallId"] for u in of("tool_call")]
+    # four calls and the undo, unique, though the model server names every call call_0
+    assert len(ids) == len(set(ids)) == 5
+    assert of("usage_update")[0]["used"] == 730
     assert any(c["type"] == "diff" and c["newText"] == CALC.replace("-", "+") for c in contents)
     # the edit was applied without a question (auto-edits); /undo asked, with its diff
     assert len(seen["permissions"]) == 1

@@ -119,6 +119,12 @@ async def test_reasoning_and_think_blocks_are_thoughts(
     # the thought comes before the call it led to
     kinds = [getattr(u, "session_update", "") for u in client.updates]
     assert kinds.index("agent_thought_chunk") < kinds.index("tool_call")
+    # a replayed session shows the kept <think> block as thought again
+    replay = RecordingClient()
+    async with connect(replay, scripted.base_url) as (conn, _):
+        await conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+    assert said(replay, "agent_thought_chunk") == "It uses minus."
+    assert "add subtracts." in said(replay) and "think>" not in said(replay)
 
 
 async def test_the_models_plan_is_shown_and_replayed(
@@ -286,3 +292,36 @@ async def test_modes_follow_the_approval_policy(project: Path, scripted: Scripte
         c for u in client.kinds("tool_call_update") for c in u.content or [] if c.type == "diff"
     ]
     assert diffs and diffs[0].old_text == CALC and diffs[0].new_text == FIXED
+
+
+async def test_usage_is_the_endpoints_count_where_it_gives_one(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    counted = {"prompt_tokens": 900, "completion_tokens": 20, "total_tokens": 920}
+    scripted.script = [{"content": "counted", "usage": counted}, {"content": "estimated"}]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "one")
+        await prompt(conn, session.session_id, "two")
+    first, second = [(u.used, u.size) for u in client.kinds("usage_update")]
+    assert first[0] == 920 and first[1] > 920
+    assert 0 < second[0] < 900  # no count from the endpoint: the conversation's estimate
+
+
+async def test_without_streaming_reasoning_and_finish_reason_still_count(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    (project / ".toolgate").mkdir(exist_ok=True)
+    (project / ".toolgate" / "config.toml").write_text("[model]\nstream = false\n")
+    scripted.script = [
+        {"content": "Cut sho", "reasoning": "Thinking unstreamed.", "finish_reason": "length"}
+    ]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        response = await prompt(conn, session.session_id, "answer")
+    assert not scripted.requests[0].get("stream")
+    assert response.stop_reason == "max_tokens"
+    assert said(client, "agent_thought_chunk") == "Thinking unstreamed."
+    assert said(client) == "Cut sho"

@@ -1,10 +1,17 @@
 -- Use Toolgate from Neovim's own LSP client, as a person would, headless.
 --
--- The configuration from docs/EDITORS.md is the init file. This opens TOOLGATE_TEST_FILE, asks
--- the agent, accepts its proposal from the code-action menu, saves, then runs the tests and
--- reads the diagnostics Neovim shows. What happened is written to TOOLGATE_TEST_OUT as JSON.
+-- The configuration from docs/EDITORS.md is the init file. TOOLGATE_TEST_SCENARIO says what the
+-- person does:
+--   "edit" (the default): open TOOLGATE_TEST_FILE, ask the agent, accept its proposal from the
+--     code-action menu, save, then run the tests and read the diagnostics Neovim shows;
+--   "new_file": open TOOLGATE_TEST_NEW, a file not yet on disk, ask the agent, accept the new
+--     file from that buffer's menu and save it; then, on TOOLGATE_TEST_FILE's buffer, accept
+--     the next new file, TOOLGATE_TEST_NEXT, through the menu's "Review pending proposals (N)".
+-- What happened is written to TOOLGATE_TEST_OUT as JSON.
 
 local seen = { menu = {}, notices = {} }
+-- The menu entry the person picks: the first whose title matches.
+local pick = '^Accept '
 
 local function wait(what, predicate, ms)
   if not vim.wait(ms, predicate, 50) then
@@ -46,41 +53,52 @@ vim.ui.select = function(items, opts, on_choice)
     table.insert(seen.menu, format(item))
   end
   for index, item in ipairs(items) do
-    if format(item):match('^Accept ') then
+    if format(item):match(pick) then
       return on_choice(item, index)
     end
   end
   on_choice(nil, nil)
 end
 
-local ok, failure = pcall(function()
-  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('TOOLGATE_TEST_FILE')))
-  local buf = vim.api.nvim_get_current_buf()
-  wait('the server', function() return toolgate_client(buf) ~= nil end, 60000)
+local function buffer_text(buf)
+  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n') .. '\n'
+end
 
-  vim.cmd('ToolgateAsk Fix add')
-  wait('a proposal', function()
+local function run_ended()
+  for _, notice in ipairs(seen.notices) do
+    if notice:match('^Toolgate run ') then
+      return true
+    end
+  end
+  return false
+end
+
+-- Wait until the code-action menu of `buf` offers an entry matching `pattern`.
+local function offered(buf, pattern)
+  wait('an entry ' .. pattern, function()
     for _, title in ipairs(code_action_titles(buf)) do
-      if title:match('^Accept') then
+      if title:match(pattern) then
         return true
       end
     end
     return false
   end, 60000)
+end
+
+local scenarios = {}
+
+function scenarios.edit()
+  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('TOOLGATE_TEST_FILE')))
+  local buf = vim.api.nvim_get_current_buf()
+  wait('the server', function() return toolgate_client(buf) ~= nil end, 60000)
+
+  vim.cmd('ToolgateAsk Fix add')
+  offered(buf, '^Accept')
   vim.lsp.buf.code_action()
-  wait('the accepted edit', function()
-    return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n'):find('a - b', 1, true) == nil
-  end, 30000)
+  wait('the accepted edit', function() return buffer_text(buf):find('a - b', 1, true) == nil end, 30000)
   vim.cmd('write')
-  seen.text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n') .. '\n'
-  wait('the end of the run', function()
-    for _, notice in ipairs(seen.notices) do
-      if notice:match('^Toolgate run ') then
-        return true
-      end
-    end
-    return false
-  end, 30000)
+  seen.text = buffer_text(buf)
+  wait('the end of the run', run_ended, 30000)
 
   -- Test failures come back as diagnostics on the failing line of the open test file.
   vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('TOOLGATE_TEST_TESTS')))
@@ -92,7 +110,35 @@ local ok, failure = pcall(function()
   for _, d in ipairs(vim.diagnostic.get(tests)) do
     table.insert(seen.diagnostics, { line = d.lnum + 1, severity = d.severity, message = d.message })
   end
-end)
+end
+
+function scenarios.new_file()
+  local new = os.getenv('TOOLGATE_TEST_NEW')
+  vim.cmd('edit ' .. vim.fn.fnameescape(new))
+  local buf = vim.api.nvim_get_current_buf()
+  wait('the server', function() return toolgate_client(buf) ~= nil end, 60000)
+  vim.cmd('ToolgateAsk Create the new files')
+  offered(buf, '^Accept ')
+  seen.existed_before_accept = vim.fn.filereadable(new) == 1
+  vim.lsp.buf.code_action()
+  wait('the new file in its buffer', function() return buffer_text(buf) ~= '\n' end, 30000)
+  vim.cmd('write')
+  seen.new_text = buffer_text(buf)
+
+  -- The next new file, reviewed from a buffer that has nothing pending of its own.
+  seen.own_menu, seen.menu = seen.menu, {}
+  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('TOOLGATE_TEST_FILE')))
+  local other = vim.api.nvim_get_current_buf()
+  wait('the other buffer attached', function() return toolgate_client(other) ~= nil end, 60000)
+  -- Named, as the first file may still be listed for a moment while its edit lands.
+  pick = '^Review pending proposals %(%d+%): accept write_file proposal: ' .. os.getenv('TOOLGATE_TEST_NEXT')
+  offered(other, pick)
+  vim.lsp.buf.code_action()
+  wait('the end of the run', run_ended, 60000)
+  vim.cmd('silent! wall')
+end
+
+local ok, failure = pcall(scenarios[os.getenv('TOOLGATE_TEST_SCENARIO') or 'edit'])
 
 if not ok then
   io.stderr:write('drive_neovim: ' .. tostring(failure) .. '\n')

@@ -2,13 +2,15 @@
 
 Neovim starts `toolgate lsp`, the agent's edit is accepted from `vim.lsp.buf.code_action()`'s
 menu and applied by Neovim to its buffer, and a test run's failures show up as diagnostics on
-the failing line.
+the failing line. A proposal that creates a file is accepted from the new file's buffer before
+the file exists, and from another buffer through "Review pending proposals (N)".
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 from tests.editors.common import (
     FIXED,
@@ -17,28 +19,36 @@ from tests.editors.common import (
     drive,
     make_project,
 )
-from tests.support.scripted_model import ScriptedModel, last_tool_result
+from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 DRIVER = Path(__file__).with_name("drive_neovim.lua")
 ERROR = 1  # vim.diagnostic.severity.ERROR
 
 
-def test_neovim_reviews_an_edit_and_shows_test_failures(
-    repo: Path, scripted: ScriptedModel, tmp_path: Path
-) -> None:
+def _drive_neovim(
+    repo: Path, scripted: ScriptedModel, tmp_path: Path, **scenario: str
+) -> dict[str, Any]:
+    """Neovim headless with the documented configuration, running the driver's scenario."""
     nvim = shutil.which("nvim")
     assert nvim, "Neovim is needed: run scripts/install-editor-test-deps.sh"
-    make_project(repo, scripted)
     config = tmp_path / "toolgate.lua"
     config.write_text(documented_config("Neovim (0.7 to 0.10)", "lua", scripted))
     home = tmp_path / "nvim-home"
-    seen = drive(
+    return drive(
         [nvim, "--headless", "-n", "-i", "NONE", "-u", str(config), "-c", f"luafile {DRIVER}"],
         repo,
         home,
         XDG_DATA_HOME=str(home / "data"),
         XDG_STATE_HOME=str(home / "state"),
+        **scenario,
     )
+
+
+def test_neovim_reviews_an_edit_and_shows_test_failures(
+    repo: Path, scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    make_project(repo, scripted)
+    seen = _drive_neovim(repo, scripted, tmp_path)
 
     # The proposal was in Neovim's code-action menu, and the person's pick was applied by Neovim.
     assert any(t.startswith("Accept") and "edit_file" in t for t in seen["menu"])
@@ -55,3 +65,39 @@ def test_neovim_reviews_an_edit_and_shows_test_failures(
     assert failure["line"] == MUL_ASSERT_LINE
     assert failure["severity"] == ERROR
     assert "two times three" in failure["message"]
+
+
+def test_neovim_accepts_new_files_from_their_own_buffer_and_from_another(
+    repo: Path, scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    """A new file: accepted on its buffer before it exists, and via the review entries."""
+    make_project(repo, scripted)
+    (repo / "pkg").mkdir()  # `:edit pkg/new_mod.py` then `:write` needs the folder
+    scripted.script = [
+        tool_call("write_file", path="pkg/new_mod.py", content="VALUE = 1\n"),
+        tool_call("write_file", path="notes/todo.md", content="- one\n"),
+        {"content": "created both"},
+    ]
+    seen = _drive_neovim(
+        repo,
+        scripted,
+        tmp_path,
+        TOOLGATE_TEST_SCENARIO="new_file",
+        TOOLGATE_TEST_NEW=str(repo / "pkg" / "new_mod.py"),
+        TOOLGATE_TEST_NEXT="notes/todo%.md",  # a Lua pattern
+    )
+
+    # The new file's own buffer offered it before the file existed; Neovim wrote what landed.
+    assert seen["existed_before_accept"] is False
+    assert "Accept write_file proposal: pkg/new_mod.py" in seen["own_menu"]
+    assert seen["new_text"] == "VALUE = 1\n"
+    assert (repo / "pkg" / "new_mod.py").read_text() == "VALUE = 1\n"
+    # calc.py's buffer had nothing of its own pending: its menu reviewed the next new file.
+    assert seen["menu"] == [
+        "Review pending proposals (1): accept write_file proposal: notes/todo.md",
+        "Review pending proposals (1): reject write_file proposal: notes/todo.md",
+    ]
+    assert (repo / "notes" / "todo.md").read_text() == "- one\n"
+    assert any(n.startswith("Toolgate run completed") for n in seen["notices"])
+    told = last_tool_result(scripted.requests[-1])
+    assert told["success"] is True and told["data"]["status"] == "accepted", told

@@ -18,7 +18,7 @@ from pygls.protocol import default_converter
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 from pygls.uris import from_fs_path, to_fs_path
 from pytest_lsp import LanguageClient, LanguageClientProtocol
-from pytest_lsp.client import register_lsp_features
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 # Toolgate's own notifications, each recorded by the editor below.
 EVENT = "toolgate/event"
@@ -39,12 +39,26 @@ class PlainCodeActionProtocol(LanguageClientProtocol):
         return super().get_result_type(method)
 
 
-def make_client() -> LanguageClient:
-    """pytest-lsp's test client, reading code actions as plain JSON."""
-    client = LanguageClient(
-        protocol_cls=PlainCodeActionProtocol, converter_factory=default_converter
+class EditorClient(LanguageClient):
+    """pytest-lsp's test client, noting which sections the server pulls settings for."""
+
+    def __init__(self) -> None:
+        super().__init__(protocol_cls=PlainCodeActionProtocol, converter_factory=default_converter)
+        self.config_pulls: list[str | None] = []
+
+
+def _configuration(client: EditorClient, params: types.ConfigurationParams) -> Any:
+    """pytest-lsp's own answer to `workspace/configuration`, each pull noted first."""
+    client.config_pulls.extend(item.section for item in params.items)
+    return DEFAULT_CLIENT_FEATURES[types.WORKSPACE_CONFIGURATION](client, params)
+
+
+def make_client() -> EditorClient:
+    """The test client, built as pytest-lsp documents for replacing one of its handlers."""
+    client = EditorClient()
+    register_lsp_features(
+        client, {**DEFAULT_CLIENT_FEATURES, types.WORKSPACE_CONFIGURATION: _configuration}
     )
-    register_lsp_features(client)
     return client
 
 
@@ -85,20 +99,16 @@ class Editor:
     keep_edits: Callable[[list[Any]], list[Any]] | None = None
     questions: list[str] = field(default_factory=list)
     save_requests: list[list[str]] = field(default_factory=list)
-    config_pulls: list[str | None] = field(default_factory=list)
     # Called with each window/showMessageRequest before it is answered (the person acting).
     on_question: Callable[[str], None] | None = None
 
+    @property
+    def config_pulls(self) -> list[str | None]:
+        """The sections of each `workspace/configuration` item the server asked for."""
+        return self.client.config_pulls if isinstance(self.client, EditorClient) else []
+
     def install(self) -> None:
         client = self.client
-        answer_configuration = client.get_configuration
-
-        def recording_configuration(**where: Any) -> Any:
-            # pytest-lsp answers workspace/configuration with this; note each pull.
-            self.config_pulls.append(where.get("section"))
-            return answer_configuration(**where)
-
-        client.get_configuration = recording_configuration  # type: ignore[method-assign]
 
         @client.feature(PROPOSAL)
         def _proposal(params: Any) -> None:
@@ -224,29 +234,41 @@ class Editor:
         Between notifications it checks again every quarter second too, for state outside the
         protocol (files, processes, the scripted model's requests).
         """
+
+        async def check() -> Any:
+            return predicate()
+
+        await self._wait(
+            check, timeout, on, lambda: f"timed out; events so far: {self.events[-5:]}"
+        )
+
+    async def poll(
+        self, fetch: Callable[[], Awaitable[Any]], timeout: float = 20.0, on: str = PROPOSAL
+    ) -> Any:
+        """Ask the server again as each `on` notification arrives (as an editor refreshes its
+        lightbulb when something changed) until the answer is truthy; return it."""
+        return await self._wait(fetch, timeout, on, lambda: "timed out asking the server")
+
+    async def _wait(
+        self,
+        check: Callable[[], Awaitable[Any]],
+        timeout: float,
+        on: str,
+        failure: Callable[[], str],
+    ) -> Any:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while True:
             # Registered before the check, so a notification in between is not missed. A
             # waiter left pending is replaced by the next one (pytest-lsp keeps one per method).
             arrival = self.client.protocol.wait_for_notification_async(on)
-            if predicate():
-                return
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise AssertionError(f"timed out; events so far: {self.events[-5:]}")
-            await asyncio.wait([arrival], timeout=min(remaining, 0.25))
-
-    async def poll(self, fetch: Callable[[], Awaitable[Any]], timeout: float = 20.0) -> Any:
-        """Ask again and again (as an editor refreshing its lightbulb would) until truthy."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        while True:
-            value = await fetch()
+            value = await check()
             if value:
                 return value
-            if asyncio.get_running_loop().time() > deadline:
-                raise AssertionError("timed out polling the server")
-            await asyncio.sleep(0.05)
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise AssertionError(failure())
+            await asyncio.wait([arrival], timeout=min(remaining, 0.25))
 
     async def proposal(self, n: int = 1) -> dict[str, Any]:
         await self.until(

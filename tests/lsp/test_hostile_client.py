@@ -33,6 +33,7 @@ from tests.lsp.hostile_cases import (
     send,
 )
 from tests.lsp.rawclient import RawClient, encode, frame, nested
+from tests.support.processes import parent_of, processes
 from tests.support.scripted_model import ScriptedModel
 
 SLOW_TEST = """\
@@ -244,31 +245,18 @@ async def test_requests_before_initialize_and_after_shutdown_are_answered(
 
 def _pytest_children(pid: int) -> list[int]:
     """Processes (any depth) under `pid` that run pytest."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if b"pytest" in cmdline and _descends(ppid, pid):
-            found.append(int(entry.name))
-    return found
+    return [
+        child for child, cmdline in processes() if b"pytest" in cmdline and _descends(child, pid)
+    ]
 
 
-def _descends(ppid: int, pid: int) -> bool:
+def _descends(child: int, pid: int) -> bool:
+    ppid = parent_of(child)
     seen = 0
-    while ppid > 1 and seen < 50:
+    while ppid is not None and ppid > 1 and seen < 50:
         if ppid == pid:
             return True
-        try:
-            stat = Path(f"/proc/{ppid}/stat").read_text()
-        except OSError:
-            return False
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        ppid = parent_of(ppid)
         seen += 1
     return False
 

@@ -26,8 +26,7 @@ NEOVIM_EMPTY = "\n"
 async def neovim(repo: Path, options: dict[str, Any]) -> AsyncIterator[Editor]:
     ed = await start_editor(repo, options, "neovim")
     yield ed
-    await ed.client.shutdown_session()
-    await ed.client.stop()
+    await ed.close()
 
 
 @pytest.mark.parametrize(

@@ -43,8 +43,7 @@ async def second_editor(repo: Path, options: dict[str, Any]) -> AsyncIterator[Ed
     """Another editor window on the same workspace: another server process."""
     ed = await start_editor(repo, options, "visual-studio-code")
     yield ed
-    await ed.client.shutdown_session()
-    await ed.client.stop()
+    await ed.close()
 
 
 async def test_two_asks_in_one_session_the_second_request_holds_the_first_turn(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
-import socket
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -94,6 +93,19 @@ def test_paths_symlinks_git_and_nul_are_refused(repo: Path, outside: Path) -> No
 
 # -- pytest's options, every spelling ---------------------------------------------------------
 
+
+def _refused(argv: list[str], repo: Path, env: dict[str, str], reason: str, what: str) -> None:
+    """A pytest command the options check must refuse, saying `reason`; counted."""
+    try:
+        check_pytest_paths(argv, head=1, root=repo, cwd=repo, env=env)
+    except CommandRefused as error:
+        _count(True)
+        assert reason in str(error)
+    else:
+        _count(False)
+        pytest.fail(f"{what} was not refused")
+
+
 SPELLINGS = [
     "--rootdir={o}",
     "--rootdir {o}",
@@ -140,14 +152,7 @@ def test_pytest_options_naming_outside_paths_are_refused(
 ) -> None:
     (repo / "link_out").symlink_to(outside)
     args = shlex.split(spelling.format(o=outside))
-    try:
-        check_pytest_paths(["pytest", *args], head=1, root=repo, cwd=repo, env={})
-    except CommandRefused as error:
-        _count(True)
-        assert "refused" in str(error)
-    else:
-        _count(False)
-        pytest.fail(f"`pytest {spelling}` was not refused")
+    _refused(["pytest", *args], repo, {}, "refused", f"`pytest {spelling}`")
 
 
 @pytest.mark.parametrize(
@@ -181,14 +186,7 @@ def test_environment_naming_outside_paths_is_refused(
     repo: Path, outside: Path, env: dict[str, str]
 ) -> None:
     filled = {key: value.format(o=outside) for key, value in env.items()}
-    try:
-        check_pytest_paths(["pytest"], head=1, root=repo, cwd=repo, env=filled)
-    except CommandRefused as error:
-        _count(True)
-        assert "PYTEST_" in str(error)
-    else:
-        _count(False)
-        pytest.fail(f"{filled} was not refused")
+    _refused(["pytest"], repo, filled, "PYTEST_", str(filled))
 
 
 async def test_through_a_run_the_model_reads_refusals_and_nothing_is_written(
@@ -266,17 +264,6 @@ def test_inside_is_fine():
     with open("made_inside.txt", "w") as handle:
         handle.write("ok")
 """
-
-
-@pytest.fixture
-def listener() -> Iterator[int]:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(5)
-    try:
-        yield server.getsockname()[1]
-    finally:
-        server.close()
 
 
 @pytest.fixture

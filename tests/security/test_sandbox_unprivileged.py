@@ -12,7 +12,6 @@ import json
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -121,17 +120,6 @@ def place() -> Iterator[Path]:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
-def listener() -> Iterator[int]:
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(5)
-    try:
-        yield server.getsockname()[1]
-    finally:
-        server.close()
 
 
 def _test_run(place: Path, port: int, mode: str) -> tuple[dict[str, object], Path]:

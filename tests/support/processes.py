@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -19,9 +20,8 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def processes_with(marker: str) -> list[int]:
-    """The live processes whose command line holds `marker` (a word only the test put there)."""
-    found = []
+def processes() -> Iterator[tuple[int, bytes]]:
+    """Every process now running: its id and its command line (NUL-separated)."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -29,6 +29,18 @@ def processes_with(marker: str) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue  # it ended while we looked
-        if marker.encode() in cmdline and alive(int(entry.name)):
-            found.append(int(entry.name))
-    return found
+        yield int(entry.name), cmdline
+
+
+def parent_of(pid: int) -> int | None:
+    """The parent process's id, or None when the process has ended."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def processes_with(marker: str) -> list[int]:
+    """The live processes whose command line holds `marker` (a word only the test put there)."""
+    return [pid for pid, cmdline in processes() if marker.encode() in cmdline and alive(pid)]

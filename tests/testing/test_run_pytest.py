@@ -279,7 +279,7 @@ async def test_timeout_ends_the_run_without_a_report(project):
             time.sleep(60)
         """,
     )
-    run = await run_pytest(project, ["pytest", "-q", "-s"], timeout_seconds=20)
+    run = await run_pytest(project, ["pytest", "-q", "-s"], timeout_seconds=8)
     assert run.timed_out
     assert run.report_missing
     assert run.exit_code is None

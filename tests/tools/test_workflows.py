@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import yaml
@@ -178,18 +179,24 @@ def _run_log(root: Path) -> dict:
     return json.loads(log.read_text())
 
 
-def test_two_step_workflow_passes_outputs_with_retry_and_skip(repo: Path) -> None:
-    _workflow_workspace(repo)
-    done = toolgate(
+def _make_and_shout(repo: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`toolgate workflow run make-and-shout word=hello` on repo, changes approved."""
+    return toolgate(
         "workflow",
         "run",
         "make-and-shout",
         "word=hello",
+        *extra,
         "--workspace",
         str(repo),
         "--approve",
         "auto",
     )
+
+
+def test_two_step_workflow_passes_outputs_with_retry_and_skip(repo: Path) -> None:
+    _workflow_workspace(repo)
+    done = _make_and_shout(repo)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (repo / "out.txt").read_text() == "MADE HELLO"
     assert (repo / "tools" / "flaky" / "attempts").read_text() == "2"
@@ -209,18 +216,7 @@ def test_two_step_workflow_passes_outputs_with_retry_and_skip(repo: Path) -> Non
 def test_dry_run_runs_nothing(repo: Path) -> None:
     _workflow_workspace(repo)
     before = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts)
-    done = toolgate(
-        "workflow",
-        "run",
-        "make-and-shout",
-        "word=hello",
-        "target=x.txt",
-        "--dry-run",
-        "--workspace",
-        str(repo),
-        "--approve",
-        "auto",
-    )
+    done = _make_and_shout(repo, "target=x.txt", "--dry-run")
     assert done.returncode == 0, done.stderr
     assert "dry run: nothing runs" in done.stdout
     assert "make text.make → flaky: " in done.stdout and "main.py" in done.stdout
@@ -247,16 +243,7 @@ def test_a_denied_capability_ends_the_run_blocked_by_policy(repo: Path) -> None:
     (repo / "pyproject.toml").write_text(
         '[tool.toolgate.planning]\ndeny_capabilities = ["text.shout"]\n'
     )
-    done = toolgate(
-        "workflow",
-        "run",
-        "make-and-shout",
-        "word=hello",
-        "--workspace",
-        str(repo),
-        "--approve",
-        "auto",
-    )
+    done = _make_and_shout(repo)
     assert done.returncode == 1
     assert "blocked_by_policy" in done.stdout
     assert "missing: shout text.shout, write fs.write" in done.stdout
@@ -267,16 +254,7 @@ def test_a_denied_capability_ends_the_run_blocked_by_policy(repo: Path) -> None:
 def test_max_steps_ends_the_run_blocked_by_policy(repo: Path) -> None:
     _workflow_workspace(repo)
     (repo / "pyproject.toml").write_text("[tool.toolgate.limits]\nmax_steps = 2\n")
-    done = toolgate(
-        "workflow",
-        "run",
-        "make-and-shout",
-        "word=hello",
-        "--workspace",
-        str(repo),
-        "--approve",
-        "auto",
-    )
+    done = _make_and_shout(repo)
     assert done.returncode == 1
     log = _run_log(repo)
     assert log["status"] == "blocked_by_policy" and "max_steps" in log["reason"]
@@ -286,16 +264,7 @@ def test_max_steps_ends_the_run_blocked_by_policy(repo: Path) -> None:
 def test_a_tool_denied_by_the_gate_policy_blocks_the_workflow(repo: Path) -> None:
     _workflow_workspace(repo)
     (repo / "pyproject.toml").write_text('[tool.toolgate.policy]\ndeny_tools = ["shout"]\n')
-    done = toolgate(
-        "workflow",
-        "run",
-        "make-and-shout",
-        "word=hello",
-        "--workspace",
-        str(repo),
-        "--approve",
-        "auto",
-    )
+    done = _make_and_shout(repo)
     assert done.returncode == 1
     assert _run_log(repo)["status"] == "blocked_by_policy"
 

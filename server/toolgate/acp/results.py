@@ -41,7 +41,7 @@ def excerpt(text: str, lines: int = EXCERPT_LINES, chars: int = EXCERPT_CHARS) -
     return out
 
 
-def tests_text(data: dict[str, Any]) -> str:
+def summary_of_tests(data: dict[str, Any]) -> str:
     """The test summary line and each failure as `file:line: test — message`."""
     summary = data.get("summary") or {}
     failures = [f for f in data.get("failures") or [] if isinstance(f, dict)]
@@ -112,7 +112,7 @@ def shown(name: str, result: ToolResult, root: Path) -> Shown | None:
         return None  # the error goes out with the failed status
     if isinstance(data, dict):
         if name == "run_tests" and "summary" in data:
-            return Shown(tests_text(data), _failure_locations(root, data))
+            return Shown(summary_of_tests(data), _failure_locations(root, data))
         if name == "read_file" and isinstance(data.get("content"), str):
             return Shown(excerpt(data["content"]))
         if name == "git_status":

@@ -45,6 +45,7 @@ from acp.schema import (
 from toolgate import __version__
 from toolgate.acp import commands, convert, framing, options, plan
 from toolgate.acp.reviewer import AcpReviewer
+from toolgate.acp.thoughts import ThinkSplitter
 from toolgate.acp.updates import CallIds, RunEvents, Updates
 from toolgate.agent.events import ASSISTANT_REASONING, EventBus
 from toolgate.agent.loop import AgentRun
@@ -274,7 +275,12 @@ class ToolgateAgent:
             if kind == "user":
                 self.updates.put(session_id, helpers.update_user_message_text(entry["text"]))
             elif kind == "assistant":
-                self.updates.put(session_id, helpers.update_agent_message_text(entry["text"]))
+                split = ThinkSplitter()  # a kept `<think>` block is shown as thought again
+                for part, text in split.feed(entry["text"]) + split.finish():
+                    if part == "thought":
+                        self.updates.put(session_id, helpers.update_agent_thought_text(text))
+                    else:
+                        self.updates.put(session_id, helpers.update_agent_message_text(text))
             elif kind == "tool" and entry.get("name") == plan.NAME:
                 update = plan.plan_update(entry.get("arguments") or {})
                 if update is not None:
@@ -507,7 +513,10 @@ class ToolgateAgent:
             session.run = None
         budget = turn.run.budget if turn.run is not None else None
         if budget is not None:
-            used = sum(budget.message_tokens(e.size) for e in claim.conversation.entries)
+            # The endpoint's own count of the last request and its answer, else the estimate.
+            used = events.context_tokens or sum(
+                budget.message_tokens(e.size) for e in claim.conversation.entries
+            )
             self.updates.put(
                 session.id,
                 UsageUpdate(session_update="usage_update", used=used, size=budget.window),

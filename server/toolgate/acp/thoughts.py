@@ -20,20 +20,26 @@ class ThinkSplitter:
     def __init__(self) -> None:
         self._state = "start"  # start → thinking → message, or start → message
         self._held = ""  # text that may still turn out to be (part of) a tag
+        self._trim = False  # the newlines right after a tag belong to the tag
 
     def feed(self, text: str) -> list[tuple[str, str]]:
         """The (kind, text) pieces that are certain now; kind is "thought" or "message"."""
         out: list[tuple[str, str]] = []
         self._held += text
         while self._held:
+            if self._trim:
+                self._held = self._held.lstrip("\n")
+                if not self._held:
+                    break
+                self._trim = False
             if self._state == "message":
                 out.append(("message", self._held))
                 self._held = ""
             elif self._state == "start":
                 stripped = self._held.lstrip()
                 if stripped.startswith(OPEN):
-                    self._state = "thinking"
-                    self._held = stripped[len(OPEN) :].lstrip("\n")
+                    self._state, self._trim = "thinking", True
+                    self._held = stripped[len(OPEN) :]
                 elif OPEN.startswith(stripped):
                     break  # white space or the start of the tag: wait for more
                 else:
@@ -43,8 +49,8 @@ class ThinkSplitter:
                 if end >= 0:
                     if end:
                         out.append(("thought", self._held[:end]))
-                    self._state = "message"
-                    self._held = self._held[end + len(CLOSE) :].lstrip("\n")
+                    self._state, self._trim = "message", True
+                    self._held = self._held[end + len(CLOSE) :]
                     continue
                 keep = _partial_suffix(self._held, CLOSE)
                 cut = len(self._held) - keep

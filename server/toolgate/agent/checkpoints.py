@@ -5,22 +5,52 @@ go into the run's own store, `.toolgate/runs/<run_id>.checkpoint/`; after each c
 the text the change left is remembered by its hash, so an undo can tell a file the run left
 from one somebody changed since. Only the files the run touched are kept: no second
 repository, no copies of anything else. Commits the run made are listed, never rewritten.
+
+Files an allowed command changes (a formatter run through `run_command`, a test that writes a
+fixture) are kept too: before the command runs, the workspace's text files (tracked, and
+untracked but not ignored) are held in memory (`snapshot_workspace`), and afterwards each file
+the command changed, created or removed is recorded like a change of the run's own
+(`record_command_changes`). The snapshot is bounded; a larger workspace, a binary file or one
+over the size limit is not held, so what a command does to it cannot be undone.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
+import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolgate.workspace.files import atomic_write_bytes, atomic_write_text, toolgate_dir
+from toolgate.workspace import PathRefused, Workspace
+from toolgate.workspace.files import (
+    BinaryFileError,
+    atomic_write_bytes,
+    atomic_write_text,
+    decode_text,
+    toolgate_dir,
+)
 
 FORMAT = "toolgate-checkpoint"
 VERSION = 1
 SUFFIX = ".checkpoint"
+
+# What is held in memory before an allowed command runs, at the most: past either bound the
+# workspace is not snapshotted and the command's changes are not recorded (the log says so).
+SNAPSHOT_MAX_FILES = 5_000
+SNAPSHOT_MAX_BYTES = 32 * 1024 * 1024
+
+# Folders never snapshotted where git cannot say what is ignored (no repository).
+_UNLISTED_FOLDERS = frozenset(
+    {".git", ".toolgate", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache"}
+)
+
+log = logging.getLogger("toolgate.checkpoints")
 
 
 class CheckpointError(ValueError):
@@ -212,3 +242,107 @@ def latest_run(root: Path) -> str | None:
     """The run whose checkpoint is newest, or None."""
     ids = run_ids(root)
     return ids[-1] if ids else None
+
+
+@dataclass
+class WorkspaceSnapshot:
+    """The workspace's text files before a command: their bytes, by workspace-relative path."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    passed_over: set[str] = field(default_factory=set)  # listed, but binary or too large
+
+
+def _listed_files(root: Path) -> Iterator[str]:
+    """The workspace's files: git's tracked and untracked-not-ignored ones, else a plain walk."""
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        done = None
+    if done is not None and done.returncode == 0:
+        for name in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+            if name:
+                yield name
+        return
+    for folder, folders, names in os.walk(root):
+        folders[:] = [f for f in folders if f not in _UNLISTED_FOLDERS]
+        relative = Path(folder).relative_to(root)
+        for name in names:
+            yield (relative / name).as_posix()
+
+
+def _regular_bytes(workspace: Workspace, path: str) -> bytes | None:
+    """A listed file's bytes when it is a regular file the workspace lets Toolgate write."""
+    try:
+        real = workspace.resolve(path, for_write=True)
+        if not real.is_file() or real.is_symlink():
+            return None
+        if real.stat().st_size > workspace.max_file_bytes:
+            raise OSError("over the size limit")
+        return real.read_bytes()
+    except (PathRefused, OSError):
+        return None
+
+
+def _is_text(raw: bytes) -> bool:
+    try:
+        decode_text(raw)
+    except BinaryFileError:
+        return False
+    return True
+
+
+def snapshot_workspace(workspace: Workspace) -> WorkspaceSnapshot | None:
+    """Hold the workspace's text files before a command; None when it is over the bounds."""
+    snapshot = WorkspaceSnapshot()
+    total = 0
+    for count, path in enumerate(_listed_files(workspace.root)):
+        raw = _regular_bytes(workspace, path)
+        if raw is None or not _is_text(raw):
+            snapshot.passed_over.add(path)
+            continue
+        total += len(raw)
+        if count >= SNAPSHOT_MAX_FILES or total > SNAPSHOT_MAX_BYTES:
+            log.warning(
+                "the workspace holds more than %d files or %d bytes: what commands change in "
+                "it is not kept for undo",
+                SNAPSHOT_MAX_FILES,
+                SNAPSHOT_MAX_BYTES,
+            )
+            return None
+        snapshot.files[path] = raw
+    return snapshot
+
+
+def record_command_changes(
+    checkpoint: Checkpoint, workspace: Workspace, snapshot: WorkspaceSnapshot
+) -> list[str]:
+    """Record each file a command changed, created or removed since `snapshot`; their paths."""
+    changed: list[str] = []
+    after = set(_listed_files(workspace.root))
+    for path in sorted(after | set(snapshot.files)):
+        if path in snapshot.passed_over:
+            continue
+        before = snapshot.files.get(path)
+        now = _regular_bytes(workspace, path)
+        if now == before:
+            continue
+        if now is not None and not _is_text(now):
+            continue  # what undo compares against must be text
+        try:
+            workspace.resolve(path, for_write=True)
+        except PathRefused:
+            continue
+        try:
+            checkpoint.before_change(path, before)
+            checkpoint.after_change(path, None if now is None else decode_text(now).text)
+        except OSError as exc:  # the run goes on; only this file's way back is missing
+            log.warning("could not keep %s for undo: %s", path, exc)
+            continue
+        changed.append(path)
+    return changed

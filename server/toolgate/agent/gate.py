@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -9,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from toolgate.agent.checkpoints import Checkpoint
+from toolgate.agent.checkpoints import Checkpoint, record_command_changes, snapshot_workspace
 from toolgate.agent.events import (
     PROPOSAL_CREATED,
     PROPOSAL_RESOLVED,
@@ -309,6 +310,25 @@ class Gate:
         return GateOutcome(result, "auto", args, reasoning)
 
     async def _run(self, call: ToolCall, activity: Activity, args: dict[str, Any]) -> ToolResult:
+        if not isinstance(activity, CommandActivity):
+            return await self._run_activity(call, activity, args)
+        # A command may change files (a formatter, a test writing fixtures): what it changes
+        # joins the run's checkpoint, so that undo puts it back too.
+        workspace = self.ctx.workspace
+        snapshot = await asyncio.to_thread(snapshot_workspace, workspace)
+        if snapshot is None:
+            return await self._run_activity(call, activity, args)
+        try:
+            result = await self._run_activity(call, activity, args)
+        except BaseException:  # cancelled mid-command: what it changed so far is still kept
+            record_command_changes(self.checkpoint, workspace, snapshot)
+            raise
+        await asyncio.to_thread(record_command_changes, self.checkpoint, workspace, snapshot)
+        return result
+
+    async def _run_activity(
+        self, call: ToolCall, activity: Activity, args: dict[str, Any]
+    ) -> ToolResult:
         try:
             return await activity.run(self.ctx, args)
         except Exception as exc:  # a tool's bug is a result the model reads, never a crash

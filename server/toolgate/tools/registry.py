@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,20 @@ if TYPE_CHECKING:
     from toolgate.tools.activity import Activity
 
 
+@lru_cache(maxsize=512)
+def _schema_problem(schema: str) -> str | None:
+    """Why a tool's JSON Schema (as canonical JSON) is invalid, or None.
+
+    Remembered: every run registers the same built-in tools, and checking a schema against the
+    metaschema takes milliseconds each time.
+    """
+    try:
+        Draft202012Validator.check_schema(json.loads(schema))
+    except SchemaError as exc:
+        return str(exc.message)
+    return None
+
+
 class ToolRegistry:
     """Tools by name, and the activities registered under the same names."""
 
@@ -29,10 +44,9 @@ class ToolRegistry:
 
     def add(self, tool: Tool, activity: Activity | None = None) -> None:
         """Register a tool, and optionally the activity that runs it."""
-        try:
-            Draft202012Validator.check_schema(tool.parameters)
-        except SchemaError as exc:
-            raise ValueError(f"tool {tool.name!r} has an invalid schema: {exc.message}") from exc
+        problem = _schema_problem(json.dumps(tool.parameters, sort_keys=True))
+        if problem is not None:
+            raise ValueError(f"tool {tool.name!r} has an invalid schema: {problem}")
         self._tools[tool.name] = tool
         self._validators[tool.name] = Draft202012Validator(tool.model_parameters())
         if activity is not None:
