@@ -426,7 +426,7 @@ class StreamingCallParser(Cursor):
             return self._at_fence(m)
         # The first syntax that takes the opening reads it; None: not that syntax's.
         for o in self._at_line:
-            if any(buf.startswith(lit, s) for lit in o.literals):
+            if buf.startswith(o.literals, s):
                 decided = o.read(self, s)
                 if decided is not None:
                     return decided
