@@ -72,3 +72,18 @@ def test_a_command_whose_environment_lives_under_tmp_runs_in_the_sandbox(tmp_pat
     refused = subprocess.run(write.argv, capture_output=True, text=True, timeout=60)
     assert refused.returncode != 0
     assert not (tmp_path / "env" / "x").exists()
+
+
+def test_a_pythonpath_entry_under_tmp_is_bound_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A system Python run with packages from a folder under /tmp finds them in the sandbox."""
+    packages = tmp_path / "packages"
+    packages.mkdir()
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    argv = ["/usr/bin/env", "python3", "-c", "pass"]
+    assert packages.resolve() not in hidden_by_private_tmp(argv, workspace)
+    monkeypatch.setenv("PYTHONPATH", f"{packages}:{workspace}")
+    named = hidden_by_private_tmp(argv, workspace)
+    assert packages.resolve() in named and workspace.resolve() not in named

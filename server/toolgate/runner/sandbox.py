@@ -151,9 +151,11 @@ def hidden_by_private_tmp(argv: Sequence[str], root: Path) -> list[Path]:
 
     A virtual environment or a checkout of Toolgate can live there (a fresh clone in `/tmp`):
     the command's interpreter environment, this interpreter's, and Toolgate's own files (its
-    pytest plugin) are bound back read-only. Folders inside the workspace are visible already.
+    pytest plugin) are bound back read-only, and so are the `PYTHONPATH` entries the command
+    inherits. Folders inside the workspace are visible already.
     """
     candidates = [Path(sys.prefix), Path(__file__).resolve().parent.parent]
+    candidates += [Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if argv:
         exe = Path(shutil.which(argv[0]) or argv[0])
         for path in (exe, exe.resolve()):
