@@ -230,7 +230,7 @@ class StreamingCallParser(Cursor):
                 self._at_ls = tail[-1] == "\n" if tail else self._at_ls
                 return []
             if inert is None or quiet is self._prose_line and self._starts_a_line(chunk):
-                # It ends in an opening cut short, or a fence or `>>>` line not ended:
+                # It ends in an opening cut short, or a fence or a line read whole not ended:
                 # nothing can be decided before more text, so wait as a held run would.
                 self._pending.append(chunk)
                 self._quiet, self._at_ls, self._wait = None, False, CLOSE_LINE_OR_TAG
@@ -306,7 +306,7 @@ class StreamingCallParser(Cursor):
         return None if chunk[cut:] in self._lt_prefixes else True
 
     def _starts_a_line(self, chunk: str) -> bool:
-        """Whether `chunk`, in prose, only starts a fence or `>>>` line that it does not end."""
+        """Whether `chunk`, in prose, only starts a fence or a held line that it does not end."""
         j = chunk.rfind("\n")
         if j < 0 and not self._at_ls or j >= 0 and self._inert(chunk[: j + 1]) is not True:
             return False
