@@ -1,7 +1,7 @@
 """Text protocol: tool calls written as text, for models without native tool calling."""
 
 from toolgate.calls.cli import calls_parse_main, default_tool_schemas, load_tools_file
-from toolgate.calls.parser import SYNTAXES, StreamingCallParser, parse_text
+from toolgate.calls.parser import StreamingCallParser, parse_text
 from toolgate.calls.prompt import (
     corrective_message,
     format_tool_result,
@@ -9,6 +9,7 @@ from toolgate.calls.prompt import (
     tools_section,
 )
 from toolgate.calls.records import CallParseError, ParsedCall, ParseResult
+from toolgate.calls.syntaxes.content_ended import SYNTAXES
 
 __all__ = [
     "SYNTAXES",

@@ -24,7 +24,8 @@ from toolgate.calls.cursor import (
     State,
 )
 from toolgate.calls.delimited import enter, st_delimited
-from toolgate.calls.json_value import CALL_PREFIX, CALL_VIABLE, CLOSE_LINE_OR_TAG
+from toolgate.calls.json_value import CLOSE_LINE_OR_TAG
+from toolgate.calls.openings import AfterLt, AtFence, AtLineStart, InProse, Opening
 from toolgate.calls.prose import (
     at_backtick,
     fence_lang,
@@ -34,38 +35,8 @@ from toolgate.calls.prose import (
     st_fence,
 )
 from toolgate.calls.records import CallParseError, Item, ParsedCall, ParseResult
-from toolgate.calls.syntaxes import (
-    Syntax,
-    aider,
-    arrow,
-    fenced_json,
-    hermes,
-    llama_json,
-    mistral,
-    phi4_mini,
-    pythonic,
-    qwen_xml,
-    registered,
-    short_tag,
-    tag,
-    xml_element,
-)
-
-SYNTAXES: dict[str, str] = {
-    tag.NAME: tag.DESCRIPTION,
-    short_tag.NAME: short_tag.DESCRIPTION,
-    arrow.NAME: arrow.DESCRIPTION,
-    hermes.NAME: hermes.DESCRIPTION,
-    qwen_xml.NAME: qwen_xml.DESCRIPTION,
-    mistral.NAME: mistral.DESCRIPTION,
-    mistral.V11: mistral.V11_DESCRIPTION,
-    llama_json.NAME: llama_json.DESCRIPTION,
-    pythonic.NAME: pythonic.DESCRIPTION,
-    xml_element.NAME: xml_element.DESCRIPTION,
-    fenced_json.NAME: fenced_json.DESCRIPTION,
-    phi4_mini.NAME: phi4_mini.DESCRIPTION,
-    aider.NAME: aider.DESCRIPTION,
-}
+from toolgate.calls.syntaxes import Syntax, registered
+from toolgate.calls.syntaxes.content_ended import CONTENT_ENDED
 
 
 def parse_text(
@@ -86,38 +57,51 @@ def read_whole(parser: StreamingCallParser, text: str) -> ParseResult:
     )
 
 
-# What at a line start may open a call, an arrow block or a fence in prose; what may close a
-# plain fence. The chunk after one that ends at a line start is checked from there.
-# Phi-4-mini's `functools[` opens a call at a line start too, or its start cut by the chunk's end
-_FUNCTOOLS_PARTIAL = r"f(?:u(?:n(?:c(?:t(?:o(?:o(?:l(?:s)?)?)?)?)?)?)?)?"
-_LINE_OPENER = r"[ \t]*+(?:[>{\[~`]|functools\[|" + _FUNCTOOLS_PARTIAL + r"\Z)"
-_BLANKS_AND_OPENERS = frozenset(" \t>{[~`f")
-_PROSE_LINE = re.compile(_LINE_OPENER)
-_PROSE_LINES = re.compile(r"\n" + _LINE_OPENER)
+# What opens or closes a plain fence at a line start: the driver's own, with inline code.
 _FENCE_LINE = re.compile(r"[ \t]*+[~`]")
 _FENCE_LINES = re.compile(r"\n[ \t]*+[~`]")
-_LINE_START = re.compile(r"[ \t]*(>>>|\{|\[|`{3,}|~{3,}|functools\[)")
-_LINE_START_PARTIAL = re.compile(r"[ \t]*(?:>{1,2}|`{1,2}|~{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
-_NL_TAIL = re.compile(r"[ \t]*(?:>{1,2}|" + _FUNCTOOLS_PARTIAL + ")?")
+_FENCE_RUNS = ("```", "~~~")
 _WORD = re.compile(r"[\w.-]*")
-# A fence or `>>>` line begun and not ended, with nothing that could complete an item on it.
-_LINE_BEGUN = re.compile(r"[ \t]*(?:`{3,}|~{3,}|>{1,3})[^<>\[\]{}=`\n]{0,40}")
+
+
+def _alternatives(texts: list[str]) -> str:
+    """A regex matching any of `texts` (the longest first), or nothing when there are none."""
+    texts = sorted(set(texts), key=len, reverse=True)
+    return "|".join(re.escape(t) for t in texts) or "(?!)"
+
+
+def _starts(texts: list[str]) -> list[str]:
+    """Every proper, non-empty start of each of `texts`."""
+    return [t[:i] for t in texts for i in range(1, len(t))]
 
 
 class StreamingCallParser(Cursor):
     """Feed the model's text chunk by chunk; get each call the moment it closes."""
 
     __slots__ = (
+        "_after_lt",
+        "_at_fence_openings",
+        "_at_line",
         "_at_ls",
+        "_blanks_and_openers",
         "_delimited",
         "_delimited_re",
         "_finished",
-        "_lt_literals",
+        "_in_prose",
+        "_line_begun",
+        "_line_start",
+        "_line_start_partial",
         "_lt_prefixes",
         "_lt_span",
+        "_mark_chars",
+        "_marks",
+        "_nl_tail",
         "_opens",
         "_pending",
+        "_prose_line",
+        "_prose_lines",
         "_quiet",
+        "_tail_chars",
         "_trigger",
         "_wait",
     )
@@ -132,8 +116,9 @@ class StreamingCallParser(Cursor):
     ) -> None:
         """Read calls to `tools` (name → argument schema) in every syntax.
 
-        `syntaxes` are the delimited syntaxes read besides the core ones; by default the
-        built-in families and those installed under the `toolgate.syntaxes` entry points.
+        `syntaxes` are the syntaxes read besides the content-ended ones every parser reads;
+        by default the built-in families and those installed under the `toolgate.syntaxes`
+        entry points.
         """
         super().__init__(
             tools,
@@ -143,43 +128,85 @@ class StreamingCallParser(Cursor):
             syntaxes=registered() if syntaxes is None else syntaxes,
         )
         self._delimited = {lit: s for s in self.syntaxes.values() for lit in s.opens}
-        openings = sorted(self._delimited, key=len, reverse=True)
-        self._delimited_re = re.compile("|".join(re.escape(lit) for lit in openings) or "(?!)")
+        delimited = sorted(self._delimited, key=len, reverse=True)
+        self._delimited_re = re.compile(_alternatives(delimited))
         self._finished = False
         self._pending: list[str] = []  # prose `feed` stored without running the machinery
         # In prose or a plain fence with nothing held, what at a line start may matter.
         self._quiet: re.Pattern[str] | None = None
         self._at_ls = True  # the text so far ends at a line start
         self._wait: re.Pattern[str] | None = None  # see `feed`
-        names = sorted(self.tools, key=len, reverse=True)
-        element = "|".join(
-            re.escape(name) for name in names if xml_element.XML_NAME.fullmatch(name)
-        )
+
+        openings: list[Opening] = []
+        names = list(self.tools)
+        declaring: list[Syntax | type[Syntax]] = [*CONTENT_ENDED, *self.syntaxes.values()]
+        for syntax in declaring:
+            for declared in syntax.openings:
+                got = declared if isinstance(declared, Opening) else declared(names)
+                if got is not None:
+                    openings.append(got)
+        after_lt = [o for o in openings if isinstance(o, AfterLt)]
+        lines = [o for o in openings if isinstance(o, AtLineStart)]
+        self._in_prose = [o for o in openings if isinstance(o, InProse)]
+        self._at_fence_openings = [o for o in openings if isinstance(o, AtFence)]
+        self._after_lt = [(re.compile("<" + o.pattern), o.read) for o in after_lt]
+        self._at_line = lines
+        in_prose = [o.literal for o in self._in_prose]
+
+        # Prose: what may open something; one pattern, searched from a resume position.
         # No named groups: they defeat the regex engine's first-character scan.
+        line_literals = [lit for o in lines for lit in o.literals]
         self._trigger = re.compile(
-            r"`[^`\n]{1,900}`(?!`)|`|<(?:tool[\s:>_]|function=|\|python_tag\|>"
-            + (f"|(?:{element})>" if element else "")
-            + "".join("|" + re.escape(lit[1:]) for lit in openings)
-            + r")|\[TOOL_CALLS\]|\n(?=[ \t]*(?:>>>|[{\[~`]|functools\[))"
+            r"`[^`\n]{1,900}`(?!`)|`|<(?:"
+            + "|".join(
+                [o.stop or o.pattern for o in after_lt] + [re.escape(lit[1:]) for lit in delimited]
+            )
+            + ")"
+            + "".join("|" + re.escape(lit) for lit in in_prose)
+            + r"|\n(?=[ \t]*(?:[~`]|"
+            + _alternatives(line_literals)
+            + "))"
         )
-        self._lt_literals = [
-            "<tool_",
-            "<tool:",
-            "<tool>",
-            "<function=",
-            llama_json.PYTHON_TAG,
-            *openings,
-        ]
-        self._lt_literals += [f"<{name}>" for name in names if xml_element.XML_NAME.fullmatch(name)]
-        self._lt_span = max(len(lit) for lit in self._lt_literals)
+        self._mark_chars = "<" + "".join(dict.fromkeys(lit[0] for lit in in_prose))
+        self._marks = re.compile("[" + re.escape(self._mark_chars) + "]")
+        lt_literals = [*delimited, *(lit for o in after_lt for lit in o.literals)]
+        self._lt_span = max(len(lit) for lit in lt_literals)
         # What opens a call in prose, or may still grow into an opening at the end of a chunk.
-        self._opens = re.compile(
-            "|".join(re.escape(lit) for lit in [*self._lt_literals, "<tool", "[TOOL_CALLS]"])
-        )
+        self._opens = re.compile(_alternatives([*lt_literals, *in_prose]))
         # Every opening cut by the end of the text, to hold back until the next chunk.
         self._lt_prefixes = {
-            lit[:i] for lit in [*self._lt_literals, "[TOOL_CALLS]"] for i in range(1, len(lit) + 1)
+            lit[:i] for lit in [*lt_literals, *in_prose] for i in range(1, len(lit) + 1)
         }
+
+        # Line starts: a literal that starts with a word character counts whole (or cut by
+        # the chunk's end); one that starts with another character, from that character.
+        firsts = "".join(dict.fromkeys(lit[0] for lit in line_literals if not lit[0].isalnum()))
+        worded = [lit for lit in line_literals if lit[0].isalnum()]
+        opener = (
+            r"[ \t]*+(?:["
+            + re.escape(firsts + "~`")
+            + "]"
+            + "".join("|" + re.escape(lit) for lit in worded)
+            + (f"|(?:{_alternatives(_starts(worded))})\\Z" if worded else "")
+            + ")"
+        )
+        self._prose_line = re.compile(opener)
+        self._prose_lines = re.compile(r"\n" + opener)
+        self._blanks_and_openers = frozenset(" \t~`" + "".join(lit[0] for lit in line_literals))
+        self._line_start = re.compile(r"[ \t]*(`{3,}|~{3,}|" + _alternatives(line_literals) + ")")
+        starts = _starts(line_literals)
+        self._line_start_partial = re.compile(
+            r"[ \t]*(?:" + _alternatives(starts + _starts(list(_FENCE_RUNS))) + ")?"
+        )
+        self._nl_tail = re.compile(r"[ \t]*(?:" + _alternatives(starts) + ")?")
+        self._tail_chars = " \t" + "".join(dict.fromkeys(t[-1] for t in starts))
+        # A fence, or a line read whole, begun and not ended, with nothing that could complete
+        # an item on it.
+        held = [lit for o in lines if o.holds_line for lit in o.literals]
+        held += _starts(held)
+        self._line_begun = re.compile(
+            r"[ \t]*(?:`{3,}|~{3,}|" + _alternatives(held) + r")[^<>\[\]{}=`\n]{0,40}"
+        )
 
     def feed(self, chunk: str) -> list[Item]:
         """Add text; return the calls and errors that closed in it, in order."""
@@ -187,12 +214,12 @@ class StreamingCallParser(Cursor):
         # one that may: this keeps small chunks cheap (benchmarks/README.md).
         quiet = self._quiet
         if quiet is not None:
-            if "<" not in chunk and "[" not in chunk and chunk and not self._at_ls:
+            if chunk and not self._at_ls and self._marks.search(chunk) is None:
                 # No opening, no line start at its beginning: the common case, kept cheap.
                 if "\n" not in chunk:
                     self._pending.append(chunk)
                     return []
-                if not (_FENCE_LINES if quiet is _FENCE_LINE else _PROSE_LINES).search(chunk):
+                if not (_FENCE_LINES if quiet is _FENCE_LINE else self._prose_lines).search(chunk):
                     self._pending.append(chunk)  # and no line in it starts with an opener
                     self._at_ls = chunk.rstrip(" \t")[-1] == "\n"
                     return []
@@ -202,8 +229,8 @@ class StreamingCallParser(Cursor):
                 tail = chunk.rstrip(" \t")
                 self._at_ls = tail[-1] == "\n" if tail else self._at_ls
                 return []
-            if inert is None or quiet is _PROSE_LINE and self._starts_a_line(chunk):
-                # It ends in an opening cut short, or a fence or `>>>` line not ended:
+            if inert is None or quiet is self._prose_line and self._starts_a_line(chunk):
+                # It ends in an opening cut short, or a fence or a line read whole not ended:
                 # nothing can be decided before more text, so wait as a held run would.
                 self._pending.append(chunk)
                 self._quiet, self._at_ls, self._wait = None, False, CLOSE_LINE_OR_TAG
@@ -264,26 +291,26 @@ class StreamingCallParser(Cursor):
         if not chunk:
             return False
         fence = self._quiet is _FENCE_LINE
-        if self._at_ls and chunk[0] in _BLANKS_AND_OPENERS:
-            if (_FENCE_LINE if fence else _PROSE_LINE).match(chunk):
+        if self._at_ls and chunk[0] in self._blanks_and_openers:
+            if (_FENCE_LINE if fence else self._prose_line).match(chunk):
                 return False
-        if "\n" in chunk and (_FENCE_LINES if fence else _PROSE_LINES).search(chunk):
+        if "\n" in chunk and (_FENCE_LINES if fence else self._prose_lines).search(chunk):
             return False
         if fence:
             return True
-        if "<" not in chunk and "[" not in chunk:
+        if self._marks.search(chunk) is None:
             return True
         if self._opens.search(chunk):
             return False
-        cut = max(chunk.rfind("<"), chunk.rfind("["))
+        cut = max(chunk.rfind(c) for c in self._mark_chars)
         return None if chunk[cut:] in self._lt_prefixes else True
 
     def _starts_a_line(self, chunk: str) -> bool:
-        """Whether `chunk`, in prose, only starts a fence or `>>>` line that it does not end."""
+        """Whether `chunk`, in prose, only starts a fence or a held line that it does not end."""
         j = chunk.rfind("\n")
         if j < 0 and not self._at_ls or j >= 0 and self._inert(chunk[: j + 1]) is not True:
             return False
-        return _LINE_BEGUN.fullmatch(chunk, j + 1) is not None
+        return self._line_begun.fullmatch(chunk, j + 1) is not None
 
     def _run(self) -> None:
         if self._pending:
@@ -300,7 +327,7 @@ class StreamingCallParser(Cursor):
         quiet = None
         if not self.buf and not self.eof:
             if st is st_prose:
-                quiet = _PROSE_LINE
+                quiet = self._prose_line
             elif st is st_fence and self.k.mode == "plain":
                 quiet = _FENCE_LINE
         self._quiet = quiet
@@ -358,21 +385,26 @@ class StreamingCallParser(Cursor):
                 return self._at_lt()
             if kind == "`":
                 return at_backtick(self)
-            return mistral.open_mistral(self)
+            return next(o.read for o in self._in_prose if buf.startswith(o.literal, i))(self)
 
     def _prose_hold(self, pos: int) -> int:
         buf = self.buf
         n = len(buf)
         tail = buf[max(pos, n - self._lt_span) :]
-        if "<" not in tail and "[" not in tail and "\n" not in tail and tail[-1:] not in " \t>":
+        if (
+            self._marks.search(tail) is None
+            and "\n" not in tail
+            and tail[-1:] not in self._tail_chars
+        ):
             return n  # the usual case: the text ends in the middle of plain prose
         hold = n
         j = buf.rfind("\n", pos)
-        if j >= 0 and _NL_TAIL.fullmatch(buf, j + 1):
+        if j >= 0 and self._nl_tail.fullmatch(buf, j + 1):
             hold = j + 1
-        k = buf.rfind("[", max(pos, n - 11))
-        if k >= 0 and "[TOOL_CALLS]".startswith(buf[k:]):
-            hold = min(hold, k)
+        for o in self._in_prose:
+            k = buf.rfind(o.literal[0], max(pos, n - len(o.literal) + 1))
+            if k >= 0 and o.literal.startswith(buf[k:]):
+                hold = min(hold, k)
         k = buf.rfind("<", max(pos, n - self._lt_span))
         if k >= 0 and k < hold:
             tail = buf[k:]
@@ -382,9 +414,9 @@ class StreamingCallParser(Cursor):
 
     def _at_line_start(self) -> bool | None:
         buf, pos, n = self.buf, self.pos, len(self.buf)
-        m = _LINE_START.match(buf, pos)
+        m = self._line_start.match(buf, pos)
         if m is None:
-            if not self.eof and _LINE_START_PARTIAL.fullmatch(buf, pos):
+            if not self.eof and self._line_start_partial.fullmatch(buf, pos):
                 return False
             return None
         tok, s = m.group(1), m.start(1)
@@ -392,39 +424,12 @@ class StreamingCallParser(Cursor):
             if m.end() == n and not self.eof:
                 return False
             return self._at_fence(m)
-        if tok == ">>>":
-            return arrow.at_arrow(self)
-        if tok[0] == "f":  # Phi-4-mini: `functools[` and a JSON list of calls, alone on its line
-            return phi4_mini.open_functools(self, s)
-        if tok == "{":
-            got = self.classify(CALL_PREFIX, CALL_VIABLE, s)
-            if got is ...:
-                return False
-            if got is None or got.group(1) or got.group(2) not in self.tools:
-                return None
-            llama_json.open_line_json(self, s)
-            return True
-        # "[": Mistral marker, a JSON list of calls, or a pythonic call list
-        head = buf[s : s + 12]
-        if head == mistral.MARKER:
-            return None
-        if mistral.MARKER.startswith(head) and not self.eof:
-            return False
-        got = self.classify(CALL_PREFIX, CALL_VIABLE, s)
-        py = self.classify(pythonic.PY_PREFIX, pythonic.PY_VIABLE, s)
-        if got is not None and got is not ... and got.group(1):
-            if got.group(2) not in self.tools:
-                return None
-            llama_json.open_line_json(self, s)
-            return True
-        if py is not None and py is not ...:
-            if py.group(1) not in self.tools:
-                return None
-            self.prose_to(s)
-            pythonic.open_pythonic(self)
-            return True
-        if got is ... or py is ...:
-            return False
+        # The first syntax that takes the opening reads it; None: not that syntax's.
+        for o in self._at_line:
+            if buf.startswith(o.literals, s):
+                decided = o.read(self, s)
+                if decided is not None:
+                    return decided
         return None
 
     def _at_lt(self) -> bool:
@@ -436,34 +441,15 @@ class StreamingCallParser(Cursor):
             return self.take(d.end()) or True
         if not self.eof and n - pos <= self._lt_span and buf[pos:] in self._lt_prefixes:
             return False  # an opening cut by the end of the text so far
-        if buf.startswith("<|", pos) or (pos + 1 == n and not self.eof):
-            if buf.startswith(llama_json.PYTHON_TAG, pos):
-                return llama_json.open_python_tag(self)
-            if llama_json.PYTHON_TAG.startswith(buf[pos:]) and not self.eof:
-                return False
-            if buf.startswith("<|", pos):
-                self.prose_to(pos + 2)
-                return True
-        m = _WORD.match(buf, pos + 1)
-        assert m is not None  # it matches the empty text
-        end = m.end()
-        if end >= n and not self.eof:
-            if end - pos > WINDOW:
-                self.prose_to(pos + 1)
-                return True
+        for pattern, read in self._after_lt:
+            m = pattern.match(buf, pos)
+            if m is not None:
+                return read(self, m)
+        # A name after `<` cut by the end of the text may still grow into an opening.
+        w = _WORD.match(buf, pos + 1)
+        assert w is not None  # it matches the empty text
+        if w.end() >= n and not self.eof and w.end() - pos <= WINDOW:
             return False
-        word = m.group()
-        nxt = buf[end] if end < n else ""
-        if word == "tool" and nxt == ":":
-            return short_tag.open_short(self)
-        if word == "tool" and (nxt == ">" or nxt.isspace()):
-            return tag.open_tag(self)
-        if word == "tool_call" and nxt == ">":
-            return hermes.open_hermes(self, end + 1)
-        if word == "function" and nxt == "=":
-            return qwen_xml.open_function(self, wrapped=False)
-        if word in self.tools and nxt == ">":
-            return xml_element.open_element(self, word, end + 1)
         self.prose_to(pos + 1)
         return True
 
@@ -477,26 +463,10 @@ class StreamingCallParser(Cursor):
         if inline_code(run, info):
             return None
         lang = fence_lang(info)
-        if nl >= 0 and "edit_file" in self.tools:
-            buf = self.buf
-            seg = buf[nl + 1 : nl + 1 + WINDOW]
-            edit = aider.opens_edit(seg, self.eof or len(seg) >= WINDOW)
-            if edit is None:
-                return False
-            if edit:
-                # constructs start after the indentation, however the indentation arrived
-                self.prose_to(m.start(1))
-                self.say()  # Aider names the file on the line before the fence
-                k = self.start("SEARCH/REPLACE block", st_fence)
-                k.name = aider.clean_path(self.sink.last_line()) or self.edit_path
-                k.mode = "edit"
-                return open_fence(self, k, m, nl, lang, aider.read_edit_fence)
-        if lang in fenced_json.LANGS:
-            self.prose_to(m.start(1))
-            k = self.start(f"```{lang}", st_fence)
-            k.mode = "call"
-            k.decide = fenced_json.decide_call_fence
-            return open_fence(self, k, m, nl, lang, fenced_json.read_call_fence)
+        for o in self._at_fence_openings:
+            decided = o.read(self, m, nl, lang)
+            if decided is not None:
+                return decided
         return open_fence(self, Construct("fence"), m, nl, lang, None)
 
 

@@ -1,8 +1,10 @@
 """The registry of delimited syntaxes: the built-in families, and those added from outside.
 
-A syntax from outside is a `Syntax` subclass named either by an entry point in the group
-`toolgate.syntaxes` of an installed package, or in the config's `tool_calling.syntax_modules`
-by a module path (every `Syntax` subclass the module defines) or `module:Class` (that one).
+The built-in syntaxes whose end depends on their content are registered in `content_ended.py`.
+A syntax from outside, of either kind, is a `Syntax` subclass named either by an entry point in
+the group `toolgate.syntaxes` of an installed package, or in the config's
+`tool_calling.syntax_modules` by a module path (every `Syntax` subclass the module defines) or
+`module:Class` (that one).
 """
 
 from __future__ import annotations

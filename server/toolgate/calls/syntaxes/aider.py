@@ -16,17 +16,17 @@ file; a block with no path of its own edits the file of the block before it. Wri
 models prompted by Aider's `diff` edit format (Claude, GPT-4o, DeepSeek, Qwen and most models
 people use with Aider).
 
-This syntax does not fit `Syntax`: it opens with a path line and a fence, not a literal, so the
-streaming driver reads it where it reads fences.
+It opens with a path line and a fence, not a literal: its opening is a fence's (`AtFence`).
 """
 
 from __future__ import annotations
 
 import re
 
-from toolgate.calls.cursor import Construct, Cursor
-from toolgate.calls.prose import unclosed_fence
-from toolgate.calls.syntaxes.base import Failed, Found
+from toolgate.calls.cursor import WINDOW, Construct, Cursor
+from toolgate.calls.openings import AtFence
+from toolgate.calls.prose import open_fence, st_fence, unclosed_fence
+from toolgate.calls.syntaxes.base import Failed, Found, Syntax
 
 NAME = "aider"
 DESCRIPTION = "path line, then a fence of <<<<<<< SEARCH … ======= … >>>>>>> REPLACE (edit_file)"
@@ -117,3 +117,32 @@ def read_edit_fence(p: Cursor, k: Construct, body: str, text: str, closed: bool)
             continue
         p.edit_path = found.arguments["path"]
         p.call(found.name, found.arguments, NAME, text)
+
+
+def at_fence(p: Cursor, m: re.Match[str], nl: int, lang: str) -> bool | None:
+    """A fence whose first body line is `<<<<<<< SEARCH`, when `edit_file` is offered."""
+    if nl < 0 or "edit_file" not in p.tools:
+        return None
+    seg = p.buf[nl + 1 : nl + 1 + WINDOW]
+    edit = opens_edit(seg, p.eof or len(seg) >= WINDOW)
+    if edit is None:
+        return False
+    if not edit:
+        return None
+    # constructs start after the indentation, however the indentation arrived
+    p.prose_to(m.start(1))
+    p.say()  # Aider names the file on the line before the fence
+    k = p.start("SEARCH/REPLACE block", st_fence)
+    k.name = clean_path(p.sink.last_line()) or p.edit_path
+    k.mode = "edit"
+    return open_fence(p, k, m, nl, lang, read_edit_fence)
+
+
+class Aider(Syntax):
+    """A path line, then a fence of SEARCH/REPLACE blocks: it ends where the fence closes."""
+
+    name = NAME
+    example = EXAMPLE
+    models = "models prompted by Aider's diff edit format"
+    forms = ((NAME, DESCRIPTION),)
+    openings = (AtFence(at_fence),)

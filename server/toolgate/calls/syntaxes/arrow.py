@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 
 from toolgate.calls.cursor import CLOSE_LINE, WINDOW, Construct, Cursor, skip, waits_for
+from toolgate.calls.openings import AtLineStart
 from toolgate.calls.prose import FENCE_OPEN, fence_lang, fence_line, open_fence, unclosed_fence
+from toolgate.calls.syntaxes.base import Syntax
 
 NAME = "arrow_block"
 DESCRIPTION = ">>> RUN COMMAND + command line, or >>> WRITE FILE: path + fenced block"
@@ -149,3 +151,14 @@ def arrow_command(p: Cursor, command: str, raw: str) -> None:
     tests = _PYTEST.match(command) and "run_tests" in p.tools
     name = "run_tests" if tests else "run_command"
     p.call(name, {"command": command}, "arrow_block", raw)
+
+
+class ArrowBlock(Syntax):
+    """`>>> RUN COMMAND` and its line or fence, `>>> WRITE FILE: path` and its fence."""
+
+    name = NAME
+    example = DESCRIPTION
+    models = "models prompted with Toolgate's arrow-block examples"
+    forms = ((NAME, DESCRIPTION),)
+    # the arrow line is read whole: a chunk that ends inside it is stored until it ends
+    openings = (AtLineStart((">>>",), lambda p, s: at_arrow(p), holds_line=True),)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from toolgate.calls.arguments import BadCall, load_json, name_and_arguments, python_literal
+from toolgate.calls.openings import ForTools, Opening
 
 Tools = Mapping[str, Mapping[str, Any]]
 
@@ -54,10 +55,16 @@ class Syntax:
     JSON value, which then ends the construct, optionally followed by `trailer`.
     `ends_at_output_end`: the output's end also ends it (for formats whose closing token is a
     stop token that servers strip).
+
+    A syntax whose end depends on its content has no `opens`: it lists `openings` instead
+    (`toolgate.calls.openings`), whose readers read the stream with their own states, and
+    `forms`, the names its calls are recorded under with the shape of each.
     """
 
     name: ClassVar[str]
-    opens: ClassVar[tuple[str, ...]]
+    opens: ClassVar[tuple[str, ...]] = ()
+    openings: ClassVar[tuple[Opening | ForTools, ...]] = ()
+    forms: ClassVar[tuple[tuple[str, str], ...]] = ()
     closes: ClassVar[tuple[str, ...]] = ()
     trailer: ClassVar[str] = ""
     ends_at_output_end: ClassVar[bool] = False

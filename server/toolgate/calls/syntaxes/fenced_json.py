@@ -18,8 +18,9 @@ import re
 from toolgate.calls.arguments import BadCall, load_json, looks_like_calls, name_and_arguments
 from toolgate.calls.cursor import WINDOW, Construct, Cursor
 from toolgate.calls.json_value import CALL_PREFIX, CALL_VIABLE
-from toolgate.calls.prose import st_fence, unclosed_fence
-from toolgate.calls.syntaxes.base import Failed
+from toolgate.calls.openings import AtFence
+from toolgate.calls.prose import open_fence, st_fence, unclosed_fence
+from toolgate.calls.syntaxes.base import Failed, Syntax
 from toolgate.calls.syntaxes.continue_tool import is_continue_block, read_continue_block
 
 NAME = "fenced_json"
@@ -98,3 +99,24 @@ def resolve_call_fence(p: Cursor, k: Construct, body: str, text: str) -> None:
             p.error(str(exc), text)
             continue
         p.call(name, args, "fenced_json", text)
+
+
+def at_fence(p: Cursor, m: re.Match[str], nl: int, lang: str) -> bool | None:
+    """A ```json, ```tool or ```tool_call fence: held as a call while it may be one."""
+    if lang not in LANGS:
+        return None
+    p.prose_to(m.start(1))
+    k = p.start(f"```{lang}", st_fence)
+    k.mode = "call"
+    k.decide = decide_call_fence
+    return open_fence(p, k, m, nl, lang, read_call_fence)
+
+
+class FencedJson(Syntax):
+    """A fence of JSON calls: it ends where the fence closes."""
+
+    name = NAME
+    example = DESCRIPTION
+    models = "small models that wrap their JSON calls in a Markdown fence"
+    forms = ((NAME, DESCRIPTION),)
+    openings = (AtFence(at_fence),)

@@ -19,6 +19,8 @@ from typing import Any
 from toolgate.calls.arguments import BadCall, is_json, load_json, name_and_arguments, strip_fence
 from toolgate.calls.cursor import WS, Construct, Cursor, json_scanner, skip
 from toolgate.calls.delimited import enter, st_delimited
+from toolgate.calls.openings import AfterLt
+from toolgate.calls.syntaxes.base import Syntax
 from toolgate.calls.syntaxes.qwen_xml import open_function
 from toolgate.calls.syntaxes.tag import st_tag
 
@@ -28,11 +30,11 @@ _SCAN_HERMES = json_scanner("</tool_call>", "<tool_call>")
 _NESTED_HERMES = re.compile(r"</?tool_call>")
 
 
-def open_hermes(p: Cursor, end: int) -> bool:
-    """At `<tool_call>` (ending at `end`): what follows decides which form it opens."""
+def open_hermes(p: Cursor, m: re.Match[str]) -> bool:
+    """At `<tool_call>` (matched by `m`): what follows decides which form it opens."""
     k = p.start("<tool_call>", st_hermes_open)
     k.syntax = "hermes"
-    return p.take(end) or True
+    return p.take(m.end()) or True
 
 
 def st_hermes_open(p: Cursor) -> bool:
@@ -93,3 +95,13 @@ def hermes_value(text: str) -> Any:
     except (ValueError, RecursionError):
         return None
     return value if all(isinstance(v, dict) for v in value) else None
+
+
+class Hermes(Syntax):
+    """`<tool_call>{JSON}</tool_call>`: it ends at a `</tool_call>` outside JSON strings."""
+
+    name = NAME
+    example = DESCRIPTION
+    models = "Hermes 2 Pro, Hermes 3, Qwen 2.5, Qwen3, xLAM"
+    forms = ((NAME, DESCRIPTION),)
+    openings = (AfterLt("tool_call>", ("<tool_call>",), open_hermes, stop="tool_"),)

@@ -11,7 +11,9 @@ Llama 3.1, 3.2 and 3.3 Instruct, and by many fine-tunes of them.
 from __future__ import annotations
 
 from toolgate.calls.cursor import WS, Cursor, skip
-from toolgate.calls.json_value import st_json
+from toolgate.calls.json_value import CALL_PREFIX, CALL_VIABLE, st_json
+from toolgate.calls.openings import AfterLt, AtLineStart
+from toolgate.calls.syntaxes.base import Syntax
 
 NAME = "llama_json"
 DESCRIPTION = '{"name": …, "parameters": …} alone on its line, or after <|python_tag|>'
@@ -23,6 +25,17 @@ def open_line_json(p: Cursor, s: int) -> None:
     p.prose_to(s)
     k = p.start("llama json call", st_json)
     k.syntax, k.after, k.strict = NAME, "standalone", False
+
+
+def at_line(p: Cursor, s: int) -> bool | None:
+    """At `{` or `[` at a line start (from `s`): a call object naming a registered tool opens."""
+    got = p.classify(CALL_PREFIX, CALL_VIABLE, s)
+    if got is ...:
+        return False
+    if got is None or got.group(2) not in p.tools:
+        return None
+    open_line_json(p, s)
+    return True
 
 
 def open_python_tag(p: Cursor) -> bool:
@@ -46,3 +59,16 @@ def st_pytag(p: Cursor) -> bool:
         return True
     p.as_prose(p.done())
     return True
+
+
+class LlamaJson(Syntax):
+    """A JSON call alone on its line, or after `<|python_tag|>`: it ends with its value."""
+
+    name = NAME
+    example = DESCRIPTION
+    models = "Llama 3.1, 3.2 and 3.3 Instruct"
+    forms = ((NAME, DESCRIPTION),)
+    openings = (
+        AfterLt(r"\|python_tag\|>", (PYTHON_TAG,), lambda p, m: open_python_tag(p)),
+        AtLineStart(("{", "["), at_line),
+    )

@@ -15,6 +15,8 @@ import re
 from toolgate.calls.arguments import EXPECTED, BadCall, load_json
 from toolgate.calls.cursor import WINDOW, WS, Cursor, fail, skip
 from toolgate.calls.json_value import st_json
+from toolgate.calls.openings import InProse
+from toolgate.calls.syntaxes.base import Syntax
 
 NAME = "mistral"
 DESCRIPTION = '[TOOL_CALLS][{"name": …, "arguments": …}, …]'
@@ -79,3 +81,13 @@ def read_v11_arguments(p: Cursor, text: str) -> None:
         p.error(str(exc), text)
         return
     p.call(k.name or "", arguments, V11, text)
+
+
+class Mistral(Syntax):
+    """`[TOOL_CALLS]` and a JSON list, or NAME[ARGS]{…}: it ends with its JSON value."""
+
+    name = NAME
+    example = DESCRIPTION
+    models = "Mistral 7B Instruct v0.3, Mistral Nemo, Mistral Small, Devstral"
+    forms = ((NAME, DESCRIPTION), (V11, V11_DESCRIPTION))
+    openings = (InProse(MARKER, open_mistral),)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from toolgate.calls.arguments import EXPECTED
 from toolgate.calls.cursor import Cursor
 from toolgate.calls.json_value import st_json
+from toolgate.calls.openings import AtLineStart
+from toolgate.calls.syntaxes.base import Syntax
 
 NAME = "phi4_mini"
 DESCRIPTION = 'functools[{"name": …, "arguments": …}, …] alone on its line (Phi-4-mini)'
@@ -26,3 +28,13 @@ def open_functools(p: Cursor, s: int) -> bool:
         return True
     k.value_start = p.acc_n
     return True
+
+
+class Phi4Mini(Syntax):
+    """`functools[…]` alone on its line: it ends with its JSON list."""
+
+    name = NAME
+    example = DESCRIPTION
+    models = "Phi-4-mini-instruct"
+    forms = ((NAME, DESCRIPTION),)
+    openings = (AtLineStart((FUNCTOOLS + "[",), open_functools),)

@@ -16,6 +16,8 @@ from typing import Any
 from toolgate.calls.arguments import EXPECTED, BadCall, python_literal
 from toolgate.calls.cursor import CLOSE_JSON, Cursor, waits_for
 from toolgate.calls.json_value import st_standalone
+from toolgate.calls.openings import AtLineStart
+from toolgate.calls.syntaxes.base import Syntax
 
 NAME = "pythonic"
 DESCRIPTION = '[name(a=1, b="x"), other()] alone on its line'
@@ -30,10 +32,17 @@ _PY_IN = {
 }
 
 
-def open_pythonic(p: Cursor) -> None:
-    """A pythonic call list starts here."""
+def at_line(p: Cursor, s: int) -> bool | None:
+    """At `[` at a line start (from `s`): a call list whose first name is a registered tool."""
+    py = p.classify(PY_PREFIX, PY_VIABLE, s)
+    if py is ...:
+        return False
+    if py is None or py.group(1) not in p.tools:
+        return None
+    p.prose_to(s)
     k = p.start("pythonic call", st_python)
     k.on_value = resolve_python
+    return True
 
 
 @waits_for(CLOSE_JSON)
@@ -134,3 +143,13 @@ def resolve_python(p: Cursor, text: str) -> None:
             p.error(str(exc), text)
             continue
         p.call(name, args, "pythonic", text)
+
+
+class Pythonic(Syntax):
+    """`[name(a=1), other()]` alone on its line: it ends at its closing bracket."""
+
+    name = NAME
+    example = DESCRIPTION
+    models = "Llama 3.2 (1B, 3B), Llama 4, ToolACE"
+    forms = ((NAME, DESCRIPTION),)
+    openings = (AtLineStart(("[",), at_line),)

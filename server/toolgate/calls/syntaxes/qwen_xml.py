@@ -30,6 +30,8 @@ from toolgate.calls.cursor import (
     waits_for,
 )
 from toolgate.calls.delimited import enter, st_delimited
+from toolgate.calls.openings import AfterLt
+from toolgate.calls.syntaxes.base import Syntax
 
 NAME = "qwen_xml"
 DESCRIPTION = "<function=NAME><parameter=P>value</parameter></function> (Qwen3-Coder)"
@@ -153,3 +155,15 @@ def fail_qwen(p: Cursor, what: str) -> bool:
         p.done(),
     )
     return True
+
+
+class QwenXml(Syntax):
+    """`<function=NAME><parameter=P>…</function>`: each element ends the one before."""
+
+    name = NAME
+    example = DESCRIPTION
+    models = "Qwen3-Coder"
+    forms = ((NAME, DESCRIPTION),)
+    openings = (
+        AfterLt("function=", ("<function=",), lambda p, m: open_function(p, wrapped=False)),
+    )

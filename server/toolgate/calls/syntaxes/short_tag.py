@@ -12,6 +12,8 @@ import re
 
 from toolgate.calls.arguments import EXPECTED, BadCall, load_json
 from toolgate.calls.cursor import CLOSE_JSON, WINDOW, WS, Cursor, json_scanner, skip, waits_for
+from toolgate.calls.openings import AfterLt
+from toolgate.calls.syntaxes.base import Syntax
 from toolgate.calls.syntaxes.tag import SCAN_TAG
 
 NAME = "short_tag"
@@ -118,3 +120,13 @@ def st_short_after(p: Cursor) -> bool:
         return True
     p.call(k.name or "", args, "short_tag", text, deprecated=True)
     return True
+
+
+class ShortTag(Syntax):
+    """`<tool:NAME>{JSON}`: it ends where its JSON object ends."""
+
+    name = NAME
+    example = DESCRIPTION
+    models = "models prompted with Toolgate's earliest prompt"
+    forms = ((NAME, DESCRIPTION),)
+    openings = (AfterLt("tool:", ("<tool:",), lambda p, m: open_short(p)),)

@@ -31,6 +31,8 @@ from toolgate.calls.cursor import (
     skip,
     waits_for,
 )
+from toolgate.calls.openings import AfterLt
+from toolgate.calls.syntaxes.base import Syntax
 
 NAME = "tag"
 DESCRIPTION = '<tool name="NAME" args>{JSON}</tool> (also without args, single quotes, &quot;)'
@@ -248,3 +250,13 @@ def resolve_tag(p: Cursor, k: Construct, body: str, raw: str, closed: bool) -> N
         p.error(str(exc), raw)
         return
     p.call(name, args, k.syntax, raw)
+
+
+class Tag(Syntax):
+    """`<tool name="NAME" args>{JSON}</tool>`: it ends at a `</tool>` outside JSON strings."""
+
+    name = NAME
+    example = EXPECTED
+    models = "any model that follows Toolgate's prompt"
+    forms = ((NAME, DESCRIPTION),)
+    openings = (AfterLt(r"tool(?=[>\s])", ("<tool",), lambda p, m: open_tag(p)),)

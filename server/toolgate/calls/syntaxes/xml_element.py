@@ -12,9 +12,12 @@ Roo Code's style (one element per tool, one child per parameter).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from toolgate.calls.arguments import EXPECTED, strip_one_newline, typed_value
 from toolgate.calls.cursor import CLOSE_TAG, WINDOW, WS, Cursor, skip, waits_for
+from toolgate.calls.openings import AfterLt
+from toolgate.calls.syntaxes.base import Syntax
 
 NAME = "xml_element"
 DESCRIPTION = "<NAME><param>value</param>…</NAME> for a registered tool NAME"
@@ -22,11 +25,11 @@ XML_NAME = re.compile(r"[A-Za-z_][\w.-]*")
 _XML_CHILD = re.compile(r"<([A-Za-z_][\w.-]*)>")
 
 
-def open_element(p: Cursor, name: str, end: int) -> bool:
-    """At `<NAME>` for a registered tool NAME (the opening ends at `end`)."""
+def open_element(p: Cursor, m: re.Match[str]) -> bool:
+    """At `<NAME>` for a registered tool NAME (matched by `m`)."""
     k = p.start("xml element call", st_xml)
-    k.syntax, k.name, k.strict = NAME, name, False
-    p.take(end)
+    k.syntax, k.name, k.strict = NAME, m.group()[1:-1], False
+    p.take(m.end())
     k.open_len = p.acc_n
     return True
 
@@ -101,3 +104,22 @@ def fail_xml(p: Cursor, what: str) -> bool:
         p.done(),
     )
     return True
+
+
+def element_opening(tools: Sequence[str]) -> AfterLt | None:
+    """`<NAME>` for each registered tool whose name is an XML name (the longest first)."""
+    names = [n for n in sorted(tools, key=len, reverse=True) if XML_NAME.fullmatch(n)]
+    if not names:
+        return None
+    pattern = "(?:" + "|".join(re.escape(n) for n in names) + ")>"
+    return AfterLt(pattern, tuple(f"<{n}>" for n in names), open_element)
+
+
+class XmlElement(Syntax):
+    """`<NAME><param>value</param></NAME>`: it ends at its own closing element."""
+
+    name = NAME
+    example = DESCRIPTION
+    models = "models prompted in Cline's or Roo Code's style"
+    forms = ((NAME, DESCRIPTION),)
+    openings = (element_opening,)
