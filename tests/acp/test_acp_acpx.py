@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 from tests.acp.client import agent_env
+from tests.acp.conftest import CALC
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 TS = Path(__file__).parent / "ts"
 ACPX = TS / "node_modules" / ".bin" / "acpx"
-CALC = "def add(a, b):\n    return a - b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 pytestmark = pytest.mark.skipif(

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 from tests.acp.client import agent_env
+from tests.acp.conftest import CALC
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 TS = Path(__file__).parent / "ts"
-CALC = "def add(a, b):\n    return a - b\n"
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or not (TS / "node_modules" / "@agentclientprotocol").is_dir(),
