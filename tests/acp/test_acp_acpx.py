@@ -26,7 +26,7 @@ TEST = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or not ACPX.exists(),
-    reason="needs node and `npm ci` in tests/acp/ts (scripts/test.sh installs them)",
+    reason="needs node and `npm install` in tests/acp/ts (scripts/test.sh installs them)",
 )
 
 

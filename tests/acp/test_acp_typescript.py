@@ -19,7 +19,7 @@ TS = Path(__file__).parent / "ts"
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or not (TS / "node_modules" / "@agentclientprotocol").is_dir(),
-    reason="needs node and `npm ci` in tests/acp/ts (scripts/test.sh installs them)",
+    reason="needs node and `npm install` in tests/acp/ts (scripts/test.sh installs them)",
 )
 
 
