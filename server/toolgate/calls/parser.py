@@ -11,7 +11,7 @@ inline code and fences in `prose.py`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from toolgate.calls.cursor import (
@@ -70,6 +70,21 @@ def _alternatives(texts: list[str]) -> str:
     return "|".join(re.escape(t) for t in texts) or "(?!)"
 
 
+def _holds_any(chars: str) -> Callable[[str], bool]:
+    """Whether a text holds any of `chars`.
+
+    Called on every chunk: two `in` tests cost a third of a regex search, and prose has two
+    such characters unless plugins add more (`<` and the first of `[TOOL_CALLS]`).
+    """
+    if len(chars) == 1:
+        return chars.__contains__
+    if len(chars) == 2:
+        first, second = chars[0], chars[1]
+        return lambda text: first in text or second in text
+    search = re.compile("[" + re.escape(chars) + "]").search
+    return lambda text: search(text) is not None
+
+
 def _starts(texts: list[str]) -> list[str]:
     """Every proper, non-empty start of each of `texts`."""
     return [t[:i] for t in texts for i in range(1, len(t))]
@@ -94,7 +109,7 @@ class StreamingCallParser(Cursor):
         "_lt_prefixes",
         "_lt_span",
         "_mark_chars",
-        "_marks",
+        "_marked",
         "_nl_tail",
         "_opens",
         "_pending",
@@ -168,7 +183,7 @@ class StreamingCallParser(Cursor):
             + "))"
         )
         self._mark_chars = "<" + "".join(dict.fromkeys(lit[0] for lit in in_prose))
-        self._marks = re.compile("[" + re.escape(self._mark_chars) + "]")
+        self._marked = _holds_any(self._mark_chars)
         lt_literals = [*delimited, *(lit for o in after_lt for lit in o.literals)]
         self._lt_span = max(len(lit) for lit in lt_literals)
         # What opens a call in prose, or may still grow into an opening at the end of a chunk.
@@ -214,15 +229,10 @@ class StreamingCallParser(Cursor):
         # one that may: this keeps small chunks cheap (benchmarks/README.md).
         quiet = self._quiet
         if quiet is not None:
-            if chunk and not self._at_ls and self._marks.search(chunk) is None:
-                # No opening, no line start at its beginning: the common case, kept cheap.
-                if "\n" not in chunk:
-                    self._pending.append(chunk)
-                    return []
-                if not (_FENCE_LINES if quiet is _FENCE_LINE else self._prose_lines).search(chunk):
-                    self._pending.append(chunk)  # and no line in it starts with an opener
-                    self._at_ls = chunk.rstrip(" \t")[-1] == "\n"
-                    return []
+            if chunk and not self._at_ls and "\n" not in chunk and not self._marked(chunk):
+                # No opening, no line start: the common case, kept cheap.
+                self._pending.append(chunk)
+                return []
             inert = self._inert(chunk)
             if inert:
                 self._pending.append(chunk)
@@ -298,11 +308,11 @@ class StreamingCallParser(Cursor):
             return False
         if fence:
             return True
-        if self._marks.search(chunk) is None:
+        if not self._marked(chunk):
             return True
         if self._opens.search(chunk):
             return False
-        cut = max(chunk.rfind(c) for c in self._mark_chars)
+        cut = max(map(chunk.rfind, self._mark_chars))
         return None if chunk[cut:] in self._lt_prefixes else True
 
     def _starts_a_line(self, chunk: str) -> bool:
@@ -388,28 +398,25 @@ class StreamingCallParser(Cursor):
             return next(o.read for o in self._in_prose if buf.startswith(o.literal, i))(self)
 
     def _prose_hold(self, pos: int) -> int:
+        """Where the prose from `pos` must stop: before what may still grow into an opening."""
         buf = self.buf
         n = len(buf)
-        tail = buf[max(pos, n - self._lt_span) :]
-        if (
-            self._marks.search(tail) is None
-            and "\n" not in tail
-            and tail[-1:] not in self._tail_chars
-        ):
-            return n  # the usual case: the text ends in the middle of plain prose
+        start = n - self._lt_span
+        if start < pos:
+            start = pos
         hold = n
-        j = buf.rfind("\n", pos)
-        if j >= 0 and self._nl_tail.fullmatch(buf, j + 1):
-            hold = j + 1
+        if buf[-1:] in self._tail_chars or "\n" in buf[start:]:
+            j = buf.rfind("\n", pos)
+            if j >= 0 and self._nl_tail.fullmatch(buf, j + 1):
+                hold = j + 1
         for o in self._in_prose:
-            k = buf.rfind(o.literal[0], max(pos, n - len(o.literal) + 1))
-            if k >= 0 and o.literal.startswith(buf[k:]):
-                hold = min(hold, k)
-        k = buf.rfind("<", max(pos, n - self._lt_span))
-        if k >= 0 and k < hold:
-            tail = buf[k:]
-            if tail in self._lt_prefixes:
+            lit = o.literal
+            k = buf.rfind(lit[0], max(pos, n - len(lit) + 1))
+            if k >= 0 and k < hold and lit.startswith(buf[k:]):
                 hold = k
+        k = buf.rfind("<", start)
+        if k >= 0 and k < hold and buf[k:] in self._lt_prefixes:
+            hold = k
         return hold
 
     def _at_line_start(self) -> bool | None:
