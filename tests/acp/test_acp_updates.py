@@ -164,6 +164,25 @@ async def test_stop_reasons_max_tokens_and_refusal(project: Path, scripted: Scri
     )
 
 
+async def test_the_models_refusal_is_the_answer_and_the_stop_reason(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    refusal = "I can't help with that."
+    # OpenAI streams a refusal in `refusal` deltas and ends it with finish reason "stop".
+    scripted.script = [{"refusal": refusal}, {"content": "fine"}]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        refused = await prompt(conn, session.session_id, "something it refuses")
+        shown = said(client)
+        fine = await prompt(conn, session.session_id, "something else")
+    assert (refused.stop_reason, fine.stop_reason) == ("refusal", "end_turn")
+    assert shown == refusal
+    assert len(scripted.requests) == 2  # the refusal was not asked again without streaming
+    kept = [m for m in scripted.requests[1]["messages"] if m["role"] == "assistant"]
+    assert [m["content"] for m in kept] == [refusal]  # the model sees what it said
+
+
 async def test_calls_the_policy_keeps_denying_end_in_refusal(
     project: Path, scripted: ScriptedModel
 ) -> None:

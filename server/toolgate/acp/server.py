@@ -524,7 +524,9 @@ class ToolgateAgent:
         self._offer_commands(session)  # a turn that changed files can be undone
         await self.updates.flush()
         return PromptResponse(
-            stop_reason=convert.stop_reason(outcome.status, outcome.finish_reason)
+            stop_reason=convert.stop_reason(
+                outcome.status, outcome.finish_reason, refused=outcome.refusal is not None
+            )
         )
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
