@@ -311,6 +311,32 @@ async def test_usage_is_the_endpoints_count_where_it_gives_one(
     assert 0 < second[0] < 900  # no count from the endpoint: the conversation's estimate
 
 
+async def test_load_and_resume_send_the_sessions_usage(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    counted = {"prompt_tokens": 900, "completion_tokens": 20, "total_tokens": 920}
+    scripted.script = [{"content": "counted", "usage": counted}]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        assert client.kinds("usage_update") == []  # nothing is known of a new session
+        await prompt(conn, session.session_id, "one")
+    [after_prompt] = [(u.used, u.size) for u in client.kinds("usage_update")]
+    assert after_prompt[0] == 920 and after_prompt[1] > 920
+    replay = RecordingClient()
+    async with connect(replay, scripted.base_url) as (conn, _):
+        await conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        loaded = [(u.used, u.size) for u in replay.kinds("usage_update")]
+    assert loaded == [after_prompt]
+    kinds = [getattr(u, "session_update", "") for u in replay.updates]
+    assert kinds.index("agent_message_chunk") < kinds.index("usage_update")  # after the replay
+    resumed = RecordingClient()
+    async with connect(resumed, scripted.base_url) as (conn, _):
+        await conn.resume_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        assert [(u.used, u.size) for u in resumed.kinds("usage_update")] == [after_prompt]
+    assert len(scripted.requests) == 1  # neither asked the model anything
+
+
 async def test_without_streaming_reasoning_and_finish_reason_still_count(
     project: Path, scripted: ScriptedModel
 ) -> None:

@@ -16,7 +16,6 @@ from toolgate.acp import convert, plan, results
 from toolgate.acp.thoughts import ThinkSplitter
 from toolgate.agent.events import (
     LLM_CALL,
-    LLM_USAGE,
     RUN_FINISHED,
     TOOL_CALL_DECIDED,
     TOOL_CALL_EXECUTED,
@@ -101,8 +100,6 @@ class RunEvents:
         self.shown: dict[str, results.Shown] = {}  # call id → what its result shows
         self.planning: set[str] = set()  # update_plan calls: shown as the plan, not as calls
         self.failure: str | None = None
-        # The tokens of the turn's last request and answer, where the endpoint counted them.
-        self.context_tokens: int | None = None
         self.think = ThinkSplitter()
         # The run's redaction: no key the run knows reaches the editor in a result's text.
         self.redact: Callable[[str], str] = lambda text: text
@@ -133,12 +130,7 @@ class RunEvents:
         """Translate one event."""
         f = event.fields
         sid = self.session_id
-        if event.type == LLM_USAGE:
-            total = f.get("total_tokens") or (
-                int(f.get("prompt_tokens") or 0) + int(f.get("completion_tokens") or 0)
-            )
-            self.context_tokens = int(total) or self.context_tokens
-        elif event.type == LLM_CALL:
+        if event.type == LLM_CALL:
             # Each answer of the model may open with its own thinking.
             self._pieces(self.think.finish())
             self.think = ThinkSplitter()

@@ -258,6 +258,7 @@ class AgentRun:
         self._turn_calls = 0
         self._content_at = 0.0
         self._sent_bytes = 0
+        self._context_tokens = 0  # the endpoint's count of the latest request it counted
         # What the run holds open for its tools (MCP sessions): released when it ends.
         self._cleanups = list(cleanups)
 
@@ -325,7 +326,9 @@ class AgentRun:
             )
         finally:
             if self._began:
-                self.conversation.end_turn(self.run_id, status, reason, self.answer)
+                self.conversation.end_turn(
+                    self.run_id, status, reason, self.answer, self._context()
+                )
             self.runlog.set(answer=self.answer, tool_calling_mode=self.runlog_mode)
             done = operations_done(self.runlog.doc["steps"], self.registry)
             account = build_account(
@@ -635,6 +638,24 @@ class AgentRun:
             self.bus.emit(LLM_USAGE, self.run_id, n=self.llm_calls, **delta.usage)
             if self._step is not None:
                 self._step["usage"] = dict(delta.usage)
+            usage = delta.usage
+            total = usage.get("total_tokens") or (
+                usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+            )
+            self._context_tokens = total or self._context_tokens
+
+    def _context(self) -> dict[str, int] | None:
+        """The context the run leaves: `used` of a window of `size` tokens (None: no budget).
+
+        `used` is the endpoint's own count of the last request and its answer where it gave
+        one, else the estimate of the conversation.
+        """
+        if self.budget is None:
+            return None
+        used = self._context_tokens or sum(
+            self.budget.message_tokens(e.size) for e in self.conversation.entries
+        )
+        return {"used": used, "size": self.budget.window}
 
     def _log_entry(self, call: ToolCall, outcome: GateOutcome, view: ToolResult) -> dict[str, Any]:
         stored = outcome.result if self.calling.store_raw_tool_output else view

@@ -248,6 +248,7 @@ class SessionService:
             "created": conversation.created,
             "lastActivity": conversation.last_activity,
             "transcript": transcript(loaded),
+            "context": conversation.context,
         }
 
     def sessions(self) -> list[SessionInfo]:
