@@ -238,6 +238,33 @@ async def test_undo_asks_with_the_diff_and_puts_the_run_back(
     assert len(scripted.requests) == 3  # the model was not asked about the commands
 
 
+@pytest.mark.parametrize("run_saved", [True, False], ids=["run-saved", "all-unsaved"])
+async def test_undoing_an_undo_that_wrote_an_unsaved_buffer_brings_the_run_back(
+    project: Path, scripted: ScriptedModel, run_saved: bool
+) -> None:
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="a - b", replace="a + b"),
+        {"content": "fixed"},
+    ]
+    calc = str(project / "calc.py")
+    client = RecordingClient(["allow_once"] * 3, write_to_disk=run_saved)
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "fix add")
+        client.write_to_disk = False  # the editor keeps what the undo writes unsaved
+        await prompt(conn, session.session_id, "/undo")
+        assert client.buffers[calc] == CALC
+        again = await prompt(conn, session.session_id, "/undo")
+    assert again.stop_reason == "end_turn"
+    message = said(client)
+    assert "changed since" not in message and "left alone" not in message, message
+    assert message.count("1 file(s) put back") == 2
+    assert client.buffers[calc] == FIXED  # the run's change is back, in the editor's buffer
+    assert client.writes[-1] == (calc, FIXED)
+    # the disk was never written by the agent: the editor saves when the person says so
+    assert (project / "calc.py").read_text() == (FIXED if run_saved else CALC)
+
+
 async def test_undo_with_nothing_to_undo_says_so(project: Path, scripted: ScriptedModel) -> None:
     client = RecordingClient()
     async with connect(client, scripted.base_url) as (conn, _):
