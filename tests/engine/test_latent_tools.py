@@ -159,7 +159,7 @@ async def _second_opinion(ctx: LatentContext, args: dict[str, Any]) -> ToolResul
     return await ctx.call("review_code", {"diff": args.get("diff", "")})
 
 
-@pytest.mark.parametrize("max_depth", [1, 3])
+@pytest.mark.parametrize("max_depth", [1, 2])
 async def test_a_nested_latent_call_beyond_max_depth_is_refused(
     repo: Path, scripted: ScriptedModel, max_depth: int
 ) -> None:
@@ -180,12 +180,77 @@ async def test_a_nested_latent_call_beyond_max_depth_is_refused(
         assert "tool_calling.max_depth is 1" in result["error"]
         assert len(scripted.requests) == 2  # no nested request was made
     else:
-        # Level 2 is within the limit (which also bounds the answer's JSON nesting: 3 here).
+        # Level 2 is within the limit, whatever the answer's own JSON nesting (3 levels).
         assert result["success"] is True, result["error"]
         assert result["data"]["approved"] is False
         assert len(seen) == 1
     [logged] = driven.calls()
     assert logged["result"]["success"] is (max_depth > 1)
+
+
+async def test_max_depth_1_answers_a_review_but_not_a_latent_call_from_inside_one(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    """The depth counts latent answers, not JSON levels: a review (3 levels of JSON) is level 1."""
+    registry = builtin_registry()
+    registry.add_latent(SECOND_OPINION, _second_opinion)
+    seen: list[dict[str, Any]] = []
+    scripted.script = [
+        calls(("review_code", {"diff": DIFF})),
+        _review_request(REJECT, seen),
+        calls(("second_opinion", {"diff": DIFF})),
+        answer(),
+    ]
+    overrides = {"tool_calling": {"latent_tools": ["review_code"], "max_depth": 1}}
+    driven = await drive(repo, scripted, overrides=overrides, registry=registry)
+    assert driven.outcome.status == "completed"
+    [review, second] = tool_messages(scripted.requests[-1])
+    assert review["success"] is True, review["error"]
+    assert review["data"]["comments"][0]["message"] == "Division by zero."
+    assert second["success"] is False
+    assert second["error"].startswith("review_code is refused: it would be a latent answer 2")
+    assert "tool_calling.max_depth is 1" in second["error"]
+    assert len(seen) == 1  # the review's own request; none for the refused one
+
+
+def _nested(levels: int) -> Any:
+    value: Any = "x"
+    for _ in range(levels):
+        value = {"d": value}
+    return value
+
+
+@pytest.mark.parametrize("max_argument_depth", [4, 32])
+async def test_arguments_nested_deeper_than_max_argument_depth_are_refused(
+    repo: Path, scripted: ScriptedModel, max_argument_depth: int
+) -> None:
+    registry = builtin_registry()
+    registry.add_latent(SECOND_OPINION, _second_opinion)  # its arguments take any extra keys
+    seen: list[dict[str, Any]] = []
+    arguments = {"diff": DIFF, "context": _nested(6)}  # 7 levels with the arguments' own
+    scripted.script = [calls(("second_opinion", arguments))]
+    if max_argument_depth > 7:
+        scripted.script.append(_review_request(REJECT, seen))
+    scripted.script.append(answer())
+    calling = {"latent_tools": ["review_code"], "max_argument_depth": max_argument_depth}
+    driven = await drive(repo, scripted, overrides={"tool_calling": calling}, registry=registry)
+    assert driven.outcome.status == "completed"
+    [result] = tool_messages(scripted.requests[-1])
+    [logged] = driven.calls()
+    if max_argument_depth == 4:
+        assert result["success"] is False
+        assert result["error"] == (
+            "second_opinion is refused: its arguments nest deeper than "
+            "tool_calling.max_argument_depth (4 levels)"
+        )
+        assert logged["decision"] == "denied"
+        [executed] = driven.of_type("tool_call_executed")
+        assert executed["rule"] == "tool_calling.max_argument_depth"
+        assert len(scripted.requests) == 2  # nothing was asked for it
+    else:
+        assert result["success"] is True, result["error"]
+        assert logged["decision"] == "auto"
+        assert len(seen) == 1
 
 
 async def test_review_code_is_offered_only_when_enabled(

@@ -6,8 +6,9 @@ again, against the tool's output schema — and the answer, checked against that
 call's result. The gate treats it as a read: no prompt, recorded in the run log like any call.
 
 An answerer may itself call another latent tool (`LatentContext.call`); that answer is one
-level deeper. `tool_calling.max_depth` bounds the levels: a call beyond it is refused with a
-result that says so, which the caller (the model, or the answerer above) reads.
+level deeper. `tool_calling.max_depth` bounds the levels (how deeply the answers' JSON may
+nest is `tool_calling.max_argument_depth`, a separate setting): a call beyond it is refused
+with a result that says so, which the caller (the model, or the answerer above) reads.
 
     async def answer(ctx: LatentContext, args: dict[str, Any]) -> ToolResult: ...
     registry.add_latent(MY_TOOL, answer)

@@ -205,7 +205,7 @@ class AgentRun:
             ctx=ctx,
             bus=self.bus,
             redactor=self.redact,
-            max_depth=self.calling.max_depth,
+            max_argument_depth=self.calling.max_argument_depth,
         )
         self.runlog = RunLog(
             ctx.workspace.root,

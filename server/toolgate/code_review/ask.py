@@ -4,7 +4,7 @@
 carries the schema as structured output (`response_format: json_schema`) where the endpoint
 takes it; an endpoint that refuses it is asked again in plain text, and the JSON is read out
 of the answer. An answer that does not read as a review (no JSON, a schema violation, nesting
-deeper than `tool_calling.max_depth`) gets a corrective turn that says what was wrong.
+deeper than `tool_calling.max_argument_depth`) gets a corrective turn that says what was wrong.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ async def review_changes(
     request: ReviewRequest,
     settings: ModelSettings,
     *,
-    max_depth: int = 32,
+    max_nesting: int = 32,
     max_calls: int = 2,
     structured: bool = True,
     notice: Callable[[str], None] = _quiet,
@@ -96,8 +96,8 @@ async def review_changes(
     review's focus (`ReviewRequest.from_arguments` reads them from `review_code`'s arguments).
     `settings` says how to reach the model (`session.assembly.model_settings` builds them from
     the configuration; an empty `model` takes the endpoint's first listed one).
-    `max_depth` is `tool_calling.max_depth`: an answer nesting deeper is refused. `max_calls`
-    bounds the model calls per output mode (the first answer and its corrections).
+    `max_nesting` is `tool_calling.max_argument_depth`: an answer nesting deeper is refused.
+    `max_calls` bounds the model calls per output mode (the first answer and its corrections).
     With `structured`, the request asks for structured output first; an endpoint that
     refuses it (HTTP 4xx) is asked in plain text, and `notice` is told so.
 
@@ -118,16 +118,16 @@ async def review_changes(
         if structured:
             settings.response_format = json_schema_format("code_review", load_schema(CODE_REVIEW))
             try:
-                review, calls = await _ask(model, messages, max_depth, max_calls)
+                review, calls = await _ask(model, messages, max_nesting, max_calls)
             except ModelError as exc:
                 if not refuses_structured_output(exc):
                     raise
                 notice(f"the endpoint refused structured output ({exc}); asking for plain JSON")
                 settings.response_format = None
-                review, more = await _ask(model, messages, max_depth, max_calls)
+                review, more = await _ask(model, messages, max_nesting, max_calls)
                 calls = 1 + more
         else:
-            review, calls = await _ask(model, messages, max_depth, max_calls)
+            review, calls = await _ask(model, messages, max_nesting, max_calls)
     except ModelError as exc:
         raise ReviewError(f"no review: {exc}") from None
     finally:
@@ -154,7 +154,7 @@ async def _first_model(model: OpenAIChatModel) -> str:
 
 
 async def _ask(
-    model: OpenAIChatModel, messages: list[dict[str, Any]], max_depth: int, max_calls: int
+    model: OpenAIChatModel, messages: list[dict[str, Any]], max_nesting: int, max_calls: int
 ) -> tuple[CodeReview, int]:
     """The review and the number of calls it took; a bad answer gets a corrective turn."""
     messages = list(messages)
@@ -162,7 +162,7 @@ async def _ask(
     for calls in range(1, max(1, max_calls) + 1):
         text = "".join([delta.text async for delta in model.stream(messages, None)])
         try:
-            return parse_review(extract_json(text), max_depth=max_depth), calls
+            return parse_review(extract_json(text), max_nesting=max_nesting), calls
         except (NoJson, ReviewError) as exc:
             problem = str(exc)
         messages += [
