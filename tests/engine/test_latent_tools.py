@@ -306,3 +306,99 @@ async def test_a_text_protocol_run_gets_its_review_in_a_result_block(
     assert match is not None, last
     assert '"Division by zero."' in match.group(1)
     assert '"output": "text"' in match.group(1)
+
+
+async def test_a_latent_review_counts_toward_max_llm_calls(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    """The first review takes request 2 of 3; the second would need a fourth, and is refused."""
+    seen: list[dict[str, Any]] = []
+    scripted.script = [
+        calls(("review_code", {"diff": DIFF})),
+        _review_request(REJECT, seen),
+        calls(("review_code", {"diff": DIFF, "review_focus": "tests"})),
+        _review_request(REJECT, seen),  # never asked for
+        answer(),
+    ]
+    overrides = {**ENABLED, "limits": {"max_llm_calls": 3}}
+    driven = await drive(repo, scripted, overrides=overrides)
+    # The run's own turns are 1 and 3, the nested review 2: the second review is refused,
+    # and the run stops where its next turn would pass the limit.
+    assert len(scripted.requests) == 3
+    assert len(seen) == 1
+    assert driven.outcome.status == "limit_reached"
+    assert driven.outcome.reason == "reached max_llm_calls (3)"
+    first, second = driven.calls()
+    assert first["result"]["success"] is True
+    assert second["result"]["success"] is False
+    assert second["result"]["error"] == (
+        "review_code is refused: its answer needs a model request, and the run has made all "
+        "3 model requests limits.max_llm_calls allows"
+    )
+    counted = driven.of_type("llm_call")
+    assert [(e["n"], e["mode"]) for e in counted] == [(1, "native"), (2, "latent"), (3, "native")]
+    assert driven.log["metrics"]["llm_calls_total"] == 3
+
+
+async def test_a_latent_review_refused_mid_answer_is_a_result(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    """A review whose correction would pass the limit stops there, as a refusal, not a crash."""
+    scripted.script = [
+        calls(("review_code", {"diff": DIFF})),
+        {"content": "no JSON here at all"},  # the review's first answer, to be corrected
+        answer(),
+    ]
+    overrides = {**ENABLED, "limits": {"max_llm_calls": 2}}
+    driven = await drive(repo, scripted, overrides=overrides)
+    assert len(scripted.requests) == 2  # no correction was asked for
+    assert driven.outcome.status == "limit_reached"
+    [logged] = driven.calls()
+    assert logged["result"]["success"] is False
+    assert "limits.max_llm_calls" in logged["result"]["error"]
+    assert logged["result"]["error"].startswith("review_code is refused: its answer needs")
+
+
+def _with_usage(entry: Any, total: int) -> Any:
+    """A script entry (or entry function) whose answer reports `total` tokens, a tenth of
+    them completion."""
+    usage = {"prompt_tokens": total - total // 10, "completion_tokens": total // 10}
+    usage["total_tokens"] = total
+    if callable(entry):
+        return lambda body: {**entry(body), "usage": usage}
+    return {**entry, "usage": usage}
+
+
+@pytest.mark.parametrize("mode", ["native", "text"])
+async def test_a_latent_reviews_tokens_are_in_the_runs_totals(
+    repo: Path, scripted: ScriptedModel, mode: str
+) -> None:
+    seen: list[dict[str, Any]] = []
+    if mode == "native":
+        first = calls(("review_code", {"diff": DIFF}))
+        review = _review_request(REJECT, seen)
+    else:
+        # In text mode the review starts as soon as its block closes, while turn 1 streams on.
+        block = f'<tool name="review_code" args>{json.dumps({"diff": DIFF})}</tool>'
+        first = {"content": block + "\nWaiting for the review." * 20}
+        review = _refusing_structured(json.dumps(REJECT), seen)
+    scripted.script = [
+        _with_usage(first, 110),
+        _with_usage(review, 960),
+        *([_with_usage(review, 970)] if mode == "text" else []),
+        _with_usage(answer("Reviewed."), 300),
+    ]
+    overrides = {"tool_calling": {"latent_tools": ["review_code"], "mode": mode}}
+    driven = await drive(repo, scripted, overrides=overrides)
+    assert driven.outcome.status == "completed"
+    # Each request's usage under its own number, whichever finished first.
+    used = sorted((e["n"], e.get("mode"), e["total_tokens"]) for e in driven.of_type("llm_usage"))
+    if mode == "native":
+        # (the refused structured request of text mode reports nothing: it got HTTP 400)
+        assert used == [(1, None, 110), (2, "latent", 960), (3, None, 300)]
+        assert driven.log["account"]["tokens"] == {"prompt": 1233, "completion": 137, "total": 1370}
+    else:
+        assert used == [(1, None, 110), (3, "latent", 970), (4, None, 300)]
+        assert driven.log["account"]["tokens"] == {"prompt": 1242, "completion": 138, "total": 1380}
+    # Each step keeps its own request's usage; the review's counts for the run, not the step.
+    assert [s.get("usage", {}).get("total_tokens") for s in driven.log["steps"]] == [110, 300]

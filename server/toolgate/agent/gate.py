@@ -23,6 +23,7 @@ from toolgate.agent.events import (
 from toolgate.agent.latent import LatentAnswers
 from toolgate.agent.policy import Decision, Policy
 from toolgate.agent.redact import Redactor
+from toolgate.model.meter import UNMETERED, RequestMeter
 from toolgate.model.structured import nesting_depth
 from toolgate.records import ToolCall, ToolResult
 from toolgate.review.proposal import ProposalStatus, Resolution, make_proposal
@@ -83,6 +84,7 @@ class Gate:
         bus: EventBus,
         redactor: Redactor,
         max_argument_depth: int = 32,
+        meter: RequestMeter = UNMETERED,
     ) -> None:
         self.registry = registry
         self.policy = policy
@@ -91,6 +93,8 @@ class Gate:
         self.bus = bus
         self.redact = redactor
         self.max_argument_depth = max_argument_depth
+        # Where the model requests of latent answers are counted: the run's own count.
+        self.meter = meter
         self._checkpoint: Checkpoint | None = None
         # How latent tools are answered (the run's endpoint); None: the model answers them itself.
         self.latent: LatentAnswers | None = None
@@ -292,7 +296,9 @@ class Gate:
             return denied
         self._decided(call, Decision.AUTO, reasoning)
         root = self.ctx.workspace.root
-        result = await self.latent.answer(self.registry, root, self.run_id, call.name, args)
+        result = await self.latent.answer(
+            self.registry, root, self.run_id, call.name, args, self.meter
+        )
         return GateOutcome(result, "auto", args, reasoning)
 
     async def _run(self, call: ToolCall, activity: Activity, args: dict[str, Any]) -> ToolResult:

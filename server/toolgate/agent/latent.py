@@ -25,6 +25,7 @@ from jsonschema import Draft202012Validator
 
 from toolgate.config import Config
 from toolgate.model.client import ModelSettings
+from toolgate.model.meter import UNMETERED, RequestMeter, RequestRefused
 from toolgate.records import ToolResult
 from toolgate.tools.registry import ToolRegistry
 
@@ -43,7 +44,9 @@ class LatentContext:
 
     `settings` reach the run's endpoint (copy them before changing any: they are shared);
     `depth` is this answer's level (1 for a call the run's model made); `config` is the
-    run's configuration (e.g. `[review]` defaults); `notice` reaches the run's events.
+    run's configuration (e.g. `[review]` defaults); `notice` reaches the run's events;
+    `meter` counts every model request the answer makes as one of the run's (tell it before
+    each request and hand it each request's last delta; it refuses past `max_llm_calls`).
     """
 
     settings: ModelSettings
@@ -55,6 +58,7 @@ class LatentContext:
     structured: bool = True
     notice: Callable[[str], None] = _quiet
     redact: Callable[[str], str] = _same
+    meter: RequestMeter = UNMETERED
 
     @property
     def max_depth(self) -> int:
@@ -80,9 +84,15 @@ class LatentAnswers:
     redact: Callable[[str], str] = _same
 
     async def answer(
-        self, registry: ToolRegistry, root: Path, run_id: str, name: str, arguments: dict[str, Any]
+        self,
+        registry: ToolRegistry,
+        root: Path,
+        run_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        meter: RequestMeter = UNMETERED,
     ) -> ToolResult:
-        """The answer to a call the run's model made (level 1)."""
+        """The answer to a call the run's model made (level 1); `meter` counts its requests."""
         ctx = LatentContext(
             settings=self.settings,
             root=root,
@@ -92,6 +102,7 @@ class LatentAnswers:
             structured=self.structured,
             notice=self.notice,
             redact=self.redact,
+            meter=meter,
         )
         return await answer_latent(ctx, name, arguments)
 
@@ -99,8 +110,8 @@ class LatentAnswers:
 async def answer_latent(ctx: LatentContext, name: str, arguments: dict[str, Any]) -> ToolResult:
     """Answer latent tool `name` at `ctx.depth`: refused beyond the limit, checked after.
 
-    Never raises: a refusal, an answerer's failure or an answer that breaks the output schema
-    is a failed result the caller reads.
+    Never raises: a refusal (too deep, or no model request left to the run), an answerer's
+    failure or an answer that breaks the output schema is a failed result the caller reads.
     """
     if ctx.depth > ctx.max_depth:
         return ToolResult.fail(
@@ -117,6 +128,8 @@ async def answer_latent(ctx: LatentContext, name: str, arguments: dict[str, Any]
         )
     try:
         result = await answerer(ctx, arguments)
+    except RequestRefused as exc:
+        return ToolResult.fail(f"{name} is refused: its answer needs a model request, and {exc}")
     except Exception as exc:  # an answerer's bug is a result the model reads, never a crash
         return ToolResult.fail(f"{name} failed inside Toolgate: {type(exc).__name__}: {exc}")
     if result.success and tool.output is not None:

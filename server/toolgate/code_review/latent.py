@@ -45,6 +45,7 @@ async def answer_review(ctx: LatentContext, arguments: dict[str, Any]) -> ToolRe
             structured=ctx.structured,
             notice=ctx.notice,
             redact=ctx.redact,
+            meter=ctx.meter,
         )
     except ReviewError as exc:
         return ToolResult.fail(str(exc))
