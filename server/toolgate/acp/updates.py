@@ -15,6 +15,7 @@ from acp.agent.connection import AgentSideConnection
 from toolgate.acp import convert, plan, results
 from toolgate.acp.thoughts import ThinkSplitter
 from toolgate.agent.events import (
+    LATENT_REQUEST,
     LLM_CALL,
     RUN_FINISHED,
     TOOL_CALL_DECIDED,
@@ -130,6 +131,8 @@ class RunEvents:
         """Translate one event."""
         f = event.fields
         sid = self.session_id
+        if event.type == LLM_CALL and f.get("mode") == LATENT_REQUEST:
+            return  # a latent answer's request: no answer of the session's
         if event.type == LLM_CALL:
             # Each answer of the model may open with its own thinking.
             self._pieces(self.think.finish())
