@@ -165,6 +165,7 @@ SCHEMA: dict[str, Any] = {
                 "enabled": {"type": "boolean"},
                 "mode": {"enum": ["auto", "native", "text"]},
                 "max_depth": _POSITIVE,
+                "max_argument_depth": _POSITIVE,
                 "latent_tools": _STRINGS,
                 "allow_deprecated_syntax": {"type": "boolean"},
                 "final_answer_tool": {"type": "boolean"},
@@ -204,7 +205,12 @@ class ToolCalling:
 
     enabled: bool = True
     mode: str = "auto"
-    max_depth: int = 32
+    # How many latent answers deep a run may go: a review the model asked for (1), and one
+    # latent call from inside that answer (2). Each level is a nested model request.
+    max_depth: int = 2
+    # The deepest JSON nesting accepted in a call's arguments and in a structured answer
+    # (a review's comments are 3 levels deep).
+    max_argument_depth: int = 32
     # Latent tools offered in every run, answered by a nested model request (a profile that
     # names one in its `tools` offers it too); none by default, to keep prompts short.
     latent_tools: list[str] = field(default_factory=list)

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from toolgate.agent.account import account_lines
 from toolgate.agent.events import (
     ASSISTANT_TEXT,
+    LATENT_REQUEST,
     LLM_CALL,
     MODE_CHANGED,
     NOTICE,
@@ -323,7 +324,7 @@ class Printer:
             self.out.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
             self.out.flush()
         f = event.fields
-        if event.type == LLM_CALL:
+        if event.type == LLM_CALL and f.get("mode") != LATENT_REQUEST:
             self.end_text()  # a new request: the last one's words never run into the next's
         if self.spinner is not None:
             if event.type == RUN_STARTED:

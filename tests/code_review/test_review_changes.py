@@ -98,14 +98,18 @@ async def test_a_schema_violation_is_named_and_then_given_up(scripted: ScriptedM
     assert len(scripted.requests) == 2
 
 
-async def test_an_answer_nesting_deeper_than_max_depth_is_refused(scripted: ScriptedModel) -> None:
+async def test_an_answer_nesting_deeper_than_max_argument_depth_is_refused(
+    scripted: ScriptedModel,
+) -> None:
     deep: Any = "x"
     for _ in range(6):
         deep = {"d": deep}
     answer = json.dumps({"approved": True, "comments": [], "metrics": deep})
     scripted.script = [{"content": answer}, {"content": answer}]
-    with pytest.raises(ReviewError, match="deeper than 4 levels"):
-        await review_changes(ReviewRequest(diff=DIFF), _settings(scripted), max_depth=4)
+    with pytest.raises(
+        ReviewError, match=r"deeper than 4 levels \(tool_calling.max_argument_depth\)"
+    ):
+        await review_changes(ReviewRequest(diff=DIFF), _settings(scripted), max_nesting=4)
     # The same answer is a review under the default depth.
     scripted.script = [{"content": answer}]
     assert (await review_changes(ReviewRequest(diff=DIFF), _settings(scripted))).approved

@@ -77,6 +77,12 @@ def test_user_config_is_the_lowest_file(repo: Path, monkeypatch: pytest.MonkeyPa
         (".toolgate/config.toml", '[limits]\nmax_steps = "ten"\n', "limits.max_steps"),
         (".toolgate/config.toml", "[limits]\nmax_steps = 0\n", "limits.max_steps"),
         (".toolgate/config.toml", '[tool_calling]\nmode = "smoke"\n', "tool_calling.mode"),
+        (".toolgate/config.toml", "[tool_calling]\nmax_depth = 0\n", "tool_calling.max_depth"),
+        (
+            ".toolgate/config.toml",
+            '[tool_calling]\nmax_argument_depth = "deep"\n',
+            "tool_calling.max_argument_depth",
+        ),
         (".toolgate/config.toml", "[tool_calling.retention]\nkeep = 1\n", "retention.keep"),
         (".toolgate/config.toml", '[policy.approvals]\nwrite_file = "yes"\n', "write_file"),
         (".toolgate/config.toml", "[policy]\ndeny_tools = 'read_file'\n", "policy.deny_tools"),
@@ -95,6 +101,17 @@ def test_errors_name_the_file_and_key(repo: Path, where: str, text: str, named: 
 def test_flags_are_checked_too(repo: Path) -> None:
     with pytest.raises(ConfigError, match="command-line flags.*max_steps"):
         load_config(repo, env={}, overrides={"limits": {"max_steps": -1}})
+
+
+def test_latent_depth_and_argument_depth_are_two_settings(repo: Path) -> None:
+    calling = load_config(repo, env={}).tool_calling
+    assert (calling.max_depth, calling.max_argument_depth) == (2, 32)
+    _write(repo / ".toolgate" / "config.toml", "[tool_calling]\nmax_depth = 1\n")
+    calling = load_config(repo, env={}).tool_calling
+    assert (calling.max_depth, calling.max_argument_depth) == (1, 32)
+    overrides = {"tool_calling": {"max_argument_depth": 8}}
+    calling = load_config(repo, env={}, overrides=overrides).tool_calling
+    assert (calling.max_depth, calling.max_argument_depth) == (1, 8)
 
 
 WIDENING = (

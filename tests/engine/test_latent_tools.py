@@ -159,7 +159,7 @@ async def _second_opinion(ctx: LatentContext, args: dict[str, Any]) -> ToolResul
     return await ctx.call("review_code", {"diff": args.get("diff", "")})
 
 
-@pytest.mark.parametrize("max_depth", [1, 3])
+@pytest.mark.parametrize("max_depth", [1, 2])
 async def test_a_nested_latent_call_beyond_max_depth_is_refused(
     repo: Path, scripted: ScriptedModel, max_depth: int
 ) -> None:
@@ -180,12 +180,77 @@ async def test_a_nested_latent_call_beyond_max_depth_is_refused(
         assert "tool_calling.max_depth is 1" in result["error"]
         assert len(scripted.requests) == 2  # no nested request was made
     else:
-        # Level 2 is within the limit (which also bounds the answer's JSON nesting: 3 here).
+        # Level 2 is within the limit, whatever the answer's own JSON nesting (3 levels).
         assert result["success"] is True, result["error"]
         assert result["data"]["approved"] is False
         assert len(seen) == 1
     [logged] = driven.calls()
     assert logged["result"]["success"] is (max_depth > 1)
+
+
+async def test_max_depth_1_answers_a_review_but_not_a_latent_call_from_inside_one(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    """The depth counts latent answers, not JSON levels: a review (3 levels of JSON) is level 1."""
+    registry = builtin_registry()
+    registry.add_latent(SECOND_OPINION, _second_opinion)
+    seen: list[dict[str, Any]] = []
+    scripted.script = [
+        calls(("review_code", {"diff": DIFF})),
+        _review_request(REJECT, seen),
+        calls(("second_opinion", {"diff": DIFF})),
+        answer(),
+    ]
+    overrides = {"tool_calling": {"latent_tools": ["review_code"], "max_depth": 1}}
+    driven = await drive(repo, scripted, overrides=overrides, registry=registry)
+    assert driven.outcome.status == "completed"
+    [review, second] = tool_messages(scripted.requests[-1])
+    assert review["success"] is True, review["error"]
+    assert review["data"]["comments"][0]["message"] == "Division by zero."
+    assert second["success"] is False
+    assert second["error"].startswith("review_code is refused: it would be a latent answer 2")
+    assert "tool_calling.max_depth is 1" in second["error"]
+    assert len(seen) == 1  # the review's own request; none for the refused one
+
+
+def _nested(levels: int) -> Any:
+    value: Any = "x"
+    for _ in range(levels):
+        value = {"d": value}
+    return value
+
+
+@pytest.mark.parametrize("max_argument_depth", [4, 32])
+async def test_arguments_nested_deeper_than_max_argument_depth_are_refused(
+    repo: Path, scripted: ScriptedModel, max_argument_depth: int
+) -> None:
+    registry = builtin_registry()
+    registry.add_latent(SECOND_OPINION, _second_opinion)  # its arguments take any extra keys
+    seen: list[dict[str, Any]] = []
+    arguments = {"diff": DIFF, "context": _nested(6)}  # 7 levels with the arguments' own
+    scripted.script = [calls(("second_opinion", arguments))]
+    if max_argument_depth > 7:
+        scripted.script.append(_review_request(REJECT, seen))
+    scripted.script.append(answer())
+    calling = {"latent_tools": ["review_code"], "max_argument_depth": max_argument_depth}
+    driven = await drive(repo, scripted, overrides={"tool_calling": calling}, registry=registry)
+    assert driven.outcome.status == "completed"
+    [result] = tool_messages(scripted.requests[-1])
+    [logged] = driven.calls()
+    if max_argument_depth == 4:
+        assert result["success"] is False
+        assert result["error"] == (
+            "second_opinion is refused: its arguments nest deeper than "
+            "tool_calling.max_argument_depth (4 levels)"
+        )
+        assert logged["decision"] == "denied"
+        [executed] = driven.of_type("tool_call_executed")
+        assert executed["rule"] == "tool_calling.max_argument_depth"
+        assert len(scripted.requests) == 2  # nothing was asked for it
+    else:
+        assert result["success"] is True, result["error"]
+        assert logged["decision"] == "auto"
+        assert len(seen) == 1
 
 
 async def test_review_code_is_offered_only_when_enabled(
@@ -241,3 +306,99 @@ async def test_a_text_protocol_run_gets_its_review_in_a_result_block(
     assert match is not None, last
     assert '"Division by zero."' in match.group(1)
     assert '"output": "text"' in match.group(1)
+
+
+async def test_a_latent_review_counts_toward_max_llm_calls(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    """The first review takes request 2 of 3; the second would need a fourth, and is refused."""
+    seen: list[dict[str, Any]] = []
+    scripted.script = [
+        calls(("review_code", {"diff": DIFF})),
+        _review_request(REJECT, seen),
+        calls(("review_code", {"diff": DIFF, "review_focus": "tests"})),
+        _review_request(REJECT, seen),  # never asked for
+        answer(),
+    ]
+    overrides = {**ENABLED, "limits": {"max_llm_calls": 3}}
+    driven = await drive(repo, scripted, overrides=overrides)
+    # The run's own turns are 1 and 3, the nested review 2: the second review is refused,
+    # and the run stops where its next turn would pass the limit.
+    assert len(scripted.requests) == 3
+    assert len(seen) == 1
+    assert driven.outcome.status == "limit_reached"
+    assert driven.outcome.reason == "reached max_llm_calls (3)"
+    first, second = driven.calls()
+    assert first["result"]["success"] is True
+    assert second["result"]["success"] is False
+    assert second["result"]["error"] == (
+        "review_code is refused: its answer needs a model request, and the run has made all "
+        "3 model requests limits.max_llm_calls allows"
+    )
+    counted = driven.of_type("llm_call")
+    assert [(e["n"], e["mode"]) for e in counted] == [(1, "native"), (2, "latent"), (3, "native")]
+    assert driven.log["metrics"]["llm_calls_total"] == 3
+
+
+async def test_a_latent_review_refused_mid_answer_is_a_result(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    """A review whose correction would pass the limit stops there, as a refusal, not a crash."""
+    scripted.script = [
+        calls(("review_code", {"diff": DIFF})),
+        {"content": "no JSON here at all"},  # the review's first answer, to be corrected
+        answer(),
+    ]
+    overrides = {**ENABLED, "limits": {"max_llm_calls": 2}}
+    driven = await drive(repo, scripted, overrides=overrides)
+    assert len(scripted.requests) == 2  # no correction was asked for
+    assert driven.outcome.status == "limit_reached"
+    [logged] = driven.calls()
+    assert logged["result"]["success"] is False
+    assert "limits.max_llm_calls" in logged["result"]["error"]
+    assert logged["result"]["error"].startswith("review_code is refused: its answer needs")
+
+
+def _with_usage(entry: Any, total: int) -> Any:
+    """A script entry (or entry function) whose answer reports `total` tokens, a tenth of
+    them completion."""
+    usage = {"prompt_tokens": total - total // 10, "completion_tokens": total // 10}
+    usage["total_tokens"] = total
+    if callable(entry):
+        return lambda body: {**entry(body), "usage": usage}
+    return {**entry, "usage": usage}
+
+
+@pytest.mark.parametrize("mode", ["native", "text"])
+async def test_a_latent_reviews_tokens_are_in_the_runs_totals(
+    repo: Path, scripted: ScriptedModel, mode: str
+) -> None:
+    seen: list[dict[str, Any]] = []
+    if mode == "native":
+        first = calls(("review_code", {"diff": DIFF}))
+        review = _review_request(REJECT, seen)
+    else:
+        # In text mode the review starts as soon as its block closes, while turn 1 streams on.
+        block = f'<tool name="review_code" args>{json.dumps({"diff": DIFF})}</tool>'
+        first = {"content": block + "\nWaiting for the review." * 20}
+        review = _refusing_structured(json.dumps(REJECT), seen)
+    scripted.script = [
+        _with_usage(first, 110),
+        _with_usage(review, 960),
+        *([_with_usage(review, 970)] if mode == "text" else []),
+        _with_usage(answer("Reviewed."), 300),
+    ]
+    overrides = {"tool_calling": {"latent_tools": ["review_code"], "mode": mode}}
+    driven = await drive(repo, scripted, overrides=overrides)
+    assert driven.outcome.status == "completed"
+    # Each request's usage under its own number, whichever finished first.
+    used = sorted((e["n"], e.get("mode"), e["total_tokens"]) for e in driven.of_type("llm_usage"))
+    if mode == "native":
+        # (the refused structured request of text mode reports nothing: it got HTTP 400)
+        assert used == [(1, None, 110), (2, "latent", 960), (3, None, 300)]
+        assert driven.log["account"]["tokens"] == {"prompt": 1233, "completion": 137, "total": 1370}
+    else:
+        assert used == [(1, None, 110), (3, "latent", 970), (4, None, 300)]
+        assert driven.log["account"]["tokens"] == {"prompt": 1242, "completion": 138, "total": 1380}
+    # Each step keeps its own request's usage; the review's counts for the run, not the step.
+    assert [s.get("usage", {}).get("total_tokens") for s in driven.log["steps"]] == [110, 300]

@@ -15,6 +15,7 @@ from acp.agent.connection import AgentSideConnection
 from toolgate.acp import convert, plan, results
 from toolgate.acp.thoughts import ThinkSplitter
 from toolgate.agent.events import (
+    LATENT_REQUEST,
     LLM_CALL,
     LLM_USAGE,
     RUN_FINISHED,
@@ -133,6 +134,8 @@ class RunEvents:
         """Translate one event."""
         f = event.fields
         sid = self.session_id
+        if event.type in (LLM_CALL, LLM_USAGE) and f.get("mode") == LATENT_REQUEST:
+            return  # a latent answer's request: no answer of the session's, nor its context
         if event.type == LLM_USAGE:
             total = f.get("total_tokens") or (
                 int(f.get("prompt_tokens") or 0) + int(f.get("completion_tokens") or 0)

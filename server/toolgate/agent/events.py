@@ -30,6 +30,8 @@ NOTICE = "notice"
 TOOL_PROGRESS = "tool_progress"
 CONTEXT_FITTED = "context_fitted"  # older outputs elided or turns summarised for the window
 LLM_USAGE = "llm_usage"  # the tokens the endpoint said one request used
+# The `mode` of an `llm_call` / `llm_usage` made by a latent tool's answer, inside a tool call.
+LATENT_REQUEST = "latent"
 
 # Logs written before event names were snake_case: readers map these to today's names.
 LEGACY_NAMES = {

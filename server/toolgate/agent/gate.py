@@ -23,6 +23,8 @@ from toolgate.agent.events import (
 from toolgate.agent.latent import LatentAnswers
 from toolgate.agent.policy import Decision, Policy
 from toolgate.agent.redact import Redactor
+from toolgate.model.meter import UNMETERED, RequestMeter
+from toolgate.model.structured import nesting_depth
 from toolgate.records import ToolCall, ToolResult
 from toolgate.review.proposal import ProposalStatus, Resolution, make_proposal
 from toolgate.review.reviewer import ApprovalRequest, Reviewer
@@ -55,14 +57,6 @@ class GateOutcome:
     rule: str | None = None  # the setting that refused the call, when no person did
 
 
-def _depth(value: Any, level: int = 0) -> int:
-    if isinstance(value, dict):
-        return max([_depth(v, level + 1) for v in value.values()] or [level + 1])
-    if isinstance(value, list):
-        return max([_depth(v, level + 1) for v in value] or [level + 1])
-    return level
-
-
 def shown_arguments(args: dict[str, Any]) -> dict[str, Any]:
     """Arguments as events show them: long strings (file contents) elided."""
     shown: dict[str, Any] = {}
@@ -89,7 +83,8 @@ class Gate:
         ctx: ActivityContext,
         bus: EventBus,
         redactor: Redactor,
-        max_depth: int = 32,
+        max_argument_depth: int = 32,
+        meter: RequestMeter = UNMETERED,
     ) -> None:
         self.registry = registry
         self.policy = policy
@@ -97,7 +92,9 @@ class Gate:
         self.ctx = ctx
         self.bus = bus
         self.redact = redactor
-        self.max_depth = max_depth
+        self.max_argument_depth = max_argument_depth
+        # Where the model requests of latent answers are counted: the run's own count.
+        self.meter = meter
         self._checkpoint: Checkpoint | None = None
         # How latent tools are answered (the run's endpoint); None: the model answers them itself.
         self.latent: LatentAnswers | None = None
@@ -199,10 +196,17 @@ class Gate:
                 args,
                 reasoning,
             )
-        if _depth(args) > self.max_depth:
-            return self._denied(
-                call, f"arguments nest deeper than {self.max_depth} levels", args, reasoning
+        if nesting_depth(args) > self.max_argument_depth:
+            too_deep = self._denied(
+                call,
+                f"{call.name} is refused: its arguments nest deeper than "
+                f"tool_calling.max_argument_depth ({self.max_argument_depth} levels)",
+                args,
+                reasoning,
+                suggestions=["Send flatter arguments: fewer objects and arrays inside each other."],
             )
+            too_deep.rule = "tool_calling.max_argument_depth"
+            return too_deep
         if activity is None:
             return await self._latent(call, tool, args, reasoning)
         if tool.executes and not self.ctx.settings.trusted:
@@ -292,7 +296,9 @@ class Gate:
             return denied
         self._decided(call, Decision.AUTO, reasoning)
         root = self.ctx.workspace.root
-        result = await self.latent.answer(self.registry, root, self.run_id, call.name, args)
+        result = await self.latent.answer(
+            self.registry, root, self.run_id, call.name, args, self.meter
+        )
         return GateOutcome(result, "auto", args, reasoning)
 
     async def _run(self, call: ToolCall, activity: Activity, args: dict[str, Any]) -> ToolResult:

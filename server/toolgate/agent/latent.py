@@ -6,8 +6,9 @@ again, against the tool's output schema — and the answer, checked against that
 call's result. The gate treats it as a read: no prompt, recorded in the run log like any call.
 
 An answerer may itself call another latent tool (`LatentContext.call`); that answer is one
-level deeper. `tool_calling.max_depth` bounds the levels: a call beyond it is refused with a
-result that says so, which the caller (the model, or the answerer above) reads.
+level deeper. `tool_calling.max_depth` bounds the levels (how deeply the answers' JSON may
+nest is `tool_calling.max_argument_depth`, a separate setting): a call beyond it is refused
+with a result that says so, which the caller (the model, or the answerer above) reads.
 
     async def answer(ctx: LatentContext, args: dict[str, Any]) -> ToolResult: ...
     registry.add_latent(MY_TOOL, answer)
@@ -24,6 +25,7 @@ from jsonschema import Draft202012Validator
 
 from toolgate.config import Config
 from toolgate.model.client import ModelSettings
+from toolgate.model.meter import UNMETERED, RequestMeter, RequestRefused
 from toolgate.records import ToolResult
 from toolgate.tools.registry import ToolRegistry
 
@@ -42,7 +44,9 @@ class LatentContext:
 
     `settings` reach the run's endpoint (copy them before changing any: they are shared);
     `depth` is this answer's level (1 for a call the run's model made); `config` is the
-    run's configuration (e.g. `[review]` defaults); `notice` reaches the run's events.
+    run's configuration (e.g. `[review]` defaults); `notice` reaches the run's events;
+    `meter` counts every model request the answer makes as one of the run's (tell it before
+    each request and hand it each request's last delta; it refuses past `max_llm_calls`).
     """
 
     settings: ModelSettings
@@ -54,6 +58,7 @@ class LatentContext:
     structured: bool = True
     notice: Callable[[str], None] = _quiet
     redact: Callable[[str], str] = _same
+    meter: RequestMeter = UNMETERED
 
     @property
     def max_depth(self) -> int:
@@ -79,9 +84,15 @@ class LatentAnswers:
     redact: Callable[[str], str] = _same
 
     async def answer(
-        self, registry: ToolRegistry, root: Path, run_id: str, name: str, arguments: dict[str, Any]
+        self,
+        registry: ToolRegistry,
+        root: Path,
+        run_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        meter: RequestMeter = UNMETERED,
     ) -> ToolResult:
-        """The answer to a call the run's model made (level 1)."""
+        """The answer to a call the run's model made (level 1); `meter` counts its requests."""
         ctx = LatentContext(
             settings=self.settings,
             root=root,
@@ -91,6 +102,7 @@ class LatentAnswers:
             structured=self.structured,
             notice=self.notice,
             redact=self.redact,
+            meter=meter,
         )
         return await answer_latent(ctx, name, arguments)
 
@@ -98,8 +110,8 @@ class LatentAnswers:
 async def answer_latent(ctx: LatentContext, name: str, arguments: dict[str, Any]) -> ToolResult:
     """Answer latent tool `name` at `ctx.depth`: refused beyond the limit, checked after.
 
-    Never raises: a refusal, an answerer's failure or an answer that breaks the output schema
-    is a failed result the caller reads.
+    Never raises: a refusal (too deep, or no model request left to the run), an answerer's
+    failure or an answer that breaks the output schema is a failed result the caller reads.
     """
     if ctx.depth > ctx.max_depth:
         return ToolResult.fail(
@@ -116,6 +128,8 @@ async def answer_latent(ctx: LatentContext, name: str, arguments: dict[str, Any]
         )
     try:
         result = await answerer(ctx, arguments)
+    except RequestRefused as exc:
+        return ToolResult.fail(f"{name} is refused: its answer needs a model request, and {exc}")
     except Exception as exc:  # an answerer's bug is a result the model reads, never a crash
         return ToolResult.fail(f"{name} failed inside Toolgate: {type(exc).__name__}: {exc}")
     if result.success and tool.output is not None:

@@ -17,6 +17,7 @@ from toolgate.agent.events import (
     ASSISTANT_REASONING,
     ASSISTANT_TEXT,
     CONTEXT_FITTED,
+    LATENT_REQUEST,
     LLM_CALL,
     LLM_USAGE,
     MODE_CHANGED,
@@ -51,6 +52,7 @@ from toolgate.model.client import (
     StreamDelta,
     ToolsRejected,
 )
+from toolgate.model.meter import RequestRefused
 from toolgate.model.modes import AUTO, NATIVE, TEXT, ModeMemory
 from toolgate.records import ToolCall, ToolResult
 from toolgate.review.reviewer import Reviewer
@@ -205,7 +207,8 @@ class AgentRun:
             ctx=ctx,
             bus=self.bus,
             redactor=self.redact,
-            max_depth=self.calling.max_depth,
+            max_argument_depth=self.calling.max_argument_depth,
+            meter=self,
         )
         self.runlog = RunLog(
             ctx.workspace.root,
@@ -578,13 +581,12 @@ class AgentRun:
         messages = summary_request(
             self.budget, self.conversation.summary, earlier, self.budget.limit
         )
-        self.llm_calls += 1
-        self.bus.emit(LLM_CALL, self.run_id, mode="summary", n=self.llm_calls)
+        n = self._count_request("summary")
         text = ""
         try:
             async for delta in self.model.stream(messages, None):
                 text += delta.text
-                self._used(delta)
+                self._used(delta, n)
         except ModelError as exc:
             # The session stays as it was: nothing is written until the summary exists.
             raise _Stop(
@@ -595,12 +597,40 @@ class AgentRun:
             raise _Stop(FAILED, "summarising the earlier turns failed: the model answered nothing")
         return self.conversation.replace_with_summary(text)
 
-    def _used(self, delta: StreamDelta) -> None:
-        """Log the tokens the endpoint said a request used (the account adds them up)."""
-        if delta.done and delta.usage:
-            self.bus.emit(LLM_USAGE, self.run_id, n=self.llm_calls, **delta.usage)
-            if self._step is not None:
-                self._step["usage"] = dict(delta.usage)
+    def _count_request(self, mode: str) -> int:
+        """Count one model request of this run (`llm_call`), and return its number."""
+        self.llm_calls += 1
+        self.bus.emit(LLM_CALL, self.run_id, mode=mode, n=self.llm_calls)
+        return self.llm_calls
+
+    def _used(self, delta: StreamDelta, n: int, *, mode: str | None = None) -> None:
+        """Log the tokens the endpoint said request `n` used (the account adds them up)."""
+        if not (delta.done and delta.usage):
+            return
+        if mode is not None:
+            # A nested request: its tokens count for the run, not for the step's own request.
+            self.bus.emit(LLM_USAGE, self.run_id, n=n, mode=mode, **delta.usage)
+            return
+        self.bus.emit(LLM_USAGE, self.run_id, n=n, **delta.usage)
+        if self._step is not None:
+            self._step["usage"] = dict(delta.usage)
+
+    def start_request(self) -> int:
+        """Count a latent answer's model request toward `limits.max_llm_calls`.
+
+        Returns its number in the run; raises RequestRefused, and counts nothing, when the
+        run has made all the requests the limit allows.
+        """
+        if self.llm_calls >= self.limits.max_llm_calls:
+            raise RequestRefused(
+                f"the run has made all {self.limits.max_llm_calls} model requests "
+                "limits.max_llm_calls allows"
+            )
+        return self._count_request(LATENT_REQUEST)
+
+    def finish_request(self, n: int, delta: StreamDelta) -> None:
+        """Record the tokens latent request `n` used, as the run's own requests are."""
+        self._used(delta, n, mode=LATENT_REQUEST)
 
     def _log_entry(self, call: ToolCall, outcome: GateOutcome, view: ToolResult) -> dict[str, Any]:
         stored = outcome.result if self.calling.store_raw_tool_output else view
@@ -692,8 +722,7 @@ class AgentRun:
     async def _produce_inner(self, turn: _Turn, queue: asyncio.Queue[tuple[str, Any]]) -> None:
         tools = self._tool_list() if self.mode in (AUTO, NATIVE) else None
         full = await self._request()
-        self.llm_calls += 1
-        self.bus.emit(LLM_CALL, self.run_id, mode=self.runlog_mode, n=self.llm_calls)
+        n = self._count_request(self.runlog_mode)
         parser = self._parser() if self.mode == TEXT else None
         self._turn_calls = 0
         try:
@@ -713,7 +742,7 @@ class AgentRun:
                     turn.finish_reason = delta.finish_reason
                     if delta.prompt_tokens and self.budget is not None:
                         self.budget.learn(self._sent_bytes, delta.prompt_tokens)
-                    self._used(delta)
+                    self._used(delta, n)
         except ToolsRejected as exc:
             if self.mode != AUTO:
                 raise

@@ -4,7 +4,7 @@
 carries the schema as structured output (`response_format: json_schema`) where the endpoint
 takes it; an endpoint that refuses it is asked again in plain text, and the JSON is read out
 of the answer. An answer that does not read as a review (no JSON, a schema violation, nesting
-deeper than `tool_calling.max_depth`) gets a corrective turn that says what was wrong.
+deeper than `tool_calling.max_argument_depth`) gets a corrective turn that says what was wrong.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from toolgate.code_review.records import (
     parse_review,
 )
 from toolgate.model.client import ModelError, ModelSettings, OpenAIChatModel
+from toolgate.model.meter import UNMETERED, RequestMeter
 from toolgate.model.structured import (
     NoJson,
     extract_json,
@@ -84,11 +85,12 @@ async def review_changes(
     request: ReviewRequest,
     settings: ModelSettings,
     *,
-    max_depth: int = 32,
+    max_nesting: int = 32,
     max_calls: int = 2,
     structured: bool = True,
     notice: Callable[[str], None] = _quiet,
     redact: Callable[[str], str] = _same,
+    meter: RequestMeter = UNMETERED,
 ) -> CodeReview:
     """Review a change with the model: the verdict and comments on the lines they are about.
 
@@ -96,10 +98,11 @@ async def review_changes(
     review's focus (`ReviewRequest.from_arguments` reads them from `review_code`'s arguments).
     `settings` says how to reach the model (`session.assembly.model_settings` builds them from
     the configuration; an empty `model` takes the endpoint's first listed one).
-    `max_depth` is `tool_calling.max_depth`: an answer nesting deeper is refused. `max_calls`
-    bounds the model calls per output mode (the first answer and its corrections).
+    `max_nesting` is `tool_calling.max_argument_depth`: an answer nesting deeper is refused.
+    `max_calls` bounds the model calls per output mode (the first answer and its corrections).
     With `structured`, the request asks for structured output first; an endpoint that
-    refuses it (HTTP 4xx) is asked in plain text, and `notice` is told so.
+    refuses it (HTTP 4xx) is asked in plain text, and `notice` is told so. `meter` counts
+    each request as one of a run's (a latent answer's); its RequestRefused passes through.
 
     An empty diff is approved without asking the model. Raises ReviewError (one line) when the
     endpoint fails or no valid review came back.
@@ -118,16 +121,16 @@ async def review_changes(
         if structured:
             settings.response_format = json_schema_format("code_review", load_schema(CODE_REVIEW))
             try:
-                review, calls = await _ask(model, messages, max_depth, max_calls)
+                review, calls = await _ask(model, messages, max_nesting, max_calls, meter)
             except ModelError as exc:
                 if not refuses_structured_output(exc):
                     raise
                 notice(f"the endpoint refused structured output ({exc}); asking for plain JSON")
                 settings.response_format = None
-                review, more = await _ask(model, messages, max_depth, max_calls)
+                review, more = await _ask(model, messages, max_nesting, max_calls, meter)
                 calls = 1 + more
         else:
-            review, calls = await _ask(model, messages, max_depth, max_calls)
+            review, calls = await _ask(model, messages, max_nesting, max_calls, meter)
     except ModelError as exc:
         raise ReviewError(f"no review: {exc}") from None
     finally:
@@ -154,15 +157,24 @@ async def _first_model(model: OpenAIChatModel) -> str:
 
 
 async def _ask(
-    model: OpenAIChatModel, messages: list[dict[str, Any]], max_depth: int, max_calls: int
+    model: OpenAIChatModel,
+    messages: list[dict[str, Any]],
+    max_nesting: int,
+    max_calls: int,
+    meter: RequestMeter,
 ) -> tuple[CodeReview, int]:
     """The review and the number of calls it took; a bad answer gets a corrective turn."""
     messages = list(messages)
     problem = "no answer"
     for calls in range(1, max(1, max_calls) + 1):
-        text = "".join([delta.text async for delta in model.stream(messages, None)])
+        n = meter.start_request()
+        text = ""
+        async for delta in model.stream(messages, None):
+            text += delta.text
+            if delta.done:
+                meter.finish_request(n, delta)
         try:
-            return parse_review(extract_json(text), max_depth=max_depth), calls
+            return parse_review(extract_json(text), max_nesting=max_nesting), calls
         except (NoJson, ReviewError) as exc:
             problem = str(exc)
         messages += [

@@ -40,11 +40,12 @@ async def answer_review(ctx: LatentContext, arguments: dict[str, Any]) -> ToolRe
         review = await review_changes(
             request,
             ctx.settings,
-            max_depth=ctx.max_depth,
+            max_nesting=ctx.config.tool_calling.max_argument_depth,
             max_calls=max(1, min(2, ctx.config.limits.max_llm_calls)),
             structured=ctx.structured,
             notice=ctx.notice,
             redact=ctx.redact,
+            meter=ctx.meter,
         )
     except ReviewError as exc:
         return ToolResult.fail(str(exc))

@@ -145,10 +145,15 @@ class CodeReview:
         return "\n".join(lines) or "(no comments)"
 
 
-def parse_review(doc: Any, *, max_depth: int = 32) -> CodeReview:
-    """A model's answer read as a review; raises ReviewError saying what is wrong with it."""
-    if nesting_depth(doc) > max_depth:
-        raise ReviewError(f"the answer nests deeper than {max_depth} levels")
+def parse_review(doc: Any, *, max_nesting: int = 32) -> CodeReview:
+    """A model's answer read as a review; raises ReviewError saying what is wrong with it.
+
+    `max_nesting` is `tool_calling.max_argument_depth`: an answer nesting deeper is refused.
+    """
+    if nesting_depth(doc) > max_nesting:
+        raise ReviewError(
+            f"the answer nests deeper than {max_nesting} levels (tool_calling.max_argument_depth)"
+        )
     if not isinstance(doc, dict):
         raise ReviewError("the answer must be one JSON object")
     doc = _normalised(doc)

@@ -67,7 +67,7 @@ async def review_in_workspace(
         return await review_changes(
             request,
             model_settings(config, endpoint),
-            max_depth=config.tool_calling.max_depth,
+            max_nesting=config.tool_calling.max_argument_depth,
             max_calls=max(1, min(2, config.limits.max_llm_calls)),
             structured=structured,
             notice=notice,

@@ -238,7 +238,7 @@ def gate_for(
         ctx=ctx,
         bus=bus,
         redactor=redactor,
-        max_depth=config.tool_calling.max_depth,
+        max_argument_depth=config.tool_calling.max_argument_depth,
     )
     return gate, ctx, redactor
 
