@@ -19,6 +19,7 @@ list_proposals
 run_tests
 report_diagnostics
 run_plan
+drop_plan
 run_workflow
 scaffold_tool
 undo_run

@@ -207,8 +207,10 @@ export function afterRunScript({ accepted }) {
  * The order a person follows: ask in the chat view → accept the proposal → the run finishes
  * (without running the tests) → the test still fails → Toolgate: Run Tests → the failure is in
  * Problems. Nothing in the workspace changes between the run and Run Tests, so the failure is
- * the one the accepted fix left. Then the run's Undo button puts calc.py back; then two plans:
- * one with a gap (scaffolded, then dropped), one ready (approved: it runs).
+ * the one the accepted fix left. Then the run's Undo button puts calc.py back, and the undo's
+ * own button (Redo) brings the fix back; then two plans: one with a gap (scaffolded, then
+ * dropped), one ready (approved: it runs); then a reload of the window brings the plans and
+ * every run's end back, in order, with their undo.
  */
 export async function afterRunScenario({ page, model, workspace, original, expected, shot, log }) {
   const calcPath = `${workspace}/calc.py`;
@@ -272,6 +274,30 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   await shot('chat-undone.png');
   log('the Undo button put calc.py back');
 
+  // 2b. The undo ends with a line of its own, whose button undoes the undo: the run's
+  // changes come back on disk.
+  const undoEnd = frame.locator('.run-end', { has: frame.locator('button[data-action="undoRun"]', { hasText: 'Redo (undo the undo)' }) }).first();
+  await undoEnd.waitFor({ state: 'visible', timeout: 30_000 });
+  const undoRunId = await undoEnd.getAttribute('data-run');
+  if (!undoRunId?.startsWith('u-') || !/Undid run r-/.test(await undoEnd.innerText())) {
+    throw new Error(`the undo's own line is not as expected (${undoRunId}): ${await undoEnd.innerText()}`);
+  }
+  await undoEnd.locator('button[data-action="undoRun"]').click();
+  const askRedo = page.locator('.notifications-toasts .notification-toast', { hasText: `undo run ${undoRunId}?` }).first();
+  await askRedo.waitFor({ state: 'visible', timeout: 30_000 });
+  await askRedo.locator('.monaco-button', { hasText: /^Undo$/ }).click();
+  await waitUntil('calc.py back on disk as the run left it', () => fs.readFileSync(calcPath, 'utf8') === expected, { timeout: 30_000 });
+  await waitUntil('the undo\'s line to say undone and the run to offer its undo again', async () =>
+    /undone/.test(await frame.locator(`.run-end[data-run="${undoRunId}"]`).innerText()) &&
+    (await frame.locator('.run-end').first().locator('button[data-action="undoRun"]', { hasText: 'Undo this run' }).count()) === 1,
+  );
+  const redoEnd = frame.locator('.run-end', { has: frame.locator('button[data-action="undoRun"]', { hasText: 'Redo (undo the undo)' }) });
+  await waitUntil('the redo\'s own line with its own button', async () => (await redoEnd.count()) === 1);
+  const redoRunId = await redoEnd.first().getAttribute('data-run');
+  await page.waitForTimeout(300);
+  await shot('chat-redone.png');
+  log(`the undo's own button (${undoRunId}) brought the run's change back as ${redoRunId}`);
+
   // 3. A plan with a gap: its steps with capability and tool, the gap marked, flagged partial,
   // no Approve; "Scaffold missing tool" writes the tool; Drop runs nothing.
   const served = model.served();
@@ -321,4 +347,48 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   await page.waitForTimeout(300);
   await shot('chat-plan-approved.png');
   log(`the ready plan was approved and ran as ${planRun}`);
+
+  // 5. Reload the window: the plan cards (with what became of them) and every run's end come
+  // back in order, each with its undo as the disk has it now.
+  const runId = await frame.locator('.run-end').first().getAttribute('data-run');
+  await page.reload();
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  const again = await openChat(page);
+  await waitUntil('the plans and runs after the reload', async () =>
+    (await again.locator('.card.plan').count()) === 2 && (await again.locator('.run-end').count()) === 4,
+  { timeout: 90_000 });
+  const ends = await again.locator('.run-end').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-run')));
+  if (JSON.stringify(ends) !== JSON.stringify([runId, undoRunId, redoRunId, planRun])) {
+    throw new Error(`the run ends after the reload are not in order: ${ends.join(', ')}`);
+  }
+  const endText = async (id) => again.locator(`.run-end[data-run="${id}"]`).innerText();
+  const undoButton = (id) => again.locator(`.run-end[data-run="${id}"] button[data-action="undoRun"]`);
+  if (!/calc\.py/.test(await endText(runId)) || !/Undo this run/.test(await undoButton(runId).innerText())) {
+    throw new Error(`the run's end after the reload: ${await endText(runId)}`);
+  }
+  if (!/undone/.test(await endText(undoRunId)) || (await undoButton(undoRunId).count()) !== 0) {
+    throw new Error(`the undo's end after the reload: ${await endText(undoRunId)}`);
+  }
+  if (!/Redo \(undo the undo\)/.test(await undoButton(redoRunId).innerText())) {
+    throw new Error(`the redo's end after the reload: ${await endText(redoRunId)}`);
+  }
+  if (!/Run completed/.test(await endText(planRun)) || (await undoButton(planRun).count()) !== 0) {
+    throw new Error(`the plan run's end after the reload: ${await endText(planRun)}`);
+  }
+  const partialAgain = await again.locator('.card.plan', { hasText: PARTIAL_PLAN.goal }).innerText();
+  for (const part of ['partial', 'dropped', 'scaffolded in tools/docs_render']) {
+    if (!partialAgain.includes(part)) {
+      throw new Error(`the partial plan after the reload lacks "${part}": ${partialAgain}`);
+    }
+  }
+  const readyAgain = await again.locator('.card.plan', { hasText: READY_PLAN.goal }).innerText();
+  if (!readyAgain.includes('approved') || !readyAgain.includes(`Running as ${planRun}`)) {
+    throw new Error(`the ready plan after the reload: ${readyAgain}`);
+  }
+  if ((await again.locator('.card.plan button').count()) !== 0) {
+    throw new Error('a decided plan offers buttons again after the reload');
+  }
+  await page.waitForTimeout(300);
+  await shot('chat-plans-reloaded.png');
+  log('after the reload the plans and the run ends are back, in order, with their undo');
 }

@@ -11,7 +11,8 @@
 // follow-up that needs the first turn, and the session found again after a reload.
 // --after-run follows a person's order in the chat view: ask, accept, the run ends without
 // running the tests, Toolgate: Run Tests (twice) → the failure in Problems; the run's Undo
-// button; a partial plan (gap scaffolded, plan dropped) and a ready plan (approved, it runs).
+// button and the undo's own Redo button; a partial plan (gap scaffolded, plan dropped) and a
+// ready plan (approved, it runs); a reload that brings the plans and the run ends back.
 // --restricted opens the folder in Restricted Mode: the server refuses run_tests and says why;
 // granting trust restarts the server with trusted: true.
 // Exits 0 on success, 1 on failure; screenshots and logs go to --artifacts.

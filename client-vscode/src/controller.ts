@@ -349,7 +349,9 @@ export class Controller {
 
   /** Undo a run (default: the latest) from its checkpoint; a dry run only says what it would do. */
   async undoRun(args: { runId?: string; dryRun?: boolean; force?: boolean }): Promise<UndoResult | undefined> {
-    return this.server.execute<UndoResult>(ServerCommand.undoRun, [args]);
+    // The conversation on screen keeps the undo, as a run of its own that can be undone.
+    const sessionId = this.currentSession();
+    return this.server.execute<UndoResult>(ServerCommand.undoRun, [sessionId ? { ...args, sessionId } : args]);
   }
 
   async stop(): Promise<boolean> {

@@ -19,6 +19,7 @@ export const ServerCommand = {
   undoRun: 'toolgate.undoRun',
   plan: 'toolgate.plan',
   runPlan: 'toolgate.runPlan',
+  dropPlan: 'toolgate.dropPlan',
   scaffoldTool: 'toolgate.scaffoldTool',
 } as const;
 
@@ -209,7 +210,29 @@ export type TranscriptEntry =
       summary?: string | null;
       proposalId?: string | null;
     }
-  | { kind: 'note'; text: string };
+  | { kind: 'note'; text: string }
+  | {
+      /** A plan shown in this conversation, with what became of it. */
+      kind: 'plan';
+      plan: PlanPayload;
+      decision?: 'approved' | 'dropped';
+      /** The run an approved plan started. */
+      runId?: string;
+      /** Gaps whose missing tool was scaffolded, by step id. */
+      scaffolded?: Record<string, { tool: string; folder: string }>;
+    }
+  | {
+      /** The end of a run (an undo is a run too: `undoes` names the run it undid). */
+      kind: 'run';
+      runId: string;
+      status: string;
+      reason?: string | null;
+      files?: string[];
+      /** Read from the workspace's checkpoints when the session is loaded. */
+      undo?: 'available' | 'undone' | 'none';
+      undoneBy?: string;
+      undoes?: string;
+    };
 
 /** Result of toolgate.loadSession. */
 export interface LoadedSession {
@@ -270,6 +293,8 @@ export interface PlanPayload {
   workflow?: string | null;
   /** The kept plan's file (`.toolgate/plans/ID.json`). */
   uri?: string;
+  /** The session that keeps the plan. */
+  sessionId?: string;
 }
 
 /** Result of `toolgate.scaffoldTool`. */

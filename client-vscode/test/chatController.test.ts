@@ -337,7 +337,7 @@ describe('ChatController: plans', () => {
     await chat.handle({ type: 'scaffold', planId: 'p-7', stepId: 'render' });
     expect(server.calls[0]).toEqual({
       command: 'toolgate.scaffoldTool',
-      args: [{ name: 'docs_render', capability: 'docs.render', inputs: ['markdown'], outputs: ['html'] }],
+      args: [{ name: 'docs_render', capability: 'docs.render', inputs: ['markdown'], outputs: ['html'], planId: 'p-7', stepId: 'render' }],
     });
     expect(fake.shown).toEqual(['file:///work/tools/docs_render/tool.yaml']);
     const card = last().entries.find((e) => e.kind === 'plan');
@@ -359,7 +359,16 @@ describe('ChatController: plans', () => {
     await chat.handle({ type: 'dropPlan', planId: 'p-7' });
     const card = last().entries.find((e) => e.kind === 'plan');
     expect(card?.kind === 'plan' && card.plan.decision).toBe('dropped');
-    expect(server.calls).toEqual([]);
+    // The server only keeps the decision in the session: nothing runs.
+    expect(server.calls).toEqual([{ command: 'toolgate.dropPlan', args: [{ planId: 'p-7' }] }]);
+  });
+
+  it('adopts the session that keeps a plan made before any message', async () => {
+    const { chat, controller, last } = setup();
+    controller.handlePlan({ ...PLAN, sessionId: 's-9' });
+    expect(chat.conversation.sessionId).toBe('s-9');
+    controller.handlePlan({ ...PLAN, planId: 'p-8', sessionId: 's-other' });
+    expect(last().entries.filter((e) => e.kind === 'plan')).toHaveLength(1);
   });
 
   it('says so when the server refuses to run a plan, and leaves it undecided', async () => {
@@ -395,6 +404,27 @@ describe('ChatController: undo', () => {
     expect(undone).toEqual(['r-1']);
     const end = last().entries.find((e) => e.kind === 'run');
     expect(end).toMatchObject({ undo: 'undone', undoNote: 'Put back calc.py. Left alone (changed since the run): b.py.' });
+  });
+
+  it('shows the undo as a run of its own whose button undoes the undo', async () => {
+    const { chat, controller, last, undone, undoAnswers } = setup();
+    controller.handleEvent({ type: 'run_finished', runId: 'r-1', status: 'completed', account: { files: [{ path: 'calc.py' }] } });
+    const restore = [{ path: 'calc.py', action: 'restore' as const, reason: '' }];
+    undoAnswers.push({ runId: 'r-1', files: restore, commits: [], revert: null, dryRun: false, undoRunId: 'u-1' });
+    await chat.handle({ type: 'undoRun', runId: 'r-1' });
+    expect(last().entries.filter((e) => e.kind === 'run')).toMatchObject([
+      { runId: 'r-1', undo: 'undone' },
+      { runId: 'u-1', undo: 'available', undoes: 'r-1', files: ['calc.py'] },
+    ]);
+    undoAnswers.push({ runId: 'u-1', files: restore, commits: [], revert: null, dryRun: false, undoRunId: 'u-2' });
+    await chat.handle({ type: 'undoRun', runId: 'u-1' });
+    expect(undone).toEqual(['r-1', 'u-1']);
+    // The run's changes are back: it can be undone again, and so can the redo.
+    expect(last().entries.filter((e) => e.kind === 'run')).toMatchObject([
+      { runId: 'r-1', undo: 'available' },
+      { runId: 'u-1', undo: 'undone' },
+      { runId: 'u-2', undo: 'available', undoes: 'u-1' },
+    ]);
   });
 
   it('keeps the button when the person says no', async () => {

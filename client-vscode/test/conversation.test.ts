@@ -118,6 +118,37 @@ describe('Conversation', () => {
     expect(card.kind === 'tool' && card.proposal?.hunks).toHaveLength(2);
   });
 
+  it('loads plans with their decision and scaffolded gaps, and runs with their undo, in order', () => {
+    const chat = new Conversation();
+    chat.load('s-8', [
+      { kind: 'user', text: 'fix add', runId: 'r-1' },
+      { kind: 'run', runId: 'r-1', status: 'completed', files: ['calc.py'], undo: 'undone', undoneBy: 'u-1' },
+      {
+        kind: 'plan',
+        plan: {
+          planId: 'p-1',
+          goal: 'Publish',
+          status: 'partial',
+          steps: [{ step_id: 'render', capability: 'docs.render', tool: null }],
+          gaps: [{ step_id: 'render', missing_capability: 'docs.render', reason: 'no_capability_match', reason_message: 'no tool provides docs.render', proposed_tool_name: 'docs_render' }],
+        },
+        decision: 'dropped',
+        scaffolded: { render: { tool: 'docs_render', folder: 'tools/docs_render' } },
+      },
+      { kind: 'plan', plan: { planId: 'p-2', goal: 'Look', status: 'ready', steps: [], gaps: [] }, decision: 'approved', runId: 'w-1' },
+      { kind: 'run', runId: 'w-1', status: 'completed', files: [], undo: 'none' },
+      { kind: 'run', runId: 'u-1', status: 'completed', files: ['calc.py'], undo: 'available', undoes: 'r-1' },
+    ]);
+    expect(chat.list()).toMatchObject([
+      { kind: 'user', text: 'fix add' },
+      { kind: 'run', runId: 'r-1', undo: 'undone', undoNote: 'Undone by u-1.' },
+      { kind: 'plan', plan: { planId: 'p-1', decision: 'dropped', steps: [{ gap: { toolName: 'docs_render', scaffolded: 'tools/docs_render' } }] } },
+      { kind: 'plan', plan: { planId: 'p-2', decision: 'approved', runId: 'w-1' } },
+      { kind: 'run', runId: 'w-1', undo: 'none' },
+      { kind: 'run', runId: 'u-1', undo: 'available', undoes: 'r-1', files: ['calc.py'] },
+    ]);
+  });
+
   it('keeps a message that could not be sent from taking the next run', () => {
     const chat = new Conversation('s-1');
     chat.addUser('first');

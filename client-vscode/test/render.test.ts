@@ -119,6 +119,15 @@ describe('run ends and plans', () => {
     expect(renderEntry({ ...end, files: [], undo: 'none' }, none)).not.toContain('undoRun');
   });
 
+  it('offers to undo an undo as a redo of the run it undid', () => {
+    const end: ChatEntry = { kind: 'run', key: 'run-u-1', runId: 'u-1', status: 'completed', files: ['calc.py'], undo: 'available', undoes: 'r-1' };
+    const html = renderEntry(end, none);
+    expect(html).toContain('Undid run r-1 — put back <code>calc.py</code>');
+    expect(html).toContain('data-action="undoRun" data-run="u-1"');
+    expect(html).toContain('Redo (undo the undo)');
+    expect(html).not.toContain('Undo this run');
+  });
+
   it('shows a partial plan: steps with capability and tool, the gap marked with its scaffold action, no Approve', () => {
     const html = renderEntry(plan(), none);
     expect(html).toContain('Publish &lt;the&gt; README');

@@ -59,7 +59,14 @@ async def test_a_final_answer_call_is_kept_as_plain_words(
     assert not any(m.get("tool_calls") for m in messages)
     assert {"role": "assistant", "content": "Done: nothing to change."} in messages
     transcript = service.load(session_id)["transcript"]
-    assert [e["kind"] for e in transcript] == ["user", "assistant", "user", "assistant"]
+    assert [e["kind"] for e in transcript] == [
+        "user",
+        "assistant",
+        "run",
+        "user",
+        "assistant",
+        "run",
+    ]
 
 
 async def test_a_cancelled_or_failed_turn_leaves_a_history_the_endpoint_accepts(

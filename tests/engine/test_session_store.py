@@ -74,7 +74,8 @@ def test_append_and_load_round_trip(tmp_path: Path) -> None:
     assert again.turns == 2 and again.title == "first"
     assert [e.message for e in again.entries] == [e.message for e in conversation.entries]
     shown = transcript(store.open(session_id).load(tmp_path))
-    assert [e["kind"] for e in shown] == ["user", "tool", "assistant"] * 2
+    assert [e["kind"] for e in shown] == ["user", "tool", "assistant", "run"] * 2
+    assert shown[3] == {"kind": "run", "runId": "r1", "status": "completed", "reason": None}
     assert shown[1] == {
         "kind": "tool",
         "runId": "r1",
@@ -84,7 +85,7 @@ def test_append_and_load_round_trip(tmp_path: Path) -> None:
         "status": "ok",
         "summary": "1 line",
     }
-    assert shown[3] == {"kind": "user", "text": "and now?", "runId": "r2"}
+    assert shown[4] == {"kind": "user", "text": "and now?", "runId": "r2"}
 
 
 def test_a_torn_last_line_is_ignored_with_a_notice_and_cut_before_the_next_append(

@@ -208,6 +208,7 @@ def command_bases(file_uri: str) -> dict[str, list[Any]]:
         "toolgate.reviewLoop": [{"task": "say hi", "sessionId": "s-nope"}],
         "toolgate.plan": [{"task": "render the docs"}],
         "toolgate.runPlan": [{"planId": "p-nope"}],
+        "toolgate.dropPlan": [{"planId": "p-nope", "sessionId": "s-nope"}],
         "toolgate.runWorkflow": [{"name": "nope", "inputs": {"a": "b"}}],
         "toolgate.scaffoldTool": [
             {"capability": "docs.render", "name": "render", "inputs": ["a"], "outputs": ["b"]}

@@ -83,8 +83,10 @@ async def test_two_asks_in_one_session_the_second_request_holds_the_first_turn(
         ("user", "What does the README say?"),
         ("tool", "read_file"),
         ("assistant", ANSWER),
+        ("run", None),
         ("user", "Now say it in French."),
         ("assistant", "Le README dit que c'est un petit projet."),
+        ("run", None),
     ]
     tool = loaded["transcript"][1]
     assert tool["runId"] == first["runId"] and tool["status"] == "ok"

@@ -8,8 +8,9 @@ accepted and one rejected with a reason from their cards, Run Tests after the fi
 follow-up that needs the first turn, the session found again after a reload), and the order
 of a person after a run (client-vscode/e2e/chat.mjs `afterRunScenario`: ask, accept, the run
 ends without running the tests, Run Tests twice with the failure in Problems each time, the
-run's Undo button, a partial plan whose gap is scaffolded and which is dropped, a ready plan
-approved and run). These tests
+run's Undo button, the undo's own button that undoes the undo, a partial plan whose gap is
+scaffolded and which is dropped, a ready plan approved and run, and a reload of the window
+that brings the plans and every run's end back). These tests
 build the .vsix from the current sources, run each scenario against this interpreter's
 `toolgate lsp`, and fail when a scenario fails. Screenshots and logs go to
 test-artifacts/vscode/. Needs `bash scripts/install-vscode-test-deps.sh`.
@@ -121,8 +122,10 @@ def test_run_tests_undo_and_plans_after_a_finished_run_in_real_vscode(vsix: Path
     for shot in (
         "problems-after-run.png",
         "chat-undone.png",
+        "chat-redone.png",
         "chat-plan-partial.png",
         "chat-plan-approved.png",
+        "chat-plans-reloaded.png",
     ):
         path = ARTIFACTS / "after-run" / shot
         assert path.stat().st_size > 10_000, f"{shot} is missing or empty"

@@ -118,14 +118,27 @@ export class ChatController implements ControllerListener {
   }
 
   onPlan(plan: PlanPayload): void {
+    if (plan?.sessionId && this.conversation.sessionId && plan.sessionId !== this.conversation.sessionId) {
+      return; // kept in another session: it shows when that one is loaded
+    }
+    this.rememberGaps(plan);
+    if (!this.conversation.sessionId && plan?.sessionId) {
+      // The plan started the conversation: the view continues the session that keeps it.
+      this.conversation.sessionId = plan.sessionId;
+      void this.deps.memento.update(CURRENT_SESSION_KEY, plan.sessionId);
+      void this.refreshSessions();
+    }
+    if (this.conversation.addPlan(plan)) {
+      this.flush();
+    }
+  }
+
+  private rememberGaps(plan: PlanPayload): void {
     for (const gap of plan?.gaps ?? []) {
       const args = gap.scaffold?.arguments?.[0];
       if (args && typeof args === 'object') {
         this.gapArguments.set(`${plan.planId}/${gap.step_id}`, args as Record<string, unknown>);
       }
-    }
-    if (this.conversation.addPlan(plan)) {
-      this.flush();
     }
   }
 
@@ -181,6 +194,11 @@ export class ChatController implements ControllerListener {
   private async load(sessionId: string): Promise<void> {
     const session = await this.deps.controller.execute<LoadedSession>(ServerCommand.loadSession, [{ sessionId }]);
     this.conversation.load(session.id ?? sessionId, session.transcript ?? []);
+    for (const item of session.transcript ?? []) {
+      if (item.kind === 'plan') {
+        this.rememberGaps(item.plan);
+      }
+    }
     this.title = session.title || 'Untitled';
     // Proposals still waiting get their full cards (file, hunks, reason) back.
     for (const proposal of this.deps.controller.store.pending()) {
@@ -274,7 +292,8 @@ export class ChatController implements ControllerListener {
         this.flush();
         try {
           // The server also sends the plan as `toolgate/plan`; the card is drawn once.
-          this.onPlan(await controller.execute<PlanPayload>(ServerCommand.plan, [{ task }]));
+          const sessionId = this.conversation.sessionId;
+          this.onPlan(await controller.execute<PlanPayload>(ServerCommand.plan, [sessionId ? { task, sessionId } : { task }]));
         } finally {
           this.status = { state: controller.runState };
         }
@@ -282,14 +301,20 @@ export class ChatController implements ControllerListener {
       }
       case 'approvePlan': {
         const plan = this.requirePlan(message.planId);
-        const result = await controller.execute<{ runId: string }>(ServerCommand.runPlan, [{ planId: plan.planId }]);
+        const result = await controller.execute<{ runId: string }>(ServerCommand.runPlan, [
+          { planId: plan.planId, sessionId: this.conversation.sessionId },
+        ]);
         plan.decision = 'approved';
         plan.runId = result?.runId;
         return;
       }
-      case 'dropPlan':
-        this.requirePlan(message.planId).decision = 'dropped';
+      case 'dropPlan': {
+        const plan = this.requirePlan(message.planId);
+        // The session keeps the decision, so the card comes back dropped after a reload.
+        await controller.execute(ServerCommand.dropPlan, [{ planId: plan.planId, sessionId: this.conversation.sessionId }]);
+        plan.decision = 'dropped';
         return;
+      }
       case 'scaffold': {
         const plan = this.requirePlan(message.planId);
         const step = plan.steps.find((s) => s.stepId === message.stepId);
@@ -301,7 +326,9 @@ export class ChatController implements ControllerListener {
           name: step.gap.toolName,
           capability: step.capability,
         };
-        const made = await controller.execute<ScaffoldResult>(ServerCommand.scaffoldTool, [args]);
+        const made = await controller.execute<ScaffoldResult>(ServerCommand.scaffoldTool, [
+          { ...args, planId: plan.planId, stepId: step.stepId, sessionId: this.conversation.sessionId },
+        ]);
         const manifest = made?.files?.[0];
         step.gap.toolName = made?.name ?? step.gap.toolName;
         step.gap.scaffolded = manifest ? api.asRelativePath(manifest).replace(/\/[^/]*$/, '') : step.gap.toolName;
@@ -326,6 +353,14 @@ export class ChatController implements ControllerListener {
           const restored = done.files.filter((f) => f.action === 'restore' || f.action === 'remove').map((f) => f.path);
           const note = [`Put back ${restored.join(', ') || 'nothing'}.`, ...undoNotes(done)].join(' ');
           this.conversation.setUndo(message.runId, 'undone', note);
+          const first = this.conversation.undoneBy(message.runId);
+          if (first) {
+            // Undoing an undo brings the first run's changes back: that run can be undone again.
+            this.conversation.setUndo(first, 'available', `Its changes were brought back by ${done.undoRunId ?? 'a redo'}.`);
+          }
+          if (done.undoRunId) {
+            this.conversation.addUndoRun(done.undoRunId, message.runId, restored);
+          }
         } else {
           this.conversation.setUndo(message.runId, 'available');
         }

@@ -169,8 +169,67 @@ export class Conversation {
         this.entries.push(entry);
       } else if (item.kind === 'note') {
         this.entries.push({ kind: 'note', key: this.key('note'), text: item.text });
+      } else if (item.kind === 'plan') {
+        this.loadPlan(item);
+      } else if (item.kind === 'run' && item.runId && !this.runEnd(item.runId)) {
+        const files = Array.isArray(item.files) ? item.files.map(String) : [];
+        const undo = item.undo === 'available' && files.length ? 'available' : item.undo === 'undone' ? 'undone' : 'none';
+        this.entries.push({
+          kind: 'run',
+          key: `run-${item.runId}`,
+          runId: item.runId,
+          status: item.status || 'completed',
+          files,
+          undo,
+          ...(item.undoes ? { undoes: item.undoes } : {}),
+          ...(undo === 'undone' && item.undoneBy ? { undoNote: `Undone by ${item.undoneBy}.` } : {}),
+        });
       }
     }
+  }
+
+  private loadPlan(item: Extract<TranscriptEntry, { kind: 'plan' }>): void {
+    if (!this.addPlan(item.plan)) {
+      return;
+    }
+    const card = this.planCardOf(item.plan.planId);
+    if (!card) {
+      return;
+    }
+    if (item.decision) {
+      card.decision = item.decision;
+    }
+    if (item.runId) {
+      card.runId = item.runId;
+    }
+    for (const step of card.steps) {
+      const made = item.scaffolded?.[step.stepId];
+      if (made && step.gap) {
+        step.gap.toolName = made.tool || step.gap.toolName;
+        step.gap.scaffolded = made.folder || made.tool;
+      }
+    }
+  }
+
+  /** An undo finished: its own end, whose undo brings the undone run's changes back. */
+  addUndoRun(undoRunId: string, undone: string, files: string[]): void {
+    if (this.runEnd(undoRunId)) {
+      return;
+    }
+    this.entries.push({
+      kind: 'run',
+      key: `run-${undoRunId}`,
+      runId: undoRunId,
+      status: 'completed',
+      files,
+      undo: files.length ? 'available' : 'none',
+      undoes: undone,
+    });
+  }
+
+  /** The run an undo's end undid (undefined: not an undo, or not here). */
+  undoneBy(runId: string): string | undefined {
+    return this.runEnd(runId)?.undoes;
   }
 
   /** The person's message, shown at once; its run id comes with `run_started`. */

@@ -61,6 +61,8 @@ export interface RunEndEntry {
   undo: 'available' | 'undoing' | 'undone' | 'none';
   /** What the undo did (or why it did not). */
   undoNote?: string;
+  /** For an undo (itself a run): the run it undid; its own undo brings that run's changes back. */
+  undoes?: string;
 }
 
 /** One step of a plan card. */

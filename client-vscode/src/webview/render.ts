@@ -185,13 +185,19 @@ function runEndBlock(entry: RunEndEntry): string {
   const files = entry.files.length ? ` — changed ${entry.files.map((f) => `<code>${escapeHtml(f)}</code>`).join(', ')}` : '';
   let undo = '';
   if (entry.undo === 'available') {
-    undo = ` ${button('undoRun', 'Undo this run', { run: entry.runId }, 'secondary')}`;
+    // An undo's own undo re-applies the changes of the run it undid.
+    const label = entry.undoes ? 'Redo (undo the undo)' : 'Undo this run';
+    undo = ` ${button('undoRun', label, { run: entry.runId }, 'secondary')}`;
   } else if (entry.undo === 'undoing') {
     undo = ' <span class="badge">undoing…</span>';
   } else if (entry.undo === 'undone') {
     undo = ' <span class="badge status-undone">undone</span>';
   }
   const note = entry.undoNote ? `<div class="reason">${escapeHtml(entry.undoNote)}</div>` : '';
+  if (entry.undoes) {
+    const put = entry.files.length ? ` — put back ${entry.files.map((f) => `<code>${escapeHtml(f)}</code>`).join(', ')}` : '';
+    return `Undid run ${escapeHtml(entry.undoes)}${put}${undo}${note}`;
+  }
   return `Run ${escapeHtml(statusLabel(entry.status))}${files}${undo}${note}`;
 }
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolgate.conversation.budget import Entry
+from toolgate.conversation.marks import MarkReader, run_entry
 from toolgate.conversation.store import Loaded, SessionFile, now_iso
 
 Redact = Callable[[Any], Any]
@@ -258,9 +259,14 @@ def _title(text: str) -> str:
 
 
 def transcript(loaded: Loaded) -> list[dict[str, Any]]:
-    """The entries a client draws: the person's and the assistant's words, calls and notes."""
+    """The entries a client draws: the person's and the assistant's words, calls and notes.
+
+    Each run's end is an entry of kind `run`, and plans are entries of kind `plan` with what
+    became of them (`conversation.marks`).
+    """
     out: list[dict[str, Any]] = []
     current_run: Any = None
+    marks = MarkReader()
     for record in loaded.records:
         kind = record.get("t")
         run_id = record.get("run_id")
@@ -286,9 +292,14 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
             if record.get("proposal_id"):
                 entry["proposalId"] = record["proposal_id"]
             out.append(entry)
-        elif kind == "end" and record.get("status") not in ("completed", None):
-            reason = record.get("reason") or ""
-            out.append({"kind": "note", "text": f"run {record.get('status')}: {reason}".strip()})
+        elif kind == "end":
+            if record.get("status") not in ("completed", None):
+                reason = record.get("reason") or ""
+                out.append(
+                    {"kind": "note", "text": f"run {record.get('status')}: {reason}".strip()}
+                )
+            if run_id:
+                out.append(run_entry(record))
         elif kind == "summary" and not record.get("text"):
             through = record.get("through_turn")
             out.append({"kind": "note", "text": f"turns 1–{through} were set aside"})
@@ -300,4 +311,8 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
                     f"{record.get('text', '')}",
                 }
             )
+        else:
+            mark = marks.entry(record)
+            if mark is not None:
+                out.append(mark)
     return out

@@ -252,9 +252,12 @@ PLAN_NEEDS = 'toolgate.plan needs [{"task": "…"}]'
 
 @attrs.frozen
 class PlanArguments:
-    """`toolgate.plan`: `[{"task": "…"}]`."""
+    """`toolgate.plan`: `[{"task": "…", "sessionId"?: "…"}]` (the session that keeps the plan)."""
 
     task: str = _task(PLAN_NEEDS)
+    session_id: str | None = attrs.field(
+        default=None, validator=_at_most(200), metadata=_message("sessionId must be a string")
+    )
 
 
 RUN_PLAN_NEEDS = 'toolgate.runPlan needs [{"planId": "…"}]'
@@ -262,10 +265,28 @@ RUN_PLAN_NEEDS = 'toolgate.runPlan needs [{"planId": "…"}]'
 
 @attrs.frozen
 class RunPlanArguments:
-    """`toolgate.runPlan`: `[{"planId": "…"}]`."""
+    """`toolgate.runPlan`: `[{"planId": "…", "sessionId"?: "…"}]`."""
 
     plan_id: str = attrs.field(
         default="", validator=_non_blank(RUN_PLAN_NEEDS), metadata=_message(RUN_PLAN_NEEDS)
+    )
+    session_id: str | None = attrs.field(
+        default=None, validator=_at_most(200), metadata=_message("sessionId must be a string")
+    )
+
+
+DROP_PLAN_NEEDS = 'toolgate.dropPlan needs [{"planId": "…"}]'
+
+
+@attrs.frozen
+class DropPlanArguments:
+    """`toolgate.dropPlan`: `[{"planId": "…", "sessionId"?: "…"}]`."""
+
+    plan_id: str = attrs.field(
+        default="", validator=_non_blank(DROP_PLAN_NEEDS), metadata=_message(DROP_PLAN_NEEDS)
+    )
+    session_id: str | None = attrs.field(
+        default=None, validator=_at_most(200), metadata=_message("sessionId must be a string")
     )
 
 
@@ -314,17 +335,30 @@ class ScaffoldToolArguments:
         validator=_one_of("python", "shell"),
         metadata=_message("language must be python or shell"),
     )
+    # The gap this fills, when the person scaffolds from a plan's card: the session keeps it.
+    plan_id: str | None = attrs.field(
+        default=None, validator=_at_most(200), metadata=_message("planId must be a string")
+    )
+    step_id: str | None = attrs.field(
+        default=None, validator=_at_most(200), metadata=_message("stepId must be a string")
+    )
+    session_id: str | None = attrs.field(
+        default=None, validator=_at_most(200), metadata=_message("sessionId must be a string")
+    )
 
 
 @attrs.frozen
 class UndoRunArguments:
-    """`toolgate.undoRun`: `[{"runId"?: "…", "dryRun"?: bool, "force"?: bool}]` or `[]`."""
+    """`toolgate.undoRun`: `[{"runId"?, "dryRun"?: bool, "force"?: bool, "sessionId"?}]` or `[]`."""
 
     run_id: str | None = attrs.field(
         default=None, validator=_at_most(200), metadata=_message("runId must be a string")
     )
     dry_run: bool = attrs.field(default=False, metadata=_message("dryRun must be true or false"))
     force: bool = attrs.field(default=False, metadata=_message("force must be true or false"))
+    session_id: str | None = attrs.field(
+        default=None, validator=_at_most(200), metadata=_message("sessionId must be a string")
+    )
 
 
 @attrs.frozen

@@ -18,6 +18,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from toolgate.lsp.arguments import (
+    DropPlanArguments,
     PlanArguments,
     RunPlanArguments,
     RunWorkflowArguments,
@@ -64,6 +65,12 @@ def register(server: ToolgateServer) -> None:
                     }
                 ],
             }
+        from toolgate.conversation.marks import plan_record
+
+        # Kept in the conversation, so the card comes back when the session is loaded again.
+        session_id = _mark(args.session_id, plan_record(payload), create=True)
+        if session_id is not None:
+            payload["sessionId"] = session_id
         server.notify(PLAN_NOTIFICATION, payload)
         return payload
 
@@ -84,7 +91,32 @@ def register(server: ToolgateServer) -> None:
         if resolved.gaps:
             missing = ", ".join(g.missing_capability for g in resolved.gaps)
             raise JsonRpcInvalidParams(f"the plan is partial and does not run: missing {missing}")
-        return _start(resolved, {}, config)
+        from toolgate.conversation.marks import decision_record
+
+        run_id = _new_run_id()
+        session_id = _mark(args.session_id, decision_record(plan_id, "approved", run_id))
+        return _start(resolved, {}, config, run_id, session_id)
+
+    @server.command("toolgate.dropPlan")
+    async def drop_plan(ls: Any, args: DropPlanArguments) -> dict[str, Any]:
+        """`[{"planId", "sessionId"?}]` → `{"dropped": true}`: the plan will not run."""
+        from toolgate.conversation.marks import decision_record
+
+        server.workspace_root()  # a clear error without a workspace folder
+        session_id = _mark(args.session_id, decision_record(args.plan_id, "dropped"))
+        return {"planId": args.plan_id, "dropped": True, "sessionId": session_id}
+
+    def _mark(
+        session_id: str | None, record: dict[str, Any], *, create: bool = False
+    ) -> str | None:
+        """Keep a record in the conversation; a session that cannot take it is said, not raised."""
+        from toolgate.conversation.store import SessionError
+
+        try:
+            return server.service.mark(session_id, record, create=create)
+        except (SessionError, OSError) as exc:
+            server.log(f"could not keep the plan in the conversation: {exc}")
+            return None
 
     @server.command("toolgate.runWorkflow")
     async def run_workflow(ls: Any, args: RunWorkflowArguments) -> dict[str, Any]:
@@ -110,7 +142,7 @@ def register(server: ToolgateServer) -> None:
             raise JsonRpcInvalidParams(
                 f"the workflow is partial and does not run: missing {missing}"
             )
-        return _start(resolved, inputs, config)
+        return _start(resolved, inputs, config, _new_run_id(), None)
 
     def _no_active_run() -> None:
         if server.run_task is not None and not server.run_task.done():
@@ -118,18 +150,45 @@ def register(server: ToolgateServer) -> None:
                 f"a run is already active ({server.active_run_id}); cancel it or wait for it"
             )
 
-    def _start(resolved: Any, inputs: dict[str, Any], config: Any) -> dict[str, Any]:
-        run_id = f"w-{uuid.uuid4().hex[:10]}"
+    def _new_run_id() -> str:
+        return f"w-{uuid.uuid4().hex[:10]}"
+
+    def _start(
+        resolved: Any,
+        inputs: dict[str, Any],
+        config: Any,
+        run_id: str,
+        session_id: str | None,
+    ) -> dict[str, Any]:
         server.active_run_id = run_id
         server.run = None  # a workflow has no agent run: cancel ends its task
-        server.run_task = asyncio.ensure_future(_run(run_id, resolved, inputs, config))
+        if session_id is not None:
+            server.run_sessions[run_id] = session_id  # its events name the plan's session
+        server.run_task = asyncio.ensure_future(_run(run_id, resolved, inputs, config, session_id))
         return {"runId": run_id}
 
-    async def _run(run_id: str, resolved: Any, inputs: dict[str, Any], config: Any) -> None:
-        from toolgate.agent.events import EventBus
+    async def _run(
+        run_id: str,
+        resolved: Any,
+        inputs: dict[str, Any],
+        config: Any,
+        session_id: str | None,
+    ) -> None:
+        from toolgate.agent.events import RUN_FINISHED, Event, EventBus
+        from toolgate.conversation.marks import run_end_record
         from toolgate.planning.service import assemble_engine
 
         bus = EventBus()
+
+        def keep_end(event: Event) -> None:
+            # The run's end joins the plan's session, where its card said it was running.
+            if event.type == RUN_FINISHED and session_id is not None:
+                end = run_end_record(
+                    run_id, str(event.fields.get("status")), event.fields.get("reason")
+                )
+                _mark(session_id, end)
+
+        bus.subscribe(keep_end)
         bus.subscribe(server.forward)
         assert server.reviewer is not None
         try:
@@ -172,6 +231,14 @@ def register(server: ToolgateServer) -> None:
             raise JsonRpcInvalidParams(str(exc)) from None
         # The person asked for it just now: this exact version is trusted; an edit asks again.
         TrustStore().confirm(root, [read_manifest(files[0]).fingerprint])
+        if args.plan_id and args.step_id:
+            from toolgate.conversation.marks import scaffold_record
+
+            try:
+                folder = files[0].parent.resolve().relative_to(root.resolve()).as_posix()
+            except ValueError:  # the person's own tools folder, outside the workspace
+                folder = str(files[0].parent)
+            _mark(args.session_id, scaffold_record(args.plan_id, args.step_id, name, folder))
         return {"name": name, "files": [path_to_uri(f) for f in files]}
 
 

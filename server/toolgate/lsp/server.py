@@ -92,7 +92,7 @@ class ToolgateServer(LanguageServer):
         self.run_task: asyncio.Task[Any] | None = None
         self.active_run_id: str | None = None
         self._service: SessionService | None = None
-        self._run_sessions: dict[str, str] = {}  # run id → the session it continues
+        self.run_sessions: dict[str, str] = {}  # run id → the session it continues
         self._deltas: TextDeltas | None = None
         self.test_diagnostics: dict[str, list[types.Diagnostic]] = {}
         self.review_diagnostics: dict[str, list[types.Diagnostic]] = {}  # lsp/code_review.py
@@ -356,7 +356,7 @@ class ToolgateServer(LanguageServer):
 
     def notify_run(self, payload: dict[str, Any]) -> None:
         """Send one `toolgate/event` of a run, naming the session the run continues."""
-        session_id = self._run_sessions.get(str(payload.get("runId")))
+        session_id = self.run_sessions.get(str(payload.get("runId")))
         if session_id is not None:
             payload["sessionId"] = session_id
         self.notify(EVENT, payload)
@@ -393,7 +393,7 @@ class ToolgateServer(LanguageServer):
             raise JsonRpcInvalidParams(str(exc)) from None
         run_id = f"r-{uuid.uuid4().hex[:10]}"
         self.active_run_id = run_id
-        self._run_sessions[run_id] = claim.session_id
+        self.run_sessions[run_id] = claim.session_id
         self.run = None  # until this run is assembled, a cancel stops its setup
         self.run_task = asyncio.ensure_future(self._run(run_id, task, claim, config))
         return {"runId": run_id, "sessionId": claim.session_id}

@@ -62,7 +62,22 @@ async def _undo(ls: ToolgateServer, args: UndoRunArguments) -> dict[str, Any]:
         raise JsonRpcInvalidParams(f"the editor did not apply the undo: {applied}")
     finish_undo(workspace, plan, record)
     payload["undoRunId"] = record.run_id
+    _keep_in_conversation(ls, args.session_id, record.run_id, plan)
     return payload
+
+
+def _keep_in_conversation(
+    ls: ToolgateServer, session_id: str | None, undo_run_id: str, plan: UndoPlan
+) -> None:
+    """The undo joins the conversation as a run of its own, which can itself be undone."""
+    from toolgate.conversation.marks import undo_record
+    from toolgate.conversation.store import SessionError
+
+    record = undo_record(undo_run_id, plan.run_id, [item.path for item in plan.changes])
+    try:
+        ls.service.mark(session_id, record)
+    except (SessionError, OSError) as exc:
+        ls.log(f"could not keep the undo in the conversation: {exc}")
 
 
 async def _apply(ls: ToolgateServer, workspace: Workspace, plan: UndoPlan) -> str | None:

@@ -37,6 +37,7 @@ from toolgate.session.assembly import (
     gated_calls,
     resolve_endpoint,
 )
+from toolgate.session.undo_state import add_undo_state
 from toolgate.tools.registry import ToolRegistry
 from toolgate.trust import TrustStore
 
@@ -242,14 +243,35 @@ class SessionService:
         loaded = file.load(self.root)
         conversation = Conversation.from_loaded(loaded, None)
         self.current = session_id
+        entries = transcript(loaded)
+        add_undo_state(self.root, entries)
         return {
             "id": session_id,
             "title": conversation.title,
             "created": conversation.created,
             "lastActivity": conversation.last_activity,
-            "transcript": transcript(loaded),
+            "transcript": entries,
             "context": conversation.context,
         }
+
+    def mark(
+        self, session_id: str | None, record: dict[str, Any], *, create: bool = False
+    ) -> str | None:
+        """Append a record of `conversation.marks` to a session: the given one, else the current.
+
+        With `create`, a workspace without a current session gets a new one. Returns the session
+        written to (None: there was none). A run continuing the session holds its claim: the
+        record is one complete line appended after the run's last one, so neither is torn, and
+        the claimed conversation's cache sees the file changed and reads it again.
+        """
+        if session_id is None:
+            session_id = self.current
+        if session_id is None:
+            if not create:
+                return None
+            session_id = self.new_session()
+        self.store.open(session_id).append(record)
+        return session_id
 
     def sessions(self) -> list[SessionInfo]:
         """Every readable session, most recent activity first (unreadable ones are skipped)."""

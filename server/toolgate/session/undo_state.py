@@ -1,0 +1,34 @@
+"""Where each run of a transcript stands with undo, read from the workspace's checkpoints.
+
+A transcript keeps how a run ended; whether it can still be undone is a fact of the disk (an
+undo, by any front end, marks the checkpoint), so it is read when the session is loaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from toolgate.agent.checkpoints import Checkpoint, CheckpointError
+
+
+def add_undo_state(root: Path, entries: list[dict[str, Any]]) -> None:
+    """Give each `run` entry its changed `files` and `undo` (available | undone | none)."""
+    for entry in entries:
+        if entry.get("kind") != "run":
+            continue
+        try:
+            checkpoint = Checkpoint.load(root, str(entry.get("runId")))
+        except CheckpointError:
+            entry.setdefault("files", [])
+            entry["undo"] = "none"
+            continue
+        landed = [record.path for record in checkpoint.files.values() if record.landed]
+        entry["files"] = landed or list(entry.get("files") or [])
+        if checkpoint.undoes:
+            entry["undoes"] = checkpoint.undoes
+        if checkpoint.undone_by:
+            entry["undo"] = "undone"
+            entry["undoneBy"] = checkpoint.undone_by
+        else:
+            entry["undo"] = "available" if landed else "none"
