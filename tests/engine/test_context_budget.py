@@ -247,6 +247,28 @@ async def test_a_failed_summary_leaves_the_session_as_it_was(
     assert service.claim(session_id)  # and the session is free again
 
 
+async def test_a_summary_the_request_limit_cannot_pay_for_is_not_made(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    (repo / "big.txt").write_text(_big(400)[:20_000])
+    scripted.fallback = _answer()
+    service = SessionService(repo, lambda: load_config(repo))
+    words = " and keep the old names" * 300
+    session_id, _ = await _ask(
+        service, scripted, repo, "first: read big.txt" + words, None, 100_000
+    )
+    await _ask(service, scripted, repo, "second: read big.txt" + words, session_id, 100_000)
+    scripted.requests.clear()
+    overrides = {"model": {"context_tokens": 6000}, "limits": {"max_llm_calls": 1}}
+    _, outcome = await ask_in_session(
+        service, scripted, repo, "third: read big.txt", session_id, overrides
+    )
+    assert outcome.status == "limit_reached"
+    assert "max_llm_calls (1)" in (outcome.reason or "")
+    assert scripted.requests == []  # neither the summary nor the turn was asked
+    assert service.open(session_id).summary is None
+
+
 async def test_a_turn_too_big_for_a_known_window_ends_with_a_reason(
     repo: Path, scripted: ScriptedModel
 ) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from toolgate.config import Config
 from toolgate.conversation.history import Conversation, transcript
+from toolgate.conversation.marks import plan_record
 from toolgate.conversation.store import (
     SessionBusy,
     SessionError,
@@ -220,6 +221,18 @@ def test_a_session_is_continued_by_one_run_at_a_time(tmp_path: Path) -> None:
     service.release(claim)
     again = other.claim(claim.session_id)
     other.release(again)
+
+
+def test_records_marked_on_a_session_are_redacted_like_its_turns(tmp_path: Path) -> None:
+    key = "sk-live-0123456789abcdef"
+    service = SessionService(tmp_path, lambda: Config(api_key=key))
+    plan = {"planId": "p-1", "goal": f"rotate {key}", "steps": [{"note": "Bearer abcdefgh12345"}]}
+    session_id = service.mark(None, plan_record(plan), create=True)
+    assert session_id is not None
+    stored = service.store.path(session_id).read_text()
+    assert key not in stored and "abcdefgh12345" not in stored
+    (entry,) = [e for e in service.load(session_id)["transcript"] if e["kind"] == "plan"]
+    assert entry["plan"]["goal"] == "rotate [redacted]"
 
 
 def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:

@@ -615,6 +615,14 @@ class AgentRun:
     async def _summarise(self, earlier: list[Any]) -> int:
         """Replace the earlier turns by a note written by one model call."""
         assert self.budget is not None
+        if self.llm_calls + 2 > self.limits.max_llm_calls:
+            # The summary and the turn it makes room for are two requests: without both the
+            # session is left as it was rather than rewritten for a turn never asked.
+            raise _Stop(
+                LIMIT,
+                f"reached max_llm_calls ({self.limits.max_llm_calls}): the earlier turns need "
+                "a summary first, one more model request than the limit leaves",
+            )
         messages = summary_request(
             self.budget, self.conversation.summary, earlier, self.budget.limit
         )

@@ -18,7 +18,8 @@ from typing import Any
 
 from toolgate.agent.events import EventBus
 from toolgate.agent.loop import AgentRun, RunOutcome
-from toolgate.config import Config, TrustItem
+from toolgate.agent.redact import Redactor
+from toolgate.config import Config, ConfigError, TrustItem
 from toolgate.conversation.history import Conversation, transcript
 from toolgate.conversation.store import (
     SessionBusy,
@@ -270,7 +271,12 @@ class SessionService:
             if not create:
                 return None
             session_id = self.new_session()
-        self.store.open(session_id).append(record)
+        try:
+            key = self.config().api_key
+        except ConfigError:
+            key = None  # the key-shaped pattern still applies
+        # A plan carries the person's words and the model's: kept as the turns are, redacted.
+        self.store.open(session_id).append(Redactor(key).deep(record))
         return session_id
 
     def sessions(self) -> list[SessionInfo]:
