@@ -93,6 +93,18 @@ class ModelSettings:
     response_format: dict[str, Any] | None = None
 
 
+def _whole(thought: str, text: str, refusal: str) -> list[StreamDelta]:
+    """An answer given whole, as the deltas a stream would have given, in the same order."""
+    deltas = []
+    if thought:
+        deltas.append(StreamDelta(reasoning=thought))
+    if text:
+        deltas.append(StreamDelta(text=text))
+    if refusal:
+        deltas.append(StreamDelta(refusal=refusal))
+    return deltas
+
+
 class OpenAIChatModel:
     """The `openai` package against any base URL."""
 
@@ -162,12 +174,8 @@ class OpenAIChatModel:
         try:
             if not self.settings.stream or (tools and not self.stream_tools):
                 text, finish, usage, thought, refusal = await self._once(request, calls)
-                if thought:
-                    yield StreamDelta(reasoning=thought)
-                if text:
-                    yield StreamDelta(text=text)
-                if refusal:
-                    yield StreamDelta(refusal=refusal)
+                for delta in _whole(thought, text, refusal):
+                    yield delta
             else:
                 held: str | None = ""  # held back while it may be only a call stub
                 refused = False
@@ -225,12 +233,8 @@ class OpenAIChatModel:
                             "the same request without streaming is answered"
                         )
                     text, finish, usage, thought, refusal = await self._once(request, calls)
-                    if thought:
-                        yield StreamDelta(reasoning=thought)
-                    if text:
-                        yield StreamDelta(text=text)
-                    if refusal:
-                        yield StreamDelta(refusal=refusal)
+                    for delta in _whole(thought, text, refusal):
+                        yield delta
                 elif held:
                     yield StreamDelta(text=held)
         except openai.APIStatusError as exc:
