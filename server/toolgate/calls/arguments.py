@@ -111,6 +111,13 @@ def strip_one_newline(value: str) -> str:
     return value
 
 
+def tool_properties(tools: Mapping[str, Any], name: str | None) -> Mapping[str, Any]:
+    """The argument schemas of tool `name`, by argument (empty for an unknown tool)."""
+    schema = tools.get(name or "")
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    return props if isinstance(props, Mapping) else {}
+
+
 def typed_value(value: str, schema: Any) -> Any:
     """Type an XML parameter value by its JSON Schema; strings stay verbatim."""
     types = schema.get("type") if isinstance(schema, Mapping) else None

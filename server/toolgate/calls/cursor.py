@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolgate.calls.arguments import EXPECTED, BadCall, load_json, unknown_tool
+from toolgate.calls.arguments import EXPECTED, BadCall, load_json, tool_properties, unknown_tool
 from toolgate.calls.content import Content
 from toolgate.calls.records import CallParseError, Item, ParsedCall, excerpt
 
@@ -353,8 +353,7 @@ class Cursor:
 
     def schema_props(self, name: str | None) -> Mapping[str, Any]:
         """The argument schemas of tool `name` (empty for an unknown tool)."""
-        props = self.tools.get(name or "", {}).get("properties")
-        return props if isinstance(props, Mapping) else {}
+        return tool_properties(self.tools, name)
 
     def classify(self, full: re.Pattern[str], viable: re.Pattern[str], s: int) -> Any:
         """Match `full` at s within the look-ahead window; ... when undecided."""

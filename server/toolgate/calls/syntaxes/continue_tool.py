@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from toolgate.calls.arguments import typed_value
+from toolgate.calls.arguments import tool_properties, typed_value
 from toolgate.calls.syntaxes.base import Failed, Found, Tools
 
 _NAME = re.compile(r"\s*TOOL_NAME:\s*(\S+)\s*\n")
@@ -37,9 +37,7 @@ def read_continue_block(body: str, tools: Tools) -> Found | Failed:
             f"continue_tool: expected TOOL_NAME: NAME on the first line; expected {EXAMPLE}"
         )
     name = m.group(1)
-    schema = tools.get(name, {})
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    props = props if isinstance(props, dict) else {}
+    props = tool_properties(tools, name)
     args: dict[str, Any] = {}
     pos = m.end()
     rest = body + "\n"

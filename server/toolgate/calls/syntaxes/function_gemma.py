@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from toolgate.calls.arguments import typed_value
+from toolgate.calls.arguments import tool_properties, typed_value
 from toolgate.calls.syntaxes.base import Found, Reading, Syntax, Tools
 
 _ESCAPE = "<escape>"
@@ -35,9 +35,7 @@ class FunctionGemma(Syntax):
             return [self.failure("expected call:NAME{…}")]
         name, _, rest = text[len("call:") :].partition("{")
         name = name.strip()
-        schema = tools.get(name, {})
-        props = schema.get("properties") if isinstance(schema, dict) else None
-        props = props if isinstance(props, dict) else {}
+        props = tool_properties(tools, name)
         args: dict[str, Any] = {}
         inner, i = rest[:-1], 0
         while i < len(inner):

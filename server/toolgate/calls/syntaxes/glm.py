@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from toolgate.calls.arguments import typed_value
+from toolgate.calls.arguments import tool_properties, typed_value
 from toolgate.calls.syntaxes.base import Found, Reading, Syntax, Tools
 
 _PAIR = re.compile(r"<arg_key>(.*?)</arg_key>\s*<arg_value>(.*?)</arg_value>", re.S)
@@ -37,9 +37,7 @@ class Glm(Syntax):
         if m is None:
             return [self.failure("no tool name after <tool_call>")]
         name = m.group(1)
-        schema = tools.get(name, {})
-        props = schema.get("properties") if isinstance(schema, dict) else None
-        props = props if isinstance(props, dict) else {}
+        props = tool_properties(tools, name)
         args: dict[str, Any] = {}
         pos = m.end()
         for pair in _PAIR.finditer(body, pos):
