@@ -339,11 +339,14 @@ export async function afterRunScenario({ page, model, workspace, original, expec
     throw new Error(`the model was asked ${model.served() - served} times for two plans: the dropped plan ran?`);
   }
   await ready.locator('button[data-action="approvePlan"]').click();
-  await waitUntil('the approved plan to run', async () => /Running as w-/.test(await ready.innerText()), { timeout: 30_000 });
-  const planRun = (await ready.innerText()).match(/Running as (w-\w+)/)[1];
+  // A short workflow can end before the card is looked at: "Running as" or already "Ran as".
+  await waitUntil('the approved plan to run', async () => /(Running|Ran) as w-/.test(await ready.innerText()), { timeout: 30_000 });
+  const planRun = (await ready.innerText()).match(/(?:Running|Ran) as (w-\w+)/)[1];
   await waitUntil('the plan\'s run to end', async () =>
     /Run completed/.test(await frame.locator(`.run-end[data-run="${planRun}"]`).innerText().catch(() => '')),
   { timeout: 60_000 });
+  await waitUntil('the plan card to say how its run ended', async () =>
+    (await ready.innerText()).includes(`Ran as ${planRun} — completed`));
   await page.waitForTimeout(300);
   await shot('chat-plan-approved.png');
   log(`the ready plan was approved and ran as ${planRun}`);
@@ -382,7 +385,7 @@ export async function afterRunScenario({ page, model, workspace, original, expec
     }
   }
   const readyAgain = await again.locator('.card.plan', { hasText: READY_PLAN.goal }).innerText();
-  if (!readyAgain.includes('approved') || !readyAgain.includes(`Running as ${planRun}`)) {
+  if (!readyAgain.includes('approved') || !readyAgain.includes(`Ran as ${planRun} — completed`)) {
     throw new Error(`the ready plan after the reload: ${readyAgain}`);
   }
   if ((await again.locator('.card.plan button').count()) !== 0) {

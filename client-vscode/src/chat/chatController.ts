@@ -373,7 +373,7 @@ export class ChatController implements ControllerListener {
           throw error;
         }
         if (done) {
-          // Usually drawn already by onUndo; again here for an undo kept in no session.
+          // Through the controller onUndo drew it already; drawing it again changes nothing.
           this.showUndo({ ...done, runId: done.runId || message.runId });
         } else {
           this.conversation.setUndo(message.runId, 'available');
