@@ -23,8 +23,9 @@ example:
 
 exit status:
   0    completed: the model ended the run and its last change or command was not refused
-  1    incomplete: the last gated call was refused and nothing landed after it; or
-       failed, limit_reached, blocked_by_policy, cancelled (the last line says which)
+  1    incomplete: the last gated call was refused and nothing landed after it, or
+       the model refused the task; or failed, limit_reached, blocked_by_policy,
+       cancelled (the last line says which)
   2    usage or configuration error (nothing was sent to the model)
   130  interrupted with Ctrl-C
 

@@ -62,10 +62,13 @@ class RecordingClient:
     async def write_text_file(
         self, content: str, path: str, session_id: str, **kwargs: Any
     ) -> WriteTextFileResponse | None:
-        """Save what the agent writes, as an editor saving its buffer would."""
+        """Save what the agent writes, as an editor saving its buffer would (or keep it unsaved)."""
         self.writes.append((path, content))
         if self.write_to_disk:
             Path(path).write_text(content)
+            self.buffers.pop(path, None)
+        else:
+            self.buffers[path] = content  # the editor's buffer holds it; the disk does not
         return WriteTextFileResponse()
 
     async def read_text_file(

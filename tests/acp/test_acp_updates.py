@@ -164,6 +164,25 @@ async def test_stop_reasons_max_tokens_and_refusal(project: Path, scripted: Scri
     )
 
 
+async def test_the_models_refusal_is_the_answer_and_the_stop_reason(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    refusal = "I can't help with that."
+    # OpenAI streams a refusal in `refusal` deltas and ends it with finish reason "stop".
+    scripted.script = [{"refusal": refusal}, {"content": "fine"}]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        refused = await prompt(conn, session.session_id, "something it refuses")
+        shown = said(client)
+        fine = await prompt(conn, session.session_id, "something else")
+    assert (refused.stop_reason, fine.stop_reason) == ("refusal", "end_turn")
+    assert shown == refusal
+    assert len(scripted.requests) == 2  # the refusal was not asked again without streaming
+    kept = [m for m in scripted.requests[1]["messages"] if m["role"] == "assistant"]
+    assert [m["content"] for m in kept] == [refusal]  # the model sees what it said
+
+
 async def test_calls_the_policy_keeps_denying_end_in_refusal(
     project: Path, scripted: ScriptedModel
 ) -> None:
@@ -217,6 +236,33 @@ async def test_undo_asks_with_the_diff_and_puts_the_run_back(
     message = said(client)
     assert "Left as it is" in message and "2 file(s) put back" in message
     assert len(scripted.requests) == 3  # the model was not asked about the commands
+
+
+@pytest.mark.parametrize("run_saved", [True, False], ids=["run-saved", "all-unsaved"])
+async def test_undoing_an_undo_that_wrote_an_unsaved_buffer_brings_the_run_back(
+    project: Path, scripted: ScriptedModel, run_saved: bool
+) -> None:
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="a - b", replace="a + b"),
+        {"content": "fixed"},
+    ]
+    calc = str(project / "calc.py")
+    client = RecordingClient(["allow_once"] * 3, write_to_disk=run_saved)
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        await prompt(conn, session.session_id, "fix add")
+        client.write_to_disk = False  # the editor keeps what the undo writes unsaved
+        await prompt(conn, session.session_id, "/undo")
+        assert client.buffers[calc] == CALC
+        again = await prompt(conn, session.session_id, "/undo")
+    assert again.stop_reason == "end_turn"
+    message = said(client)
+    assert "changed since" not in message and "left alone" not in message, message
+    assert message.count("1 file(s) put back") == 2
+    assert client.buffers[calc] == FIXED  # the run's change is back, in the editor's buffer
+    assert client.writes[-1] == (calc, FIXED)
+    # the disk was never written by the agent: the editor saves when the person says so
+    assert (project / "calc.py").read_text() == (FIXED if run_saved else CALC)
 
 
 async def test_undo_with_nothing_to_undo_says_so(project: Path, scripted: ScriptedModel) -> None:
@@ -290,6 +336,32 @@ async def test_usage_is_the_endpoints_count_where_it_gives_one(
     first, second = [(u.used, u.size) for u in client.kinds("usage_update")]
     assert first[0] == 920 and first[1] > 920
     assert 0 < second[0] < 900  # no count from the endpoint: the conversation's estimate
+
+
+async def test_load_and_resume_send_the_sessions_usage(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    counted = {"prompt_tokens": 900, "completion_tokens": 20, "total_tokens": 920}
+    scripted.script = [{"content": "counted", "usage": counted}]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        assert client.kinds("usage_update") == []  # nothing is known of a new session
+        await prompt(conn, session.session_id, "one")
+    [after_prompt] = [(u.used, u.size) for u in client.kinds("usage_update")]
+    assert after_prompt[0] == 920 and after_prompt[1] > 920
+    replay = RecordingClient()
+    async with connect(replay, scripted.base_url) as (conn, _):
+        await conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        loaded = [(u.used, u.size) for u in replay.kinds("usage_update")]
+    assert loaded == [after_prompt]
+    kinds = [getattr(u, "session_update", "") for u in replay.updates]
+    assert kinds.index("agent_message_chunk") < kinds.index("usage_update")  # after the replay
+    resumed = RecordingClient()
+    async with connect(resumed, scripted.base_url) as (conn, _):
+        await conn.resume_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        assert [(u.used, u.size) for u in resumed.kinds("usage_update")] == [after_prompt]
+    assert len(scripted.requests) == 1  # neither asked the model anything
 
 
 async def test_without_streaming_reasoning_and_finish_reason_still_count(

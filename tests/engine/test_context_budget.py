@@ -189,11 +189,12 @@ async def test_a_long_session_keeps_every_request_inside_an_8k_window(
     assert any("summarised_through_turn" in c for c in fitted)
 
 
-async def test_the_summary_replaces_older_turns_in_the_file_and_the_next_request(
-    repo: Path, scripted: ScriptedModel
-) -> None:
+async def _two_long_turns(
+    repo: Path, scripted: ScriptedModel, answer: Any
+) -> tuple[SessionService, str]:
+    """A session of two turns that a 6,000-token window can only hold as a summary."""
     (repo / "big.txt").write_text(_big(400)[:20_000])
-    scripted.fallback = _answer()
+    scripted.fallback = answer
     service = SessionService(repo, lambda: load_config(repo))
     # long words of the person's, which no stub can stand in for: only a summary makes room
     words = " and keep the old names" * 300
@@ -201,6 +202,13 @@ async def test_the_summary_replaces_older_turns_in_the_file_and_the_next_request
         service, scripted, repo, "first: read big.txt" + words, None, 100_000
     )
     await _ask(service, scripted, repo, "second: read big.txt" + words, session_id, 100_000)
+    return service, session_id
+
+
+async def test_the_summary_replaces_older_turns_in_the_file_and_the_next_request(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    service, session_id = await _two_long_turns(repo, scripted, _answer())
     scripted.requests.clear()
     _, outcome = await _ask(service, scripted, repo, "third: read big.txt", session_id, 6000)
     assert outcome.status == "completed", outcome.reason
@@ -225,14 +233,8 @@ async def test_the_summary_replaces_older_turns_in_the_file_and_the_next_request
 async def test_a_failed_summary_leaves_the_session_as_it_was(
     repo: Path, scripted: ScriptedModel
 ) -> None:
-    (repo / "big.txt").write_text(_big(400)[:20_000])
-    scripted.fallback = _answer(summary={"status": 500, "error": "the summariser broke"})
-    service = SessionService(repo, lambda: load_config(repo))
-    words = " and keep the old names" * 300
-    session_id, _ = await _ask(
-        service, scripted, repo, "first: read big.txt" + words, None, 100_000
-    )
-    await _ask(service, scripted, repo, "second: read big.txt" + words, session_id, 100_000)
+    broken = _answer(summary={"status": 500, "error": "the summariser broke"})
+    service, session_id = await _two_long_turns(repo, scripted, broken)
     before = service.open(session_id)
     _, outcome = await _ask(service, scripted, repo, "third: read big.txt", session_id, 6000)
     assert outcome.status == "failed"
@@ -250,14 +252,7 @@ async def test_a_failed_summary_leaves_the_session_as_it_was(
 async def test_a_summary_the_request_limit_cannot_pay_for_is_not_made(
     repo: Path, scripted: ScriptedModel
 ) -> None:
-    (repo / "big.txt").write_text(_big(400)[:20_000])
-    scripted.fallback = _answer()
-    service = SessionService(repo, lambda: load_config(repo))
-    words = " and keep the old names" * 300
-    session_id, _ = await _ask(
-        service, scripted, repo, "first: read big.txt" + words, None, 100_000
-    )
-    await _ask(service, scripted, repo, "second: read big.txt" + words, session_id, 100_000)
+    service, session_id = await _two_long_turns(repo, scripted, _answer())
     scripted.requests.clear()
     overrides = {"model": {"context_tokens": 6000}, "limits": {"max_llm_calls": 1}}
     _, outcome = await ask_in_session(

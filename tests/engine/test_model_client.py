@@ -10,7 +10,7 @@ from tests.engine.helpers import answer, calls, drive, results_read
 from tests.support.net import closed_port
 from tests.support.scripted_model import ScriptedModel, tool_call
 
-from toolgate.agent.events import EventBus
+from toolgate.agent.events import ASSISTANT_TEXT, EventBus
 from toolgate.config import load_config
 from toolgate.review.reviewer import AutoReviewer
 from toolgate.session import Endpoint, RunSetup, create_run
@@ -71,6 +71,44 @@ async def test_assistant_content_null_is_never_sent(
     for body in scripted.requests:
         for message in body["messages"]:
             assert message.get("content") is not None, message
+
+
+REFUSAL = "I can't help with that request.\nIt asks for something I will not do."
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
+async def test_a_refusal_is_the_answer_and_ends_the_run_refused(
+    repo: Path, scripted: ScriptedModel, stream: bool
+) -> None:
+    # OpenAI sends a refusal in its own field, with finish reason "stop".
+    scripted.script = [{"refusal": REFUSAL}, answer("never asked")]
+    driven = await drive(repo, scripted, overrides={"model": {"stream": stream}})
+    outcome = driven.outcome
+    assert (outcome.status, outcome.reason) == (
+        "incomplete",
+        "the model refused: I can't help with that request.",
+    )
+    assert outcome.answer == REFUSAL and outcome.refusal == REFUSAL
+    assert outcome.finish_reason == "stop"
+    shown = "".join(e["text"] for e in driven.of_type(ASSISTANT_TEXT))
+    assert shown == REFUSAL  # what the person reads, as the answer
+    # one request: a refusal is not mistaken for the empty stream some servers send
+    assert len(scripted.requests) == 1 and bool(scripted.requests[0].get("stream")) is stream
+    step = driven.log["steps"][0]
+    assert step["refusal"] == REFUSAL and step["assistant_text"] == REFUSAL
+    assert (driven.log["status"], driven.log["answer"]) == ("incomplete", REFUSAL)
+    assert driven.log["reason"] == outcome.reason
+
+
+async def test_a_content_filter_stop_ends_the_run_refused_too(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [{"content": "I cannot", "finish_reason": "content_filter"}]
+    driven = await drive(repo, scripted)
+    outcome = driven.outcome
+    assert (outcome.status, outcome.answer, outcome.refusal) == ("incomplete", "I cannot", None)
+    assert outcome.reason == "the endpoint's content filter stopped the answer"
+    assert "refusal" not in driven.log["steps"][0]
 
 
 async def test_malformed_and_invalid_arguments_are_results(

@@ -12,20 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.lsp.harness import Editor
+from tests.support.plans import PARTIAL_PLAN
 from tests.support.scripted_model import ScriptedModel, tool_call
 
-PARTIAL_PLAN = {
-    "goal": "Publish the README",
-    "steps": [
-        {"step_id": "read", "capability": "fs.read", "inputs": {"path": "README.md"}},
-        {
-            "step_id": "render",
-            "capability": "docs.render",
-            "inputs": {"markdown": "${steps.read.output.content}"},
-            "capability_contract": {"required_outputs": ["html"]},
-        },
-    ],
-}
 READY_PLAN = {
     "goal": "Look around",
     "steps": [
@@ -48,6 +37,19 @@ async def _ended(editor: Editor, run_id: str) -> dict[str, Any]:
     return found
 
 
+async def _accepted_edit(editor: Editor, scripted: ScriptedModel) -> dict[str, Any]:
+    """A run that changes README.md, its change accepted, ended `completed`: its answer."""
+    scripted.script = [
+        tool_call("edit_file", path="README.md", search="Tiny", replace="Small"),
+        {"content": "Done."},
+    ]
+    asked = await editor.command("toolgate.ask", {"task": "make it small"})
+    proposal = await editor.proposal(1)
+    await editor.command("toolgate.acceptProposal", proposal["id"])
+    assert (await _ended(editor, asked["runId"]))["status"] == "completed"
+    return asked
+
+
 def _kinds(transcript: list[dict[str, Any]]) -> list[str]:
     return [e["kind"] for e in transcript if e["kind"] in ("plan", "run", "user")]
 
@@ -55,16 +57,8 @@ def _kinds(transcript: list[dict[str, Any]]) -> list[str]:
 async def test_plans_and_finished_runs_come_back_with_the_session(
     editor: Editor, scripted: ScriptedModel, repo: Path
 ) -> None:
-    # A run that changes a file, accepted.
-    scripted.script = [
-        tool_call("edit_file", path="README.md", search="Tiny", replace="Small"),
-        {"content": "Done."},
-    ]
-    asked = await editor.command("toolgate.ask", {"task": "make it small"})
+    asked = await _accepted_edit(editor, scripted)  # a run that changes a file
     session = asked["sessionId"]
-    proposal = await editor.proposal(1)
-    await editor.command("toolgate.acceptProposal", proposal["id"])
-    assert (await _ended(editor, asked["runId"]))["status"] == "completed"
 
     # A partial plan: its gap scaffolded from the card, then dropped.
     scripted.script = [{"content": json.dumps(PARTIAL_PLAN)}]
@@ -115,15 +109,8 @@ async def test_plans_and_finished_runs_come_back_with_the_session(
 async def test_an_undo_and_its_undo_come_back_as_runs_that_can_be_undone(
     editor: Editor, scripted: ScriptedModel, repo: Path
 ) -> None:
-    scripted.script = [
-        tool_call("edit_file", path="README.md", search="Tiny", replace="Small"),
-        {"content": "Done."},
-    ]
-    asked = await editor.command("toolgate.ask", {"task": "make it small"})
+    asked = await _accepted_edit(editor, scripted)
     session = asked["sessionId"]
-    proposal = await editor.proposal(1)
-    await editor.command("toolgate.acceptProposal", proposal["id"])
-    await _ended(editor, asked["runId"])
     assert (repo / "README.md").read_text() == "# Small project\n"
 
     undo = await editor.command("toolgate.undoRun", {"runId": asked["runId"], "sessionId": session})

@@ -26,6 +26,10 @@ Reasoning models, per entry: `"reasoning"` is thinking sent before the content, 
 `reasoning_content` deltas as vLLM and llama.cpp send it (or in the field `"reasoning_field"`
 names: `"reasoning"`, as newer vLLM and Ollama do); `"finish_reason"` replaces the one the
 answer ends with (`"length"` when max_tokens cut it, `"content_filter"`).
+
+Refusals, per entry: `"refusal"` is the text OpenAI sends when the model refuses, streamed in
+`refusal` deltas (in the message's `refusal` field without streaming), with finish reason
+`stop` unless `"finish_reason"` says otherwise.
 """
 
 from __future__ import annotations
@@ -205,6 +209,7 @@ class ScriptedModel:
         content = entry.get("content", "")
         finish = entry.get("finish_reason") or ("tool_calls" if calls else "stop")
         thought = (entry.get("reasoning_field", "reasoning_content"), entry.get("reasoning", ""))
+        refusal = str(entry.get("refusal") or "")
         if body.get("stream"):
             usage = entry.get("usage")
             asked = (body.get("stream_options") or {}).get("include_usage")
@@ -217,11 +222,14 @@ class ScriptedModel:
                 usage if asked else None,
                 finish,
                 thought,
+                refusal,
             )
         else:
             message: dict[str, Any] = {"role": "assistant", "content": content or None}
             if thought[1]:
                 message[thought[0]] = thought[1]
+            if refusal:
+                message["refusal"] = refusal
             if calls:
                 message["tool_calls"] = [
                     {
@@ -260,6 +268,7 @@ class ScriptedModel:
         usage: dict[str, int] | None = None,
         finish: str | None = None,
         thought: tuple[str, str] = ("reasoning_content", ""),
+        refusal: str = "",
     ) -> None:
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
@@ -284,6 +293,8 @@ class ScriptedModel:
             send({field_name: reasoning[i : i + self.chunk]})
         for i in range(0, len(content), max(1, self.chunk)):
             send({"content": content[i : i + self.chunk]})
+        for i in range(0, len(refusal), max(1, self.chunk)):
+            send({"refusal": refusal[i : i + self.chunk]})
         for index, call in enumerate(calls):
             args = call["arguments"]
             step = max(1, piece_size)

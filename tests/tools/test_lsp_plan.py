@@ -10,24 +10,12 @@ from typing import Any
 import pytest_asyncio
 from tests.lsp.conftest import API_KEY, start_editor
 from tests.lsp.harness import Editor
+from tests.support.plans import PARTIAL_PLAN
 from tests.support.scripted_model import ScriptedModel
 from tests.tools.helpers import manifest, write_tool
 
 from toolgate.tools.yaml_manifest import read_manifest
 from toolgate.trust import TrustStore
-
-PLAN = {
-    "goal": "Publish the README",
-    "steps": [
-        {"step_id": "read", "capability": "fs.read", "inputs": {"path": "README.md"}},
-        {
-            "step_id": "render",
-            "capability": "docs.render",
-            "inputs": {"markdown": "${steps.read.output.content}"},
-            "capability_contract": {"required_outputs": ["html"]},
-        },
-    ],
-}
 
 
 @pytest_asyncio.fixture
@@ -43,7 +31,7 @@ async def test_plan_command_reports_gaps_and_scaffolds_the_missing_tool(
 ) -> None:
     notes: list[Any] = []
     lsp_editor.client.feature("toolgate/plan")(lambda params: notes.append(params))
-    scripted.script = [{"content": json.dumps(PLAN)}]
+    scripted.script = [{"content": json.dumps(PARTIAL_PLAN)}]
     reply = await lsp_editor.command("toolgate.plan", {"task": "publish the README"})
     assert reply["status"] == "partial"
     assert [s["tool"] for s in reply["steps"]] == ["read_file", None]
@@ -62,7 +50,7 @@ async def test_plan_command_reports_gaps_and_scaffolds_the_missing_tool(
     assert made["name"] == "docs_render"
     assert (repo / "tools" / "docs_render" / "tool.yaml").is_file()
     # The scaffolded tool fills the gap: the same plan is now ready.
-    scripted.script = [{"content": json.dumps(PLAN)}]
+    scripted.script = [{"content": json.dumps(PARTIAL_PLAN)}]
     again = await lsp_editor.command("toolgate.plan", {"task": "publish the README"})
     assert again["status"] == "ready" and again["gaps"] == []
     titles = [a["title"] for a in await lsp_editor.code_actions(again["uri"])]
@@ -111,7 +99,7 @@ async def test_run_plan_runs_a_ready_plan_through_the_gate(
 async def test_run_plan_refuses_a_partial_plan(lsp_editor: Editor, scripted: ScriptedModel) -> None:
     from pygls.exceptions import JsonRpcException
 
-    scripted.script = [{"content": json.dumps(PLAN)}]
+    scripted.script = [{"content": json.dumps(PARTIAL_PLAN)}]
     reply = await lsp_editor.command("toolgate.plan", {"task": "publish the README"})
     try:
         await lsp_editor.command("toolgate.runPlan", {"planId": reply["planId"]})

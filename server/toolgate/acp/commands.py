@@ -172,22 +172,24 @@ async def undo(
             session_id, convert.progress(call_id, "failed", [convert.text_content("left as it is")])
         )
         return f"Left as it is: run {plan.run_id} was not undone."
-    record = begin_undo(workspace, plan)
+    record = begin_undo(workspace, plan, now)
     by_disk = [item for item in plan.changes if item.action == REMOVE or item.before_text is None]
     through_editor = [item for item in plan.changes if item not in by_disk]
     if not write_through_client:
         by_disk, through_editor = list(plan.changes), []
     restore_on_disk(workspace, by_disk)
+    written: dict[str, str] = {}  # what the editor holds now, maybe unsaved
     for item in through_editor:
         real = workspace.resolve(item.path, for_write=True)
+        text = item.before_text or ""
         try:
-            await conn.write_text_file(
-                session_id=session_id, path=str(real), content=item.before_text or ""
-            )
+            await conn.write_text_file(session_id=session_id, path=str(real), content=text)
         except (ConnectionError, RequestError) as exc:
             log.warning("fs/write_text_file %s: %s; restored on disk", real, exc)
             restore_on_disk(workspace, [item])
-    finish_undo(workspace, plan, record)
+        else:
+            written[item.path] = text
+    finish_undo(workspace, plan, record, written)
     done = f"{len(plan.changes)} file(s) put back"
     updates.put(session_id, convert.progress(call_id, "completed", [convert.text_content(done)]))
     said = f"Undid run {plan.run_id}: {done} (recorded as {record.run_id}, itself undoable)."

@@ -104,13 +104,15 @@ STOP_REASONS: dict[str, StopReason] = {
 """A run's status → the prompt's stopReason (a failed run says why in a message first)."""
 
 
-def stop_reason(status: str, finish_reason: str | None) -> StopReason:
-    """The prompt's stopReason from the run's status and the model's last finish reason.
+def stop_reason(status: str, finish_reason: str | None, refused: bool = False) -> StopReason:
+    """The prompt's stopReason from the run's status and the model's last answer.
 
     An answer the endpoint cut at its token limit (`length`) ends `max_tokens`; one its
-    content filter stopped (`content_filter`) ends `refusal`, even when nothing was left of it.
+    content filter stopped (`content_filter`) ends `refusal`, even when nothing was left of it,
+    and so does the model's own refusal (`refused`: OpenAI's `refusal` field, whatever the
+    finish reason).
     """
-    if finish_reason == "content_filter" and status != "cancelled":
+    if (refused or finish_reason == "content_filter") and status != "cancelled":
         return "refusal"
     if finish_reason == "length" and status in ("completed", "incomplete"):
         return "max_tokens"

@@ -227,6 +227,16 @@ class ToolgateAgent:
         self._offer_commands(session)
         return session
 
+    def _send_usage(self, session_id: str, context: dict[str, int] | None) -> None:
+        """A `usage_update` with the context used and the window's size, when they are known."""
+        if context is None:
+            return  # a session no turn has ended in yet, or one kept before it was recorded
+        assert self.updates is not None
+        update = UsageUpdate(
+            session_update="usage_update", used=context["used"], size=context["size"]
+        )
+        self.updates.put(session_id, update)
+
     def _offer_commands(self, session: AcpSession) -> None:
         assert self.updates is not None
         offered = commands.available(session.root)
@@ -293,6 +303,7 @@ class ToolgateAgent:
                 summary = entry.get("summary") or ""
                 content = [convert.text_content(summary)] if summary else None
                 self.updates.put(session_id, convert.progress(call_id, status, content))
+        self._send_usage(session_id, loaded.get("context"))
         session = self._opened(session_id, service)
         session.ids = ids  # the replayed calls' ids are taken
         session.mcp = client_mcp_servers(mcp_servers)
@@ -314,9 +325,10 @@ class ToolgateAgent:
             raise RequestError.invalid_request({"message": "initialize first"})
         service = self._service(cwd)
         try:
-            service.open(session_id)
+            conversation = service.open(session_id)
         except SessionError as exc:
             raise RequestError.invalid_params({"sessionId": str(exc)}) from None
+        self._send_usage(session_id, conversation.context)
         session = self._opened(session_id, service)
         session.mcp = client_mcp_servers(mcp_servers)
         assert self.updates is not None
@@ -511,20 +523,14 @@ class ToolgateAgent:
             outcome = await service.finish(turn)
         finally:
             session.run = None
-        budget = turn.run.budget if turn.run is not None else None
-        if budget is not None:
-            # The endpoint's own count of the last request and its answer, else the estimate.
-            used = events.context_tokens or sum(
-                budget.message_tokens(e.size) for e in claim.conversation.entries
-            )
-            self.updates.put(
-                session.id,
-                UsageUpdate(session_update="usage_update", used=used, size=budget.window),
-            )
+        # The context the turn left, as its end was kept in the session (load sends it again).
+        self._send_usage(session.id, claim.conversation.context)
         self._offer_commands(session)  # a turn that changed files can be undone
         await self.updates.flush()
         return PromptResponse(
-            stop_reason=convert.stop_reason(outcome.status, outcome.finish_reason)
+            stop_reason=convert.stop_reason(
+                outcome.status, outcome.finish_reason, refused=outcome.refusal is not None
+            )
         )
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

@@ -17,7 +17,6 @@ from toolgate.acp.thoughts import ThinkSplitter
 from toolgate.agent.events import (
     LATENT_REQUEST,
     LLM_CALL,
-    LLM_USAGE,
     RUN_FINISHED,
     TOOL_CALL_DECIDED,
     TOOL_CALL_EXECUTED,
@@ -102,8 +101,6 @@ class RunEvents:
         self.shown: dict[str, results.Shown] = {}  # call id → what its result shows
         self.planning: set[str] = set()  # update_plan calls: shown as the plan, not as calls
         self.failure: str | None = None
-        # The tokens of the turn's last request and answer, where the endpoint counted them.
-        self.context_tokens: int | None = None
         self.think = ThinkSplitter()
         # The run's redaction: no key the run knows reaches the editor in a result's text.
         self.redact: Callable[[str], str] = lambda text: text
@@ -134,14 +131,9 @@ class RunEvents:
         """Translate one event."""
         f = event.fields
         sid = self.session_id
-        if event.type in (LLM_CALL, LLM_USAGE) and f.get("mode") == LATENT_REQUEST:
-            return  # a latent answer's request: no answer of the session's, nor its context
-        if event.type == LLM_USAGE:
-            total = f.get("total_tokens") or (
-                int(f.get("prompt_tokens") or 0) + int(f.get("completion_tokens") or 0)
-            )
-            self.context_tokens = int(total) or self.context_tokens
-        elif event.type == LLM_CALL:
+        if event.type == LLM_CALL and f.get("mode") == LATENT_REQUEST:
+            return  # a latent answer's request: no answer of the session's
+        if event.type == LLM_CALL:
             # Each answer of the model may open with its own thinking.
             self._pieces(self.think.finish())
             self.think = ThinkSplitter()

@@ -140,6 +140,8 @@ class RunOutcome:
     log_path: str | None = None
     # Why the model's last answer ended (`stop`, `length`, `content_filter`…), as it said.
     finish_reason: str | None = None
+    # The model's refusal, when its last answer was one (OpenAI's `refusal` field).
+    refusal: str | None = None
 
 
 class _Stop(Exception):
@@ -154,9 +156,25 @@ class _Turn:
     text: str = ""
     native: list[NativeCall] = field(default_factory=list)
     finish_reason: str | None = None
+    refusal: str = ""  # what the model streamed as its refusal, apart from the text
     errors: list[CallParseError] = field(default_factory=list)
     outcomes: list[tuple[ToolCall, GateOutcome]] = field(default_factory=list)
     views: list[ToolResult] = field(default_factory=list)  # each result as the model reads it
+
+
+def _refused(turn: _Turn) -> str | None:
+    """Why a turn that ended the run is a refusal (None when it is not one).
+
+    The model's own refusal (OpenAI streams it in `refusal`, often with finish reason `stop`)
+    and an answer the endpoint's content filter stopped end the run the same way.
+    """
+    if turn.refusal:
+        first = turn.refusal.strip().splitlines()[0] if turn.refusal.strip() else ""
+        said = first[:200] + ("…" if len(first) > 200 else "")
+        return f"the model refused: {said}" if said else "the model refused"
+    if turn.finish_reason == "content_filter":
+        return "the endpoint's content filter stopped the answer"
+    return None
 
 
 class AgentRun:
@@ -234,6 +252,7 @@ class AgentRun:
         self._began = False
         self._cancel_reason: str | None = None
         self.finish_reason: str | None = None  # of the model's latest answer
+        self.refusal: str | None = None  # the model's latest answer, when it was a refusal
         self.llm_calls = 0
         self.answer: str | None = None
         # Calls already made since the workspace last changed: small models loop on them.
@@ -242,6 +261,7 @@ class AgentRun:
         self._turn_calls = 0
         self._content_at = 0.0
         self._sent_bytes = 0
+        self._context_tokens = 0  # the endpoint's count of the latest request it counted
         # What the run holds open for its tools (MCP sessions): released when it ends.
         self._cleanups = list(cleanups)
 
@@ -309,7 +329,9 @@ class AgentRun:
             )
         finally:
             if self._began:
-                self.conversation.end_turn(self.run_id, status, reason, self.answer)
+                self.conversation.end_turn(
+                    self.run_id, status, reason, self.answer, self._context()
+                )
             self.runlog.set(answer=self.answer, tool_calling_mode=self.runlog_mode)
             done = operations_done(self.runlog.doc["steps"], self.registry)
             account = build_account(
@@ -332,7 +354,13 @@ class AgentRun:
             self.runlog.finish(status, reason, self.metrics.snapshot())
             await self.release()
         return RunOutcome(
-            self.run_id, status, reason, self.answer, str(self.runlog.path), self.finish_reason
+            self.run_id,
+            status,
+            reason,
+            self.answer,
+            str(self.runlog.path),
+            self.finish_reason,
+            self.refusal,
         )
 
     def _judge(self) -> tuple[str, str | None]:
@@ -414,6 +442,11 @@ class AgentRun:
             )
             turn = await self._turn()
             self.finish_reason = turn.finish_reason
+            self.refusal = turn.refusal or None
+            if turn.refusal:
+                # The refusal is the answer the person read: the conversation keeps it as one.
+                turn.text += turn.refusal
+                step["refusal"] = self.redact.text(turn.refusal)
             step["assistant_text"] = self.redact.text(turn.text)
             step["tool_calling_mode"] = self.runlog_mode
             final = next((c for c, _ in turn.outcomes if c.name == FINAL_ANSWER.name), None)
@@ -449,6 +482,10 @@ class AgentRun:
                 self.answer = str(final.arguments.get("answer", "")) or turn.text
                 return
             if not turn.outcomes and not turn.errors:
+                refused = _refused(turn)
+                if refused:
+                    self.answer = turn.text
+                    raise _Stop(INCOMPLETE, self.redact.text(refused))
                 hint = self._text_hint(turn.text) if self.mode == TEXT else None
                 if hint and hints < self.limits.max_tool_retries:
                     hints += 1
@@ -622,6 +659,24 @@ class AgentRun:
         self.bus.emit(LLM_USAGE, self.run_id, n=n, **delta.usage)
         if self._step is not None:
             self._step["usage"] = dict(delta.usage)
+        usage = delta.usage
+        total = usage.get("total_tokens") or (
+            usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+        )
+        self._context_tokens = total or self._context_tokens
+
+    def _context(self) -> dict[str, int] | None:
+        """The context the run leaves: `used` of a window of `size` tokens (None: no budget).
+
+        `used` is the endpoint's own count of the last request and its answer where it gave
+        one, else the estimate of the conversation.
+        """
+        if self.budget is None:
+            return None
+        used = self._context_tokens or sum(
+            self.budget.message_tokens(e.size) for e in self.conversation.entries
+        )
+        return {"used": used, "size": self.budget.window}
 
     def start_request(self) -> int:
         """Count a latent answer's model request toward `limits.max_llm_calls`.
@@ -745,6 +800,9 @@ class AgentRun:
                     self.bus.emit(
                         ASSISTANT_REASONING, self.run_id, text=self.redact.text(delta.reasoning)
                     )
+                if delta.refusal:
+                    turn.refusal += delta.refusal
+                    self._say(delta.refusal)  # shown as the answer, never parsed for calls
                 if delta.done:
                     turn.native = delta.calls
                     turn.finish_reason = delta.finish_reason
@@ -755,7 +813,7 @@ class AgentRun:
             if self.mode != AUTO:
                 raise
             self._switch(TEXT, f"the endpoint rejected the tools parameter: {exc}")
-            turn.text = ""
+            turn.text, turn.refusal = "", ""
             await self._produce_inner(turn, queue)
             return
         if parser is not None:

@@ -12,7 +12,7 @@ import contextlib
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from toolgate.agent.checkpoints import Checkpoint, CheckpointError, latest_run, text_digest
@@ -162,21 +162,42 @@ def new_undo_id() -> str:
     return f"u-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
 
-def begin_undo(workspace: Workspace, plan: UndoPlan) -> Checkpoint:
-    """The undo's own checkpoint, holding every file it is about to change as it is now."""
+def begin_undo(
+    workspace: Workspace, plan: UndoPlan, editor: Mapping[str, str] | None = None
+) -> Checkpoint:
+    """The undo's own checkpoint, holding every file it is about to change as it is now.
+
+    `editor` holds the editor's text of files, by path, where the undo is written through the
+    editor: an unsaved buffer that differs from the disk is what the undo replaces, so it is
+    what undoing the undo must bring back.
+    """
     record = Checkpoint(workspace.root, new_undo_id(), undoes=plan.run_id)
     for item in plan.changes:
         real = workspace.resolve(item.path, for_write=True)
-        record.before_change(item.path, real.read_bytes() if real.is_file() else None)
+        raw = real.read_bytes() if real.is_file() else None
+        shown = (editor or {}).get(item.path)
+        if shown is not None and text_digest(shown) != text_digest(_decoded(raw)):
+            raw = shown.encode("utf-8")
+        record.before_change(item.path, raw)
     record.save()
     return record
 
 
-def finish_undo(workspace: Workspace, plan: UndoPlan, record: Checkpoint) -> None:
-    """Mark what the undo left, and the undone run as undone."""
+def finish_undo(
+    workspace: Workspace,
+    plan: UndoPlan,
+    record: Checkpoint,
+    written: Mapping[str, str] | None = None,
+) -> None:
+    """Mark what the undo left, and the undone run as undone.
+
+    `written` holds the text the undo wrote through the editor, by path: it may sit unsaved
+    in a buffer, and it is what a later undo of this undo finds there.
+    """
     read = disk_text(workspace)
     for item in plan.changes:
-        record.after_change(item.path, read(item.path))
+        left = (written or {}).get(item.path)
+        record.after_change(item.path, left if left is not None else read(item.path))
     try:
         undone = Checkpoint.load(workspace.root, plan.run_id)
     except CheckpointError:

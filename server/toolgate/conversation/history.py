@@ -30,6 +30,9 @@ class Conversation:
     summary: str | None = None
     summarised_through: int = 0
     turns: int = 0
+    # The context the last turn left: `used` tokens (the endpoint's count of the last request
+    # and its answer, else the estimate) of a window of `size`; None before any turn kept it.
+    context: dict[str, int] | None = None
     notices: list[str] = field(default_factory=list)
     redact: Redact = field(default=lambda value: value, repr=False)
     # Called once a turn's end is on disk: the session is whole again and free for others
@@ -71,6 +74,7 @@ class Conversation:
             elif kind == "end":
                 conversation.entries.extend(_consistent(pending))
                 pending = []
+                conversation.context = _context(record.get("context")) or conversation.context
                 conversation.last_activity = str(record.get("time") or conversation.last_activity)
             elif kind == "title":
                 conversation.title = str(record.get("title") or "")
@@ -135,20 +139,29 @@ class Conversation:
         """Keep one tool call as the transcript shows it."""
         self._write({"t": "call", "turn": self.turns, "run_id": run_id, **entry})
 
-    def end_turn(self, run_id: str, status: str, reason: str | None, answer: str | None) -> None:
-        """Close the current turn with its outcome."""
+    def end_turn(
+        self,
+        run_id: str,
+        status: str,
+        reason: str | None,
+        answer: str | None,
+        context: dict[str, int] | None = None,
+    ) -> None:
+        """Close the current turn with its outcome and, when known, the context it left."""
         self.last_activity = now_iso()
-        self._write(
-            {
-                "t": "end",
-                "turn": self.turns,
-                "run_id": run_id,
-                "status": status,
-                "reason": reason,
-                "answer": answer,
-                "time": self.last_activity,
-            }
-        )
+        record: dict[str, Any] = {
+            "t": "end",
+            "turn": self.turns,
+            "run_id": run_id,
+            "status": status,
+            "reason": reason,
+            "answer": answer,
+            "time": self.last_activity,
+        }
+        if context is not None:
+            record["context"] = context
+            self.context = context
+        self._write(record)
         # What the turn left behind must be a history the next request can be built from.
         current = self.entries[self._current_from :]
         self.entries[self._current_from :] = _consistent(current)
@@ -228,6 +241,16 @@ def _consistent(entries: list[Entry]) -> list[Entry]:
             continue
         out.append(entry)
     return out
+
+
+def _context(value: Any) -> dict[str, int] | None:
+    """A stored turn's context (`used` of `size` tokens), or None when it is missing or odd."""
+    if not isinstance(value, dict):
+        return None
+    used, size = value.get("used"), value.get("size")
+    if type(used) is not int or type(size) is not int or used < 0 or size < 0:
+        return None
+    return {"used": used, "size": size}
 
 
 def _title(text: str) -> str:

@@ -68,6 +68,13 @@ def _at_most(limit: int) -> Callable[[Any, attrs.Attribute[Any], str | None], No
     return check
 
 
+def _session_id() -> Any:
+    """The optional `sessionId` field: the session a request belongs to."""
+    return attrs.field(
+        default=None, validator=_at_most(200), metadata=_message("sessionId must be a string")
+    )
+
+
 def _task(needs: str) -> Any:
     """The `task` field of a request: a string, not blank, not over `MAX_TASK_CHARS`."""
     return attrs.field(
@@ -123,9 +130,7 @@ class AskArguments:
 
     task: str = _task(ASK_NEEDS_TASK)
     context: AskContext | None = None
-    session_id: str | None = attrs.field(
-        default=None, metadata=_message("sessionId must be a string")
-    )
+    session_id: str | None = _session_id()
     new_session: bool = attrs.field(
         default=False, metadata=_message("newSession must be a boolean")
     )
@@ -255,9 +260,7 @@ class PlanArguments:
     """`toolgate.plan`: `[{"task": "…", "sessionId"?: "…"}]` (the session that keeps the plan)."""
 
     task: str = _task(PLAN_NEEDS)
-    session_id: str | None = attrs.field(
-        default=None, validator=_at_most(200), metadata=_message("sessionId must be a string")
-    )
+    session_id: str | None = _session_id()
 
 
 RUN_PLAN_NEEDS = 'toolgate.runPlan needs [{"planId": "…"}]'
@@ -270,9 +273,7 @@ class RunPlanArguments:
     plan_id: str = attrs.field(
         default="", validator=_non_blank(RUN_PLAN_NEEDS), metadata=_message(RUN_PLAN_NEEDS)
     )
-    session_id: str | None = attrs.field(
-        default=None, validator=_at_most(200), metadata=_message("sessionId must be a string")
-    )
+    session_id: str | None = _session_id()
 
 
 DROP_PLAN_NEEDS = 'toolgate.dropPlan needs [{"planId": "…"}]'
@@ -285,9 +286,7 @@ class DropPlanArguments:
     plan_id: str = attrs.field(
         default="", validator=_non_blank(DROP_PLAN_NEEDS), metadata=_message(DROP_PLAN_NEEDS)
     )
-    session_id: str | None = attrs.field(
-        default=None, validator=_at_most(200), metadata=_message("sessionId must be a string")
-    )
+    session_id: str | None = _session_id()
 
 
 RUN_WORKFLOW_NEEDS = 'toolgate.runWorkflow needs [{"name": "…", "inputs"?: {…}}]'
@@ -342,9 +341,7 @@ class ScaffoldToolArguments:
     step_id: str | None = attrs.field(
         default=None, validator=_at_most(200), metadata=_message("stepId must be a string")
     )
-    session_id: str | None = attrs.field(
-        default=None, validator=_at_most(200), metadata=_message("sessionId must be a string")
-    )
+    session_id: str | None = _session_id()
 
 
 @attrs.frozen
@@ -356,9 +353,7 @@ class UndoRunArguments:
     )
     dry_run: bool = attrs.field(default=False, metadata=_message("dryRun must be true or false"))
     force: bool = attrs.field(default=False, metadata=_message("force must be true or false"))
-    session_id: str | None = attrs.field(
-        default=None, validator=_at_most(200), metadata=_message("sessionId must be a string")
-    )
+    session_id: str | None = _session_id()
 
 
 @attrs.frozen
@@ -413,9 +408,7 @@ class ReviewLoopArguments:
     """`toolgate.reviewLoop`: `[{"task": "…", "sessionId"?: "…"}]`."""
 
     task: str = _task(REVIEW_LOOP_NEEDS)
-    session_id: str | None = attrs.field(
-        default=None, metadata=_message("sessionId must be a string")
-    )
+    session_id: str | None = _session_id()
 
 
 @positional

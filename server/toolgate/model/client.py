@@ -47,6 +47,9 @@ class StreamDelta:
 
     text: str = ""
     reasoning: str = ""  # the model's thinking, where the server streams it apart from text
+    # The model's refusal (OpenAI's `refusal` field), streamed apart from the text: it is the
+    # answer the person reads, and it ends the run as refused.
+    refusal: str = ""
     done: bool = False
     calls: list[NativeCall] = field(default_factory=list)
     finish_reason: str | None = None
@@ -158,13 +161,16 @@ class OpenAIChatModel:
         usage: dict[str, int] | None = None
         try:
             if not self.settings.stream or (tools and not self.stream_tools):
-                text, finish, usage, thought = await self._once(request, calls)
+                text, finish, usage, thought, refusal = await self._once(request, calls)
                 if thought:
                     yield StreamDelta(reasoning=thought)
                 if text:
                     yield StreamDelta(text=text)
+                if refusal:
+                    yield StreamDelta(refusal=refusal)
             else:
                 held: str | None = ""  # held back while it may be only a call stub
+                refused = False
                 stream = await self._open_stream(request)
                 async for chunk in stream:
                     prompt_tokens = _prompt_tokens(chunk) or prompt_tokens
@@ -176,6 +182,10 @@ class OpenAIChatModel:
                     thought = _reasoning(delta)
                     if thought:
                         yield StreamDelta(reasoning=thought)
+                    refused_now = getattr(delta, "refusal", None)
+                    if isinstance(refused_now, str) and refused_now:
+                        refused = True
+                        yield StreamDelta(refusal=refused_now)
                     if delta is not None and delta.content:
                         if tools and held is not None:
                             held += delta.content
@@ -197,7 +207,15 @@ class OpenAIChatModel:
                                 call.arguments += tc.function.arguments
                     if choice.finish_reason:
                         finish = choice.finish_reason
-                if tools and held is not None and not calls and _STUB.fullmatch(held):
+                # A refusal is an answer: only a stream with neither calls, words nor a refusal
+                # is the stub some servers send in place of calls.
+                if (
+                    tools
+                    and held is not None
+                    and not calls
+                    and not refused
+                    and _STUB.fullmatch(held)
+                ):
                     # Nothing, or a stub, where calls or an answer were due: ask once more
                     # without streaming, which such servers answer correctly, and say so.
                     self.stream_tools = False
@@ -206,11 +224,13 @@ class OpenAIChatModel:
                             f"a streamed request with tools got {held.strip()!r} or nothing; "
                             "the same request without streaming is answered"
                         )
-                    text, finish, usage, thought = await self._once(request, calls)
+                    text, finish, usage, thought, refusal = await self._once(request, calls)
                     if thought:
                         yield StreamDelta(reasoning=thought)
                     if text:
                         yield StreamDelta(text=text)
+                    if refusal:
+                        yield StreamDelta(refusal=refusal)
                 elif held:
                     yield StreamDelta(text=held)
         except openai.APIStatusError as exc:
@@ -290,8 +310,8 @@ class OpenAIChatModel:
 
     async def _once(
         self, request: dict[str, Any], calls: dict[int, NativeCall]
-    ) -> tuple[str, str | None, dict[str, int] | None, str]:
-        """One unstreamed request: its text, finish reason, usage, reasoning; calls to `calls`."""
+    ) -> tuple[str, str | None, dict[str, int] | None, str, str]:
+        """One unstreamed request: text, finish reason, usage, reasoning, refusal; fills `calls`."""
         response = await self._client.chat.completions.create(**request)
         choice = response.choices[0]
         for i, tc in enumerate(choice.message.tool_calls or []):
@@ -305,6 +325,7 @@ class OpenAIChatModel:
             choice.finish_reason,
             _usage(response),
             _reasoning(choice.message),
+            getattr(choice.message, "refusal", None) or "",
         )
 
     def _status_error(self, exc: openai.APIStatusError, sent_tools: bool) -> ModelError:

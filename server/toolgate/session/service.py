@@ -252,6 +252,7 @@ class SessionService:
             "created": conversation.created,
             "lastActivity": conversation.last_activity,
             "transcript": entries,
+            "context": conversation.context,
         }
 
     def mark(
