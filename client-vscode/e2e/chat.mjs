@@ -339,11 +339,14 @@ export async function afterRunScenario({ page, model, workspace, original, expec
     throw new Error(`the model was asked ${model.served() - served} times for two plans: the dropped plan ran?`);
   }
   await ready.locator('button[data-action="approvePlan"]').click();
-  await waitUntil('the approved plan to run', async () => /Running as w-/.test(await ready.innerText()), { timeout: 30_000 });
-  const planRun = (await ready.innerText()).match(/Running as (w-\w+)/)[1];
+  // A short workflow can end before the card is looked at: "Running as" or already "Ran as".
+  await waitUntil('the approved plan to run', async () => /(Running|Ran) as w-/.test(await ready.innerText()), { timeout: 30_000 });
+  const planRun = (await ready.innerText()).match(/(?:Running|Ran) as (w-\w+)/)[1];
   await waitUntil('the plan\'s run to end', async () =>
     /Run completed/.test(await frame.locator(`.run-end[data-run="${planRun}"]`).innerText().catch(() => '')),
   { timeout: 60_000 });
+  await waitUntil('the plan card to say how its run ended', async () =>
+    (await ready.innerText()).includes(`Ran as ${planRun} — completed`));
   await page.waitForTimeout(300);
   await shot('chat-plan-approved.png');
   log(`the ready plan was approved and ran as ${planRun}`);
@@ -382,7 +385,7 @@ export async function afterRunScenario({ page, model, workspace, original, expec
     }
   }
   const readyAgain = await again.locator('.card.plan', { hasText: READY_PLAN.goal }).innerText();
-  if (!readyAgain.includes('approved') || !readyAgain.includes(`Running as ${planRun}`)) {
+  if (!readyAgain.includes('approved') || !readyAgain.includes(`Ran as ${planRun} — completed`)) {
     throw new Error(`the ready plan after the reload: ${readyAgain}`);
   }
   if ((await again.locator('.card.plan button').count()) !== 0) {
@@ -391,4 +394,38 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   await page.waitForTimeout(300);
   await shot('chat-plans-reloaded.png');
   log('after the reload the plans and the run ends are back, in order, with their undo');
+
+  // 6. Toolgate: Undo Last Run from the palette undoes the latest run that changed files (the
+  // redo): the chat shows it at once, as its button would, and the same after a reload.
+  await runCommand(page, 'Toolgate: Undo Last Run');
+  const askPalette = page.locator('.notifications-toasts .notification-toast', { hasText: `undo run ${redoRunId}?` }).first();
+  await askPalette.waitFor({ state: 'visible', timeout: 30_000 });
+  await askPalette.locator('.monaco-button', { hasText: /^Undo$/ }).click();
+  await waitUntil('calc.py back on disk as before the run', () => fs.readFileSync(calcPath, 'utf8') === original, { timeout: 30_000 });
+  const paletteEnd = again.locator('.run-end', { hasText: `Undid run ${redoRunId}` });
+  await waitUntil('the palette\'s undo in the chat without a reload', async () =>
+    (await paletteEnd.count()) === 1 &&
+    /Redo \(undo the undo\)/.test(await paletteEnd.innerText()) &&
+    /undone/.test(await endText(redoRunId)) && (await undoButton(redoRunId).count()) === 0,
+  { timeout: 30_000 });
+  const paletteRunId = await paletteEnd.getAttribute('data-run');
+  const liveEnds = await again.locator('.run-end').evaluateAll((nodes) => nodes.map((n) => n.innerText.replace(/\s+/g, ' ')));
+  await page.waitForTimeout(300);
+  await shot('chat-palette-undo.png');
+  await page.reload();
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  const third = await openChat(page);
+  await waitUntil('the run ends after the second reload', async () => (await third.locator('.run-end').count()) === 5, { timeout: 90_000 });
+  const endsAgain = await third.locator('.run-end').evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-run')));
+  if (JSON.stringify(endsAgain) !== JSON.stringify([runId, undoRunId, redoRunId, planRun, paletteRunId])) {
+    throw new Error(`the run ends after the second reload are not in order: ${endsAgain.join(', ')}`);
+  }
+  const reloadedEnds = await third.locator('.run-end').evaluateAll((nodes) => nodes.map((n) => n.innerText.replace(/\s+/g, ' ')));
+  // Lines and buttons as they were live (the notes under them differ: live ones say what was
+  // put back, reloaded ones which undo undid the run).
+  const gist = (text) => text.replace(/(Put back|Undone by|Its changes were brought back).*$/, '').trim();
+  if (JSON.stringify(liveEnds.map(gist)) !== JSON.stringify(reloadedEnds.map(gist))) {
+    throw new Error(`the run ends live and after the reload differ:\n${liveEnds.join('\n')}\n---\n${reloadedEnds.join('\n')}`);
+  }
+  log(`Undo Last Run from the palette showed ${paletteRunId} at once, as after a reload`);
 }

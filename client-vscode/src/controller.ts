@@ -34,6 +34,8 @@ export interface ControllerListener {
   onProposalResolved?(resolved: ProposalResolved): void;
   onState?(state: RunState): void;
   onPlan?(plan: PlanPayload): void;
+  /** A run was undone (from the chat view or a command), kept in `sessionId`'s conversation. */
+  onUndo?(done: UndoResult, sessionId: string | undefined): void;
 }
 
 /** How long to wait for other language servers to analyse an accepted edit. */
@@ -351,7 +353,12 @@ export class Controller {
   async undoRun(args: { runId?: string; dryRun?: boolean; force?: boolean }): Promise<UndoResult | undefined> {
     // The conversation on screen keeps the undo, as a run of its own that can be undone.
     const sessionId = this.currentSession();
-    return this.server.execute<UndoResult>(ServerCommand.undoRun, [sessionId ? { ...args, sessionId } : args]);
+    const done = await this.server.execute<UndoResult>(ServerCommand.undoRun, [sessionId ? { ...args, sessionId } : args]);
+    if (done && !args.dryRun && !done.dryRun) {
+      // However it was started, the conversation on screen shows the undo at once.
+      this.tell((listener) => listener.onUndo?.(done, sessionId));
+    }
+    return done;
   }
 
   async stop(): Promise<boolean> {

@@ -10,8 +10,9 @@ import { ChatController, CURRENT_SESSION_KEY } from '../src/chat/chatController'
 import { isFromWebview, type ChatState, type ToWebview } from '../src/chat/messages';
 import { FakeServer, flush, makeProposal } from './helpers';
 import type { UndoResult } from '../src/protocol';
+import { undoRunAfterAsking } from '../src/commands';
 
-function setup(options: { running?: boolean } = {}) {
+function setup(options: { running?: boolean; undoThroughCommand?: boolean } = {}) {
   const store = new ProposalStore();
   const server = new FakeServer();
   server.running = options.running ?? true;
@@ -29,7 +30,8 @@ function setup(options: { running?: boolean } = {}) {
     openDiff: async (proposal) => void opened.push(proposal.id),
     undoRun: async (runId) => {
       undone.push(runId);
-      return undoAnswers.shift();
+      // As the extension wires it: the Undo Last Run command's flow, through the controller.
+      return options.undoThroughCommand ? undoRunAfterAsking(controller, runId) : undoAnswers.shift();
     },
     memento: {
       get: <T>(key: string) => memory.get(key) as T | undefined,
@@ -347,10 +349,29 @@ describe('ChatController: plans', () => {
     expect(server.calls[1]).toEqual({ command: 'toolgate.runPlan', args: [{ planId: 'p-7' }] });
     const approved = last().entries.find((e) => e.kind === 'plan');
     expect(approved?.kind === 'plan' && approved.plan).toMatchObject({ decision: 'approved', runId: 'w-1' });
+    expect(approved?.kind === 'plan' && approved.plan.runStatus).toBeUndefined();
     // Decided: a second click is refused in the view, not sent.
     await chat.handle({ type: 'dropPlan', planId: 'p-7' });
     expect(last().error).toBe('this plan was approved already');
     expect(server.calls).toHaveLength(2);
+  });
+
+  it('says on the approved plan\'s card how its run ended, once it ends', async () => {
+    const { chat, controller, server, last } = setup();
+    controller.handlePlan({ ...PLAN, status: 'ready', gaps: [], steps: [PLAN.steps[0]] });
+    controller.handlePlan({ ...PLAN, planId: 'p-8', status: 'ready', gaps: [], steps: [PLAN.steps[0]] });
+    server.answers['toolgate.runPlan'] = { runId: 'w-1' };
+    await chat.handle({ type: 'approvePlan', planId: 'p-7' });
+    controller.handleEvent({ type: 'run_started', runId: 'w-1', task: 'publish' });
+    controller.handleEvent({ type: 'run_finished', runId: 'w-1', status: 'failed', reason: 'step render failed' });
+    const cards = () => last().entries.flatMap((e) => (e.kind === 'plan' ? [e.plan] : []));
+    expect(cards()).toMatchObject([{ planId: 'p-7', runId: 'w-1', runStatus: 'failed' }, { planId: 'p-8' }]);
+    expect(cards()[1].runStatus).toBeUndefined();
+    // A run that ends before runPlan answers: the card learns its end from the run's line.
+    controller.handleEvent({ type: 'run_finished', runId: 'w-2', status: 'cancelled' });
+    server.answers['toolgate.runPlan'] = { runId: 'w-2' };
+    await chat.handle({ type: 'approvePlan', planId: 'p-8' });
+    expect(cards()[1]).toMatchObject({ decision: 'approved', runId: 'w-2', runStatus: 'cancelled' });
   });
 
   it('drops a plan without running anything', async () => {
@@ -425,6 +446,59 @@ describe('ChatController: undo', () => {
       { runId: 'u-1', undo: 'undone' },
       { runId: 'u-2', undo: 'available', undoes: 'u-1' },
     ]);
+  });
+
+  it('shows an undo from the command palette at once, as one from the button', async () => {
+    const { chat, controller, server, last } = setup();
+    controller.currentSession = () => chat.conversation.sessionId;
+    chat.conversation.load('s-3', [
+      { kind: 'user', text: 'fix add', runId: 'r-1' },
+      { kind: 'run', runId: 'r-1', status: 'completed', files: ['calc.py'], undo: 'available' },
+    ]);
+    const restore = [{ path: 'calc.py', action: 'restore' as const, reason: '' }];
+    server.answers['toolgate.undoRun'] = { runId: 'r-1', files: restore, commits: [], revert: null, dryRun: false, undoRunId: 'u-1' };
+    fake.messageAnswers = ['Undo'];
+    // "Toolgate: Undo Last Run": the latest run, not named by the view.
+    await undoRunAfterAsking(controller);
+    expect(server.calls.at(-1)).toEqual({ command: 'toolgate.undoRun', args: [{ runId: 'r-1', sessionId: 's-3' }] });
+    expect(last().entries.filter((e) => e.kind === 'run')).toMatchObject([
+      { runId: 'r-1', undo: 'undone', undoNote: 'Put back calc.py.' },
+      { runId: 'u-1', undo: 'available', undoes: 'r-1', files: ['calc.py'] },
+    ]);
+    // Undo Last Run again undoes the undo: the run's changes are back, and its button with them.
+    server.answers['toolgate.undoRun'] = { runId: 'u-1', files: restore, commits: [], revert: null, dryRun: false, undoRunId: 'u-2' };
+    fake.messageAnswers = ['Undo'];
+    await undoRunAfterAsking(controller);
+    expect(last().entries.filter((e) => e.kind === 'run')).toMatchObject([
+      { runId: 'r-1', undo: 'available', undoNote: 'Its changes were brought back by u-2.' },
+      { runId: 'u-1', undo: 'undone' },
+      { runId: 'u-2', undo: 'available', undoes: 'u-1' },
+    ]);
+  });
+
+  it('draws an undo from the button once, though the controller also reports it', async () => {
+    const { chat, controller, server, last, undone } = setup({ undoThroughCommand: true });
+    controller.currentSession = () => chat.conversation.sessionId;
+    controller.handleEvent({ type: 'run_finished', runId: 'r-1', status: 'completed', account: { files: [{ path: 'calc.py' }] } });
+    const restore = [{ path: 'calc.py', action: 'restore' as const, reason: '' }];
+    server.answers['toolgate.undoRun'] = { runId: 'r-1', files: restore, commits: [], revert: null, dryRun: false, undoRunId: 'u-1' };
+    fake.messageAnswers = ['Undo'];
+    await chat.handle({ type: 'undoRun', runId: 'r-1' });
+    expect(undone).toEqual(['r-1']);
+    expect(last().entries.filter((e) => e.kind === 'run')).toMatchObject([
+      { runId: 'r-1', undo: 'undone' },
+      { runId: 'u-1', undo: 'available', undoes: 'r-1' },
+    ]);
+    expect(last().error).toBeUndefined();
+  });
+
+  it('leaves out an undo kept in another session, of a run not shown here', async () => {
+    const { chat, last } = setup();
+    chat.conversation.load('s-3', [{ kind: 'run', runId: 'r-1', status: 'completed', files: ['calc.py'], undo: 'available' }]);
+    const restore = [{ path: 'old.py', action: 'restore' as const, reason: '' }];
+    chat.onUndo({ runId: 'r-0', files: restore, commits: [], revert: null, dryRun: false, undoRunId: 'u-9' }, 's-other');
+    expect(last().entries).toMatchObject([{ kind: 'run', runId: 'r-1', undo: 'available' }]);
+    expect(last().entries).toHaveLength(1);
   });
 
   it('keeps the button when the person says no', async () => {

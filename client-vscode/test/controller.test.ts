@@ -204,6 +204,21 @@ describe('Controller: runs', () => {
     expect(controller.activeRunId).toBe('r-5');
   });
 
+  it('tells its listeners of an undo done, with the session that keeps it, but not of a dry run', async () => {
+    const { controller, server } = setup();
+    controller.currentSession = () => 's-4';
+    const told: [string | undefined, string | undefined][] = [];
+    controller.addListener({ onUndo: (done, sessionId) => void told.push([done.undoRunId, sessionId]) });
+    const files = [{ path: 'calc.py', action: 'restore' as const, reason: '' }];
+    server.answers['toolgate.undoRun'] = { runId: 'r-1', files, commits: [], revert: null, dryRun: true };
+    await controller.undoRun({ dryRun: true });
+    expect(told).toEqual([]);
+    server.answers['toolgate.undoRun'] = { runId: 'r-1', files, commits: [], revert: null, dryRun: false, undoRunId: 'u-1' };
+    await controller.undoRun({ runId: 'r-1' });
+    expect(told).toEqual([['u-1', 's-4']]);
+    expect(server.calls.at(-1)).toEqual({ command: 'toolgate.undoRun', args: [{ runId: 'r-1', sessionId: 's-4' }] });
+  });
+
   it('forgets proposals when the server stops', async () => {
     const { controller, store } = setup();
     await controller.handleProposal(makeProposal());

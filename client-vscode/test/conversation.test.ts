@@ -137,16 +137,33 @@ describe('Conversation', () => {
       },
       { kind: 'plan', plan: { planId: 'p-2', goal: 'Look', status: 'ready', steps: [], gaps: [] }, decision: 'approved', runId: 'w-1' },
       { kind: 'run', runId: 'w-1', status: 'completed', files: [], undo: 'none' },
+      { kind: 'plan', plan: { planId: 'p-3', goal: 'Check', status: 'ready', steps: [], gaps: [] }, decision: 'approved', runId: 'w-2' },
+      { kind: 'run', runId: 'w-2', status: 'failed', reason: 'step check failed', files: [], undo: 'none' },
+      { kind: 'plan', plan: { planId: 'p-4', goal: 'Still', status: 'ready', steps: [], gaps: [] }, decision: 'approved', runId: 'w-3' },
       { kind: 'run', runId: 'u-1', status: 'completed', files: ['calc.py'], undo: 'available', undoes: 'r-1' },
     ]);
     expect(chat.list()).toMatchObject([
       { kind: 'user', text: 'fix add' },
       { kind: 'run', runId: 'r-1', undo: 'undone', undoNote: 'Undone by u-1.' },
       { kind: 'plan', plan: { planId: 'p-1', decision: 'dropped', steps: [{ gap: { toolName: 'docs_render', scaffolded: 'tools/docs_render' } }] } },
-      { kind: 'plan', plan: { planId: 'p-2', decision: 'approved', runId: 'w-1' } },
+      { kind: 'plan', plan: { planId: 'p-2', decision: 'approved', runId: 'w-1', runStatus: 'completed' } },
       { kind: 'run', runId: 'w-1', undo: 'none' },
+      { kind: 'plan', plan: { planId: 'p-3', decision: 'approved', runId: 'w-2', runStatus: 'failed' } },
+      { kind: 'run', runId: 'w-2', status: 'failed' },
+      // Its run has not ended (the window reloaded while it ran).
+      { kind: 'plan', plan: { planId: 'p-4', decision: 'approved', runId: 'w-3' } },
       { kind: 'run', runId: 'u-1', undo: 'available', undoes: 'r-1', files: ['calc.py'] },
     ]);
+  });
+
+  it('tells an approved plan\'s card how its run ended, live', () => {
+    const chat = new Conversation('s-1');
+    chat.addPlan({ planId: 'p-1', goal: 'Look', status: 'ready', steps: [], gaps: [] });
+    chat.planApproved('p-1', 'w-1');
+    chat.apply({ type: 'run_started', runId: 'w-1', task: 'Look' });
+    expect(chat.planCardOf('p-1')?.runStatus).toBeUndefined();
+    chat.apply({ type: 'run_finished', runId: 'w-1', status: 'cancelled', reason: 'stopped' });
+    expect(chat.planCardOf('p-1')).toMatchObject({ decision: 'approved', runId: 'w-1', runStatus: 'cancelled' });
   });
 
   it('keeps a message that could not be sent from taking the next run', () => {

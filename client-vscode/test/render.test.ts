@@ -159,6 +159,18 @@ describe('run ends and plans', () => {
     expect(dropped).toContain('dropped');
     expect(renderEntry(plan({ decision: 'approved', runId: 'w-1' }), none)).toContain('Running as w-1');
   });
+
+  it('says how an approved plan\'s run ended, in the words of the run\'s line', () => {
+    const ran = (runStatus: string) => renderEntry(plan({ decision: 'approved', runId: 'w-1', runStatus }), none);
+    expect(ran('completed')).toContain('Ran as w-1 — completed');
+    expect(ran('completed')).not.toContain('Running as');
+    expect(ran('failed')).toContain('Ran as w-1 — failed');
+    expect(ran('cancelled')).toContain('Ran as w-1 — cancelled');
+    expect(ran('max_steps')).toContain('Ran as w-1 — max steps');
+    expect(ran('<b>')).toContain('Ran as w-1 — &lt;b&gt;');
+    const end: ChatEntry = { kind: 'run', key: 'run-w-1', runId: 'w-1', status: 'cancelled', files: [], undo: 'none' };
+    expect(renderEntry(end, none)).toContain('Run cancelled');
+  });
 });
 
 describe('status and sessions', () => {

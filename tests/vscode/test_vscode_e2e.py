@@ -9,8 +9,9 @@ follow-up that needs the first turn, the session found again after a reload), an
 of a person after a run (client-vscode/e2e/chat.mjs `afterRunScenario`: ask, accept, the run
 ends without running the tests, Run Tests twice with the failure in Problems each time, the
 run's Undo button, the undo's own button that undoes the undo, a partial plan whose gap is
-scaffolded and which is dropped, a ready plan approved and run, and a reload of the window
-that brings the plans and every run's end back). These tests
+scaffolded and which is dropped, a ready plan approved and run, a reload of the window
+that brings the plans and every run's end back, and Undo Last Run from the command palette,
+drawn in the chat at once as after a reload). These tests
 build the .vsix from the current sources, run each scenario against this interpreter's
 `toolgate lsp`, and fail when a scenario fails. Screenshots and logs go to
 test-artifacts/vscode/. Needs `bash scripts/install-vscode-test-deps.sh`.
@@ -126,6 +127,7 @@ def test_run_tests_undo_and_plans_after_a_finished_run_in_real_vscode(vsix: Path
         "chat-plan-partial.png",
         "chat-plan-approved.png",
         "chat-plans-reloaded.png",
+        "chat-palette-undo.png",
     ):
         path = ARTIFACTS / "after-run" / shot
         assert path.stat().st_size > 10_000, f"{shot} is missing or empty"

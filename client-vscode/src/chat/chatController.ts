@@ -148,6 +148,30 @@ export class ChatController implements ControllerListener {
     }
   }
 
+  onUndo(done: UndoResult, sessionId: string | undefined): void {
+    // The undo is kept in the session it was sent with; a run of this conversation shows it too.
+    const here = sessionId !== undefined && sessionId === this.conversation.sessionId;
+    if (here || this.conversation.hasRunEnd(done.runId)) {
+      this.showUndo(done);
+      this.flush();
+    }
+  }
+
+  /** An undo's outcome in the conversation: the undone run's line, and the undo's own line. */
+  private showUndo(done: UndoResult): void {
+    const restored = done.files.filter((f) => f.action === 'restore' || f.action === 'remove').map((f) => f.path);
+    const note = [`Put back ${restored.join(', ') || 'nothing'}.`, ...undoNotes(done)].join(' ');
+    this.conversation.setUndo(done.runId, 'undone', note);
+    const first = this.conversation.undoneBy(done.runId);
+    if (first) {
+      // Undoing an undo brings the first run's changes back: that run can be undone again.
+      this.conversation.setUndo(first, 'available', `Its changes were brought back by ${done.undoRunId ?? 'a redo'}.`);
+    }
+    if (done.undoRunId) {
+      this.conversation.addUndoRun(done.undoRunId, done.runId, restored);
+    }
+  }
+
   onState(state: RunState): void {
     if (state !== this.status.state) {
       this.status = { state, detail: state === 'running' ? this.status.detail : undefined };
@@ -304,8 +328,7 @@ export class ChatController implements ControllerListener {
         const result = await controller.execute<{ runId: string }>(ServerCommand.runPlan, [
           { planId: plan.planId, sessionId: this.conversation.sessionId },
         ]);
-        plan.decision = 'approved';
-        plan.runId = result?.runId;
+        this.conversation.planApproved(plan.planId, result?.runId);
         return;
       }
       case 'dropPlan': {
@@ -350,17 +373,8 @@ export class ChatController implements ControllerListener {
           throw error;
         }
         if (done) {
-          const restored = done.files.filter((f) => f.action === 'restore' || f.action === 'remove').map((f) => f.path);
-          const note = [`Put back ${restored.join(', ') || 'nothing'}.`, ...undoNotes(done)].join(' ');
-          this.conversation.setUndo(message.runId, 'undone', note);
-          const first = this.conversation.undoneBy(message.runId);
-          if (first) {
-            // Undoing an undo brings the first run's changes back: that run can be undone again.
-            this.conversation.setUndo(first, 'available', `Its changes were brought back by ${done.undoRunId ?? 'a redo'}.`);
-          }
-          if (done.undoRunId) {
-            this.conversation.addUndoRun(done.undoRunId, message.runId, restored);
-          }
+          // Through the controller onUndo drew it already; drawing it again changes nothing.
+          this.showUndo({ ...done, runId: done.runId || message.runId });
         } else {
           this.conversation.setUndo(message.runId, 'available');
         }

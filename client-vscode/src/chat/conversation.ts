@@ -172,6 +172,7 @@ export class Conversation {
       } else if (item.kind === 'plan') {
         this.loadPlan(item);
       } else if (item.kind === 'run' && item.runId && !this.runEnd(item.runId)) {
+        this.planRunEnded(item.runId, item.status || 'completed');
         const files = Array.isArray(item.files) ? item.files.map(String) : [];
         const undo = item.undo === 'available' && files.length ? 'available' : item.undo === 'undone' ? 'undone' : 'none';
         this.entries.push({
@@ -201,6 +202,10 @@ export class Conversation {
     }
     if (item.runId) {
       card.runId = item.runId;
+      const end = this.runEnd(item.runId);
+      if (end) {
+        card.runStatus = end.status;
+      }
     }
     for (const step of card.steps) {
       const made = item.scaffolded?.[step.stepId];
@@ -350,6 +355,9 @@ export class Conversation {
           const reason = event.reason ? `: ${event.reason}` : '';
           this.addNote(`Run ${String(event.status).replace(/_/g, ' ')}${reason}`);
         }
+        if (runId) {
+          this.planRunEnded(runId, String(event.status ?? 'completed'));
+        }
         if (runId && !this.runEnd(runId)) {
           const files = changedFiles(event.account);
           this.entries.push({
@@ -446,6 +454,11 @@ export class Conversation {
     return this.entries.find((e): e is RunEndEntry => e.kind === 'run' && e.runId === runId);
   }
 
+  /** Whether the run's end is in this conversation. */
+  hasRunEnd(runId: string): boolean {
+    return this.runEnd(runId) !== undefined;
+  }
+
   /** Where a run's undo stands; false when the run has no end entry here. */
   setUndo(runId: string, undo: RunEndEntry['undo'], note?: string): boolean {
     const entry = this.runEnd(runId);
@@ -468,6 +481,29 @@ export class Conversation {
     }
     this.entries.push({ kind: 'plan', key: `plan-${payload.planId}`, plan: planCard(payload) });
     return true;
+  }
+
+  /** The person approved a plan and it started `runId` (which may have ended already). */
+  planApproved(planId: string, runId: string | undefined): void {
+    const card = this.planCardOf(planId);
+    if (!card) {
+      return;
+    }
+    card.decision = 'approved';
+    card.runId = runId;
+    const end = runId ? this.runEnd(runId) : undefined;
+    if (end) {
+      card.runStatus = end.status;
+    }
+  }
+
+  /** The card of the plan whose run this was says how it ended. */
+  private planRunEnded(runId: string, status: string): void {
+    for (const entry of this.entries) {
+      if (entry.kind === 'plan' && entry.plan.runId === runId) {
+        entry.plan.runStatus = status;
+      }
+    }
   }
 
   /** The plan's card, to change (undefined when it is not in this conversation). */

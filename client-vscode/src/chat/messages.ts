@@ -91,6 +91,8 @@ export interface PlanCard {
   decision?: 'approved' | 'dropped';
   /** The run an approved plan started. */
   runId?: string;
+  /** How that run ended (as its run line says); absent while it runs. */
+  runStatus?: string;
 }
 
 /** Whether a plan may be approved: it is ready, or every gap has been scaffolded since. */

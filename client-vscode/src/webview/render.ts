@@ -175,7 +175,11 @@ function planBlock(plan: PlanCard): string {
       button('dropPlan', 'Drop', id, 'secondary') +
       `</div>`;
   } else if (plan.decision === 'approved' && plan.runId) {
-    actions = `<div class="reason">Running as ${escapeHtml(plan.runId)}</div>`;
+    // Once its run ends the card says how, as the run's own line does.
+    const text = plan.runStatus
+      ? `Ran as ${escapeHtml(plan.runId)} — ${escapeHtml(statusLabel(plan.runStatus))}`
+      : `Running as ${escapeHtml(plan.runId)}`;
+    actions = `<div class="reason">${text}</div>`;
   }
   return `${head}<ol class="steps">${rows}</ol>${actions}`;
 }
