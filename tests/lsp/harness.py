@@ -62,6 +62,12 @@ def make_client() -> EditorClient:
     return client
 
 
+def _consume(future: asyncio.Future[Any]) -> None:
+    """Read a finished future's outcome, so an exception no one awaited is not reported."""
+    if not future.cancelled():
+        future.exception()
+
+
 def uri_of(path: Path) -> str:
     return from_fs_path(str(path)) or ""
 
@@ -262,6 +268,9 @@ class Editor:
             # Registered before the check, so a notification in between is not missed. A
             # waiter left pending is replaced by the next one (pytest-lsp keeps one per method).
             arrival = self.client.protocol.wait_for_notification_async(on)
+            # Left waiting when the check passes first; the client fails it with the
+            # server's exit, which nobody else reads.
+            arrival.add_done_callback(_consume)
             value = await check()
             if value:
                 return value
