@@ -448,6 +448,23 @@ describe('ChatController: undo', () => {
     ]);
   });
 
+  it('undoes the run again when a redo is undone', async () => {
+    const { chat, controller, last, undoAnswers } = setup();
+    controller.handleEvent({ type: 'run_finished', runId: 'r-1', status: 'completed', account: { files: [{ path: 'calc.py' }] } });
+    const restore = [{ path: 'calc.py', action: 'restore' as const, reason: '' }];
+    for (const [runId, undoRunId] of [['r-1', 'u-1'], ['u-1', 'u-2'], ['u-2', 'u-3']]) {
+      undoAnswers.push({ runId, files: restore, commits: [], revert: null, dryRun: false, undoRunId });
+      await chat.handle({ type: 'undoRun', runId });
+    }
+    // u-3 undid the redo u-2: the undo u-1 is in effect again, so the run is undone again.
+    expect(last().entries.filter((e) => e.kind === 'run')).toMatchObject([
+      { runId: 'r-1', undo: 'undone', undoNote: 'Undone again by u-1.' },
+      { runId: 'u-1', undo: 'available', undoNote: 'Its changes were brought back by u-3.' },
+      { runId: 'u-2', undo: 'undone' },
+      { runId: 'u-3', undo: 'available', undoes: 'u-2' },
+    ]);
+  });
+
   it('shows an undo from the command palette at once, as one from the button', async () => {
     const { chat, controller, server, last } = setup();
     controller.currentSession = () => chat.conversation.sessionId;

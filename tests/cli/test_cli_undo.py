@@ -120,6 +120,29 @@ def test_undo_of_an_undo_brings_the_run_back(repo: Path, scripted: ScriptedModel
     assert twice.returncode == 1 and "already undone" in twice.stderr
 
 
+def test_undoing_a_redo_undoes_the_run_again(repo: Path, scripted: ScriptedModel) -> None:
+    _changing_run(repo, scripted)
+    changed = _tree(repo)
+    first = _undo(repo, "--json")
+    assert first.returncode == 0, first.stderr
+    undone = _tree(repo)
+    run_id, undo_id = json.loads(first.stdout)["runId"], json.loads(first.stdout)["undoRunId"]
+    redo = _undo(repo, undo_id, "--json")
+    assert redo.returncode == 0, redo.stderr
+    assert _tree(repo) == changed
+    # Undoing the redo puts the undo back in effect: the run is undone again, by that undo.
+    again = _undo(repo, json.loads(redo.stdout)["undoRunId"])
+    assert again.returncode == 0, again.stderr
+    assert _tree(repo) == undone
+    refused = _undo(repo, run_id)
+    assert refused.returncode == 1
+    assert f"already undone by {undo_id}" in refused.stderr
+    # ... and undoing that undo once more brings the run back, as the first redo did.
+    second_redo = _undo(repo, undo_id)
+    assert second_redo.returncode == 0, second_redo.stderr
+    assert _tree(repo) == changed
+
+
 def test_commits_the_run_made_are_named_not_rewritten(repo: Path, scripted: ScriptedModel) -> None:
     scripted.script = [
         tool_call("write_file", path="notes.txt", content="notes\n"),

@@ -162,10 +162,18 @@ export class ChatController implements ControllerListener {
     const restored = done.files.filter((f) => f.action === 'restore' || f.action === 'remove').map((f) => f.path);
     const note = [`Put back ${restored.join(', ') || 'nothing'}.`, ...undoNotes(done)].join(' ');
     this.conversation.setUndo(done.runId, 'undone', note);
-    const first = this.conversation.undoneBy(done.runId);
-    if (first) {
-      // Undoing an undo brings the first run's changes back: that run can be undone again.
-      this.conversation.setUndo(first, 'available', `Its changes were brought back by ${done.undoRunId ?? 'a redo'}.`);
+    // Undoing an undo brings the run it undid back, so that run can be undone again; if that
+    // run was itself an undo (a redo being undone), what it undid is undone again, and so on.
+    let undoing = done.runId;
+    let back = true;
+    for (let target = this.conversation.undoneBy(undoing); target; target = this.conversation.undoneBy(undoing)) {
+      if (back) {
+        this.conversation.setUndo(target, 'available', `Its changes were brought back by ${done.undoRunId ?? 'a redo'}.`);
+      } else {
+        this.conversation.setUndo(target, 'undone', `Undone again by ${undoing}.`);
+      }
+      undoing = target;
+      back = !back;
     }
     if (done.undoRunId) {
       this.conversation.addUndoRun(done.undoRunId, done.runId, restored);

@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from toolgate.agent.checkpoints import Checkpoint, CheckpointError, latest_run, text_digest
 from toolgate.workspace import PathRefused, Workspace
@@ -204,13 +205,26 @@ def finish_undo(
         return
     undone.undone_by = record.run_id
     undone.save()
-    if undone.undoes:
-        # Undoing an undo brings the first run's changes back: that run is no longer undone.
-        with contextlib.suppress(CheckpointError):
-            first = Checkpoint.load(workspace.root, undone.undoes)
-            if first.undone_by == undone.run_id:
-                first.undone_by = None
-                first.save()
+    with contextlib.suppress(CheckpointError):
+        _settle_chain(workspace.root, undone)
+
+
+def _settle_chain(root: Path, changed: Checkpoint) -> None:
+    """`changed` came into effect or out of it: so did, in turn, every undo it undid.
+
+    Undoing an undo brings the run it undid back, so that run is no longer undone; if that run
+    was itself an undo (a redo undone), what it undid is undone again, and so on down the chain.
+    """
+    while changed.undoes:
+        target = Checkpoint.load(root, changed.undoes)
+        if changed.undone_by is None and target.undone_by is None:
+            target.undone_by = changed.run_id
+        elif changed.undone_by is not None and target.undone_by == changed.run_id:
+            target.undone_by = None
+        else:
+            return  # undone or brought back since by another undo: its state is its own
+        target.save()
+        changed = target
 
 
 def restore_on_disk(workspace: Workspace, items: Iterable[FileUndo]) -> None:
