@@ -109,7 +109,7 @@ class TerminalReviewer(DiskReviewer):
         if low in ("h", "hunks"):  # one hunk too: "h" asks, it never applies unasked
             chosen: set[int] = set()
             for hunk in proposal.hunks:
-                self.out.write(colour_diff(_hunk_diff(hunk), self.colour) + "\n")
+                self.out.write(colour_diff(hunk.unified(), self.colour) + "\n")
                 if (
                     await self._ask(f"Apply hunk {hunk.index + 1}/{len(proposal.hunks)}? [y/n] ")
                 ).lower() in ("y", "yes"):
@@ -237,13 +237,6 @@ async def read_line(inp: TextIO) -> str:
 
     threading.Thread(target=read, name="toolgate-stdin", daemon=True).start()
     return await future
-
-
-def _hunk_diff(hunk: Any) -> str:
-    lines = [hunk.header]
-    lines += ["-" + line.rstrip("\n") for line in hunk.old_lines]
-    lines += ["+" + line.rstrip("\n") for line in hunk.new_lines]
-    return "\n".join(lines)
 
 
 _WAITING_AFTER = (RUN_STARTED, TOOL_CALL_EXECUTED, NOTICE, MODE_CHANGED, TESTS_FINISHED)

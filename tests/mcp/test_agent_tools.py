@@ -375,6 +375,35 @@ async def test_a_change_rejected_through_elicitation_does_not_land(
     assert "keep it tiny" in tool["content"]
 
 
+@MODES
+async def test_the_person_ticks_the_hunks_of_a_change_through_elicitation(
+    repo: Path, scripted: ScriptedModel, mode: str
+) -> None:
+    old = "".join(f"line {n}\n" for n in range(1, 21))
+    (repo / "notes.txt").write_text(old)
+    new = old.replace("line 2\n", "line two\n").replace("line 19\n", "line nineteen\n")
+    scripted.script = [
+        _calls(("write_file", {"path": "notes.txt", "content": new})),
+        {"content": "Changed what was accepted."},
+    ]
+    seen: list[types.ElicitRequestParams] = []
+    answer = types.ElicitResult(
+        action="accept", content={"approve": True, "hunk_2": False, "reason": "keep the end"}
+    )
+    async with _client(repo, scripted, elicitation=_elicitation(answer, seen), mode=mode) as client:
+        result = await _call(client, "implement_code", task_description="Spell two numbers")
+    (asked,) = seen
+    boxes = asked.requested_schema["properties"]
+    assert boxes["hunk_1"]["title"].startswith("Hunk 1 of 2: @@ -1,")
+    assert "+line two" in boxes["hunk_1"]["description"]
+    assert "+line nineteen" in boxes["hunk_2"]["description"]
+    # Only the ticked hunk landed; the caller and the model are told about the other.
+    assert (repo / "notes.txt").read_text() == old.replace("line 2\n", "line two\n")
+    assert "hunk 2 of the change to notes.txt was refused: keep the end" in result["suggestions"]
+    tool = next(m for m in scripted.requests[1]["messages"] if m["role"] == "tool")
+    assert "keep the end" in tool["content"]
+
+
 async def test_without_elicitation_the_servers_deny_rule_refuses_and_says_why(
     repo: Path, scripted: ScriptedModel
 ) -> None:

@@ -6,11 +6,12 @@ real files on disk.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from toolgate.agent_tools.approvals import Answer, HostReviewer
+from toolgate.agent_tools.approvals import Answer, Ask, HostReviewer
 from toolgate.agent_tools.documentation import docs_only, is_doc_file
 from toolgate.review.proposal import Proposal, ProposalStatus, make_proposal
 from toolgate.review.reviewer import ApprovalRequest
@@ -72,14 +73,46 @@ def test_readme_runs_may_not_touch_the_code_at_all() -> None:
     assert not is_doc_file("setup.py")
 
 
+async def test_the_person_may_tick_some_hunks_of_a_change(tmp_path: Path) -> None:
+    old = "".join(f"line {n}\n" for n in range(1, 21))
+    new = old.replace("line 2\n", "line two\n").replace("line 19\n", "line nineteen\n")
+    (tmp_path / "a.txt").write_text(old)
+    offered: list[Sequence[str]] = []
+
+    def ticking(chosen: frozenset[int] | None, reason: str | None = None) -> Ask:
+        async def ask(title: str, details: str, parts: Sequence[str] = ()) -> Answer:
+            offered.append(parts)
+            return Answer(True, reason, chosen)
+
+        return ask
+
+    change = _proposal("a.txt", old, new)
+    person = HostReviewer(Workspace(tmp_path), ask=ticking(frozenset({1}), "keep the top"))
+    resolution = await person.review_change(change)
+    assert resolution.status == ProposalStatus.PARTIALLY_ACCEPTED
+    assert (tmp_path / "a.txt").read_text() == old.replace("line 19\n", "line nineteen\n")
+    (first, second) = offered[0]
+    assert first.startswith("@@ -1,") and "-line 2\n+line two" in first
+    assert "+line nineteen" in second
+    assert person.suggestions() == ["hunk 1 of the change to a.txt was refused: keep the top"]
+
+    (tmp_path / "a.txt").write_text(old)
+    nothing = HostReviewer(Workspace(tmp_path), ask=ticking(frozenset()))
+    resolution = await nothing.review_change(change)
+    assert resolution.status == ProposalStatus.REJECTED
+    assert resolution.reason == "no hunk was ticked"
+    assert (tmp_path / "a.txt").read_text() == old
+
+
 async def test_the_reviewer_asks_the_person_and_otherwise_follows_the_rule(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "a.txt").write_bytes(b"one\r\n")
     asked: list[tuple[str, str]] = []
 
-    async def no(title: str, details: str) -> Answer:
+    async def no(title: str, details: str, parts: Sequence[str] = ()) -> Answer:
         asked.append((title, details))
+        assert parts == []  # one hunk: nothing to tick apart
         return Answer(False, "not today")
 
     change = _proposal("a.txt", "one\n", "two\n")

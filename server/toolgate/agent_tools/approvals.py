@@ -8,7 +8,7 @@ back and how to let it through.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,16 +23,23 @@ CONSTRAINT_RULE = "the agent tool's own limits"
 
 @dataclass(frozen=True)
 class Answer:
-    """The person's answer to one question."""
+    """The person's answer to one question.
+
+    `chosen`: of the question's parts, the ones the person ticked (None: all of them).
+    """
 
     approved: bool
     reason: str | None = None
+    chosen: frozenset[int] | None = None
 
 
 class Ask(Protocol):
-    """Asks the calling host's person one yes-or-no question (title, then the details)."""
+    """Asks the calling host's person one yes-or-no question (title, then the details).
 
-    def __call__(self, title: str, details: str) -> Awaitable[Answer]:
+    `parts`, when there are two or more, may each be ticked or not: a change's hunks.
+    """
+
+    def __call__(self, title: str, details: str, parts: Sequence[str] = ()) -> Awaitable[Answer]:
         """Wait for the person's answer."""
         ...
 
@@ -82,11 +89,25 @@ class HostReviewer(DiskReviewer):
         return await super().review_change(proposal)
 
     async def decide(self, proposal: Proposal) -> tuple[set[int] | None, str | None]:
-        """Ask the host's person about the whole change (None: accept all)."""
+        """Ask the host's person about the change, hunk by hunk when it has several."""
         assert self.ask is not None  # review_change answers by rule when nobody can be asked
         verb = "Create" if proposal.is_new_file else "Change"
-        answer = await self.ask(f"Toolgate: {verb} {proposal.path}?", proposal.diff)
-        return self._answered(f"change to {proposal.path}", answer)
+        hunks = proposal.hunks if len(proposal.hunks) > 1 else []
+        answer = await self.ask(
+            f"Toolgate: {verb} {proposal.path}?", proposal.diff, [h.unified() for h in hunks]
+        )
+        what = f"change to {proposal.path}"
+        if not answer.approved or answer.chosen is None:
+            return self._answered(what, answer)
+        chosen = {hunks[i].index for i in answer.chosen if 0 <= i < len(hunks)}
+        if not chosen:
+            return self._answered(what, Answer(False, answer.reason or "no hunk was ticked"))
+        left = [str(h.index + 1) for h in hunks if h.index not in chosen]
+        if left:
+            part = f"hunk{'s' if len(left) > 1 else ''} {', '.join(left)} of the {what}"
+            reason = answer.reason or "not ticked by the person"
+            self.refusals.append(Refusal(part, reason, by_person=True))
+        return chosen, answer.reason
 
     async def apply_change(self, proposal: Proposal) -> Resolution:
         """A change the policy approved: still held to the job's constraint."""

@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,8 @@ log = logging.getLogger(__name__)
 
 # The longest diff an elicitation message carries: a host shows it in a dialog.
 MAX_MESSAGE_CHARS = 20_000
+# The longest hunk a form's box describes (the message holds the whole diff).
+MAX_PART_CHARS = 2_000
 
 RESULT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -95,7 +98,31 @@ def _message(title: str, details: str) -> str:
     return f"{title}\n\n{details}"
 
 
-def _answer(reply: Any) -> Answer:
+def answer_schema(parts: Sequence[str]) -> dict[str, Any]:
+    """The form of one question: apply or not, a reason, and a box for each part when several.
+
+    Elicitation forms are flat objects of primitive fields, so a change's hunks are booleans
+    `hunk_1` … `hunk_N`, each titled with its header and described by its lines.
+    """
+    if len(parts) < 2:
+        return ANSWER_SCHEMA
+    boxes: dict[str, Any] = {}
+    for i, part in enumerate(parts, 1):
+        header, _, lines = part.partition("\n")
+        if len(lines) > MAX_PART_CHARS:
+            lines = lines[:MAX_PART_CHARS] + "\n… (the rest is in the message)"
+        boxes[f"hunk_{i}"] = {
+            "type": "boolean",
+            "title": f"Hunk {i} of {len(parts)}: {header}",
+            "description": lines,
+            "default": True,
+        }
+    properties = dict(ANSWER_SCHEMA["properties"])
+    properties["approve"] = {**properties["approve"], "description": "Untick to reject it all"}
+    return {"type": "object", "properties": {**properties, **boxes}}
+
+
+def _answer(reply: Any, parts: int = 0) -> Answer:
     """The person's elicitation reply as an answer: accept with `approve` unticked rejects."""
     content = getattr(reply, "content", None) or {}
     reason = content.get("reason")
@@ -103,21 +130,27 @@ def _answer(reply: Any) -> Answer:
     action = getattr(reply, "action", "cancel")
     if action != "accept":
         return Answer(False, reason or f"the person chose {action}")
-    return Answer(content.get("approve", True) is not False, reason)
+    if content.get("approve", True) is False:
+        return Answer(False, reason)
+    if parts < 2:
+        return Answer(True, reason)
+    # A box the client left out keeps its default, ticked.
+    ticked = frozenset(i for i in range(parts) if content.get(f"hunk_{i + 1}", True) is not False)
+    return Answer(True, reason, None if len(ticked) == parts else ticked)
 
 
 def elicitation_ask(ctx: Any) -> Ask:
     """An `Ask` that sends `elicitation/create` while the call is in flight (to 2025-11-25)."""
 
-    async def ask(title: str, details: str) -> Answer:
+    async def ask(title: str, details: str, parts: Sequence[str] = ()) -> Answer:
         try:
             reply = await ctx.session.elicit_form(
-                _message(title, details), ANSWER_SCHEMA, related_request_id=ctx.request_id
+                _message(title, details), answer_schema(parts), related_request_id=ctx.request_id
             )
         except Exception as exc:  # the client failed to answer: nothing is applied
             log.warning("elicitation failed: %s", exc)
             return Answer(False, f"the MCP client could not ask its person: {exc}")
-        return _answer(reply)
+        return _answer(reply, len(parts))
 
     return ask
 
@@ -168,10 +201,12 @@ class _Waiting:
     """A job started by one request and carried on by the client's retries of it."""
 
     task: asyncio.Task[ToolResult] | None = None
-    questions: asyncio.Queue[tuple[str, asyncio.Future[Answer]]] = field(
+    # Each question: its message, its parts, and where its answer goes.
+    questions: asyncio.Queue[tuple[str, Sequence[str], asyncio.Future[Answer]]] = field(
         default_factory=asyncio.Queue
     )
     answer: asyncio.Future[Answer] | None = None
+    parts: int = 0  # of the question now asked
     progress: Any = None  # the current round's progress sender, if it asked for progress
 
 
@@ -217,7 +252,7 @@ class AgentToolCalls:
                 )
             reply = (getattr(params, "input_responses", None) or {}).get("approval")
             if waiting.answer is not None and not waiting.answer.done():
-                waiting.answer.set_result(_answer(reply))
+                waiting.answer.set_result(_answer(reply, waiting.parts))
         else:
             state = uuid.uuid4().hex
             waiting = _Waiting()
@@ -246,14 +281,15 @@ class AgentToolCalls:
             self._waiting.pop(state, None)
             waiting.progress = None
             return to_result(job.result(), self.max_bytes)
-        message, waiting.answer = question.result()
+        message, parts, waiting.answer = question.result()
+        waiting.parts = len(parts)
         waiting.progress = None
-        return _input_required(message, state)
+        return _input_required(message, answer_schema(parts), state)
 
     def _ask(self, waiting: _Waiting) -> Ask:
-        async def ask(title: str, details: str) -> Answer:
+        async def ask(title: str, details: str, parts: Sequence[str] = ()) -> Answer:
             future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-            await waiting.questions.put((_message(title, details), future))
+            await waiting.questions.put((_message(title, details), parts, future))
             return await future
 
         return ask
@@ -268,10 +304,10 @@ def _say(waiting: _Waiting, line: str) -> None:
         waiting.progress.send_nowait(line)
 
 
-def _input_required(message: str, state: str) -> Any:
+def _input_required(message: str, schema: dict[str, Any], state: str) -> Any:
     import mcp_types as types
 
     request = types.ElicitRequest(
-        params=types.ElicitRequestFormParams(message=message, requested_schema=ANSWER_SCHEMA)
+        params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
     )
     return types.InputRequiredResult(input_requests={"approval": request}, request_state=state)

@@ -41,6 +41,13 @@ class Hunk:
         """The replacement lines as text."""
         return "".join(self.new_lines)
 
+    def unified(self) -> str:
+        """The hunk on its own, as a unified diff shows it: its header, then `-` and `+` lines."""
+        lines = [self.header]
+        lines += ["-" + line.rstrip("\n") for line in self.old_lines]
+        lines += ["+" + line.rstrip("\n") for line in self.new_lines]
+        return "\n".join(lines)
+
 
 @dataclass(frozen=True)
 class FileDiff:
