@@ -115,6 +115,13 @@ async def test_an_answer_nesting_deeper_than_max_argument_depth_is_refused(
     assert (await review_changes(ReviewRequest(diff=DIFF), _settings(scripted))).approved
 
 
+async def test_a_refused_review_says_so_without_asking_again(scripted: ScriptedModel) -> None:
+    scripted.script = [{"refusal": "I can't review this code."}, {"content": json.dumps(REJECT)}]
+    with pytest.raises(ReviewError, match="^no review: the model refused: I can't review this"):
+        await review_changes(ReviewRequest(diff=DIFF), _settings(scripted))
+    assert len(scripted.requests) == 1
+
+
 async def test_an_empty_diff_is_approved_without_asking(scripted: ScriptedModel) -> None:
     review = await review_changes(ReviewRequest(diff=""), _settings(scripted))
     assert review.approved and scripted.requests == []

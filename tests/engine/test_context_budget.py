@@ -249,6 +249,23 @@ async def test_a_failed_summary_leaves_the_session_as_it_was(
     assert service.claim(session_id)  # and the session is free again
 
 
+async def test_a_refused_summary_says_so_and_leaves_the_session_as_it_was(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    refused = _answer(summary={"refusal": "I cannot summarise this conversation."})
+    service, session_id = await _two_long_turns(repo, scripted, refused)
+    before = service.open(session_id)
+    _, outcome = await _ask(service, scripted, repo, "third: read big.txt", session_id, 6000)
+    assert outcome.status == "incomplete"
+    assert outcome.reason == (
+        "summarising the earlier turns failed: the model refused: "
+        "I cannot summarise this conversation."
+    )
+    after = service.open(session_id)
+    assert after.summary is None
+    assert len(after.entries) == len(before.entries)
+
+
 async def test_a_summary_the_request_limit_cannot_pay_for_is_not_made(
     repo: Path, scripted: ScriptedModel
 ) -> None:

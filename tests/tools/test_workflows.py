@@ -115,6 +115,14 @@ def test_an_invalid_plan_gets_one_correction(repo: Path, scripted: ScriptedModel
     assert json.loads(done.stdout)["status"] == "ready"
 
 
+def test_a_refused_plan_says_so_without_asking_again(repo: Path, scripted: ScriptedModel) -> None:
+    scripted.script = [{"refusal": "I won't plan that."}, {"content": json.dumps(RENDER_PLAN)}]
+    done = _plan(repo, scripted, "--json")
+    assert done.returncode != 0
+    assert "no plan: the model refused: I won't plan that." in done.stderr + done.stdout
+    assert len(scripted.requests) == 1
+
+
 FLAKY = """import json, pathlib, sys
 args = json.load(sys.stdin)
 count = pathlib.Path("attempts")

@@ -627,16 +627,23 @@ class AgentRun:
             self.budget, self.conversation.summary, earlier, self.budget.limit
         )
         n = self._count_request("summary")
-        text = ""
+        text = refusal = ""
         try:
             async for delta in self.model.stream(messages, None):
                 text += delta.text
+                refusal += delta.refusal
                 self._used(delta, n)
         except ModelError as exc:
             # The session stays as it was: nothing is written until the summary exists.
             raise _Stop(
                 FAILED, f"summarising the earlier turns failed: {self.redact.text(str(exc))}"
             ) from None
+        if refusal.strip():
+            raise _Stop(
+                INCOMPLETE,
+                "summarising the earlier turns failed: the model refused: "
+                + self.redact.text(refusal.strip()),
+            )
         text = text.strip()
         if not text:
             raise _Stop(FAILED, "summarising the earlier turns failed: the model answered nothing")

@@ -168,11 +168,14 @@ async def _ask(
     problem = "no answer"
     for calls in range(1, max(1, max_calls) + 1):
         n = meter.start_request()
-        text = ""
+        text = refusal = ""
         async for delta in model.stream(messages, None):
             text += delta.text
+            refusal += delta.refusal
             if delta.done:
                 meter.finish_request(n, delta)
+        if refusal:  # asking again would only be refused again
+            raise ReviewError(f"no review: the model refused: {refusal.strip()}")
         try:
             return parse_review(extract_json(text), max_nesting=max_nesting), calls
         except (NoJson, ReviewError) as exc:

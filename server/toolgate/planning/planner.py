@@ -69,7 +69,11 @@ async def ask_for_plan(
     error: PlanError | None = None
     while calls < max_calls:
         calls += 1
-        text = "".join([delta.text async for delta in model.stream(messages, None)])
+        deltas = [delta async for delta in model.stream(messages, None)]
+        refusal = "".join(delta.refusal for delta in deltas).strip()
+        if refusal:  # asking again would only be refused again
+            raise PlanError(f"no plan: the model refused: {refusal}")
+        text = "".join(delta.text for delta in deltas)
         try:
             return parse_plan(extract_json(text)), calls
         except PlanError as exc:
