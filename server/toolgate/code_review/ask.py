@@ -174,7 +174,7 @@ async def _ask(
             refusal += delta.refusal
             if delta.done:
                 meter.finish_request(n, delta)
-        if refusal:  # asking again would only be refused again
+        if refusal.strip():  # asking again would only be refused again
             raise ReviewError(f"no review: the model refused: {refusal.strip()}")
         try:
             return parse_review(extract_json(text), max_nesting=max_nesting), calls
