@@ -406,7 +406,10 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   await waitUntil('the palette\'s undo in the chat without a reload', async () =>
     (await paletteEnd.count()) === 1 &&
     /Redo \(undo the undo\)/.test(await paletteEnd.innerText()) &&
-    /undone/.test(await endText(redoRunId)) && (await undoButton(redoRunId).count()) === 0,
+    /undone/.test(await endText(redoRunId)) && (await undoButton(redoRunId).count()) === 0 &&
+    // the undo the redo undid is in effect again, so the first run is undone again
+    /undone/.test(await endText(runId)) && (await undoButton(runId).count()) === 0 &&
+    (await undoButton(undoRunId).count()) === 1,
   { timeout: 30_000 });
   const paletteRunId = await paletteEnd.getAttribute('data-run');
   const liveEnds = await again.locator('.run-end').evaluateAll((nodes) => nodes.map((n) => n.innerText.replace(/\s+/g, ' ')));

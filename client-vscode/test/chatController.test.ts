@@ -458,7 +458,7 @@ describe('ChatController: undo', () => {
     }
     // u-3 undid the redo u-2: the undo u-1 is in effect again, so the run is undone again.
     expect(last().entries.filter((e) => e.kind === 'run')).toMatchObject([
-      { runId: 'r-1', undo: 'undone', undoNote: 'Undone again by u-1.' },
+      { runId: 'r-1', undo: 'undone', undoNote: 'Undone by u-1.' },
       { runId: 'u-1', undo: 'available', undoNote: 'Its changes were brought back by u-3.' },
       { runId: 'u-2', undo: 'undone' },
       { runId: 'u-3', undo: 'available', undoes: 'u-2' },

@@ -170,7 +170,7 @@ export class ChatController implements ControllerListener {
       if (back) {
         this.conversation.setUndo(target, 'available', `Its changes were brought back by ${done.undoRunId ?? 'a redo'}.`);
       } else {
-        this.conversation.setUndo(target, 'undone', `Undone again by ${undoing}.`);
+        this.conversation.setUndo(target, 'undone', `Undone by ${undoing}.`);
       }
       undoing = target;
       back = !back;
