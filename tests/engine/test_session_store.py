@@ -89,6 +89,29 @@ def test_append_and_load_round_trip(tmp_path: Path) -> None:
     assert shown[4] == {"kind": "user", "text": "and now?", "runId": "r2"}
 
 
+def test_the_runs_the_model_knows_and_was_told_undone_survive_a_reload(tmp_path: Path) -> None:
+    store, session_id, conversation = _session(tmp_path)
+    _turn(conversation, "r1", "change a.py", "changed")
+    conversation.begin_turn("r2", "again", note="[Since your last answer]\n- …", undone=["r1"])
+    conversation.end_turn("r2", "completed", None, "ok")
+
+    again = Conversation.from_loaded(store.open(session_id).load(tmp_path), None)
+    assert again.runs == [(1, "r1"), (2, "r2")]
+    assert again.undone_told == ["r1"]
+    assert again.entries[-1].message["content"] == "[Since your last answer]\n- …\n\nagain"
+    said = [
+        e["text"] for e in transcript(store.open(session_id).load(tmp_path)) if e["kind"] == "user"
+    ]
+    assert said == ["change a.py", "again"]  # the note is the model's, not the person's words
+
+    # Turns set aside are unknown to the model: no news of them is due.
+    again.file = store.open(session_id)
+    again.set_aside()
+    assert again.runs == []
+    reloaded = Conversation.from_loaded(store.open(session_id).load(tmp_path), None)
+    assert reloaded.runs == [] and reloaded.undone_told == ["r1"]
+
+
 def test_a_torn_last_line_is_ignored_with_a_notice_and_cut_before_the_next_append(
     tmp_path: Path,
 ) -> None:

@@ -33,6 +33,7 @@ from toolgate.agent.policy import Decision, Policy
 from toolgate.agent.redact import Redactor
 from toolgate.agent.retention import fit_result, result_json
 from toolgate.agent.runlog import RunLog
+from toolgate.agent.undo_news import undo_news
 from toolgate.calls import CallParseError, ParsedCall, StreamingCallParser
 from toolgate.calls.prompt import (
     compact_instructions,
@@ -421,7 +422,9 @@ class AgentRun:
         self.conversation.add(message, tools)
 
     async def _loop(self, started: float) -> None:
-        self.conversation.begin_turn(self.run_id, self.task)
+        conversation = self.conversation
+        news = undo_news(self.ctx.workspace.root, conversation.runs, conversation.undone_told)
+        conversation.begin_turn(self.run_id, self.task, note=news.note, undone=news.undone)
         self._began = True
         retries = 0
         denied_streak = 0

@@ -34,6 +34,9 @@ class Conversation:
     # and its answer, else the estimate) of a window of `size`; None before any turn kept it.
     context: dict[str, int] | None = None
     notices: list[str] = field(default_factory=list)
+    # The run of each turn the model still knows of, and those it was last told were undone.
+    runs: list[tuple[int, str]] = field(default_factory=list)
+    undone_told: list[str] = field(default_factory=list)
     redact: Redact = field(default=lambda value: value, repr=False)
     # Called once a turn's end is on disk: the session is whole again and free for others
     # before the run announces its end.
@@ -65,6 +68,9 @@ class Conversation:
                 if not conversation.title:
                     conversation.title = _title(str(record.get("text") or ""))
                 conversation.turns = max(conversation.turns, int(record.get("turn", 0)))
+                if record.get("run_id"):
+                    conversation.runs.append((int(record.get("turn", 0)), str(record["run_id"])))
+                conversation.undone_told = [str(r) for r in record.get("undone") or []]
                 conversation.last_activity = str(record.get("time") or conversation.last_activity)
             elif kind == "msg":
                 message = record.get("m")
@@ -80,6 +86,8 @@ class Conversation:
                 conversation.title = str(record.get("title") or "")
             elif kind == "summary":
                 through = int(record.get("through_turn", 0))
+                if not record.get("text"):  # set aside: the model knows nothing of them
+                    conversation.runs = [(t, r) for t, r in conversation.runs if t > through]
                 conversation.summary = str(record.get("text") or "")
                 conversation.summarised_through = through
                 conversation.entries = [e for e in conversation.entries if e.turn > through]
@@ -99,19 +107,29 @@ class Conversation:
         if self.file is not None:
             self.file.append_many([self.redact(r) for r in records])
 
-    def begin_turn(self, run_id: str, text: str) -> int:
-        """Start a turn with the person's words; returns its number."""
+    def begin_turn(
+        self, run_id: str, text: str, *, note: str = "", undone: list[str] | None = None
+    ) -> int:
+        """Start a turn with the person's words; returns its number.
+
+        `note` goes before the words in what the model reads (the transcript keeps the words
+        alone); `undone` are the runs the model now knows to be undone (`agent.undo_news`).
+        """
         self.turns += 1
         self._current_from = len(self.entries)
         self.last_activity = now_iso()
-        message = {"role": "user", "content": text}
+        message = {"role": "user", "content": f"{note}\n\n{text}" if note else text}
         self.entries.append(Entry.of(self.turns, message))
+        if undone is not None:
+            self.undone_told = list(undone)
+        self.runs.append((self.turns, run_id))
         self._write(
             {
                 "t": "turn",
                 "turn": self.turns,
                 "run_id": run_id,
                 "text": text,
+                "undone": self.undone_told,
                 "time": self.last_activity,
             },
             {"t": "msg", "turn": self.turns, "m": message},
@@ -192,6 +210,7 @@ class Conversation:
         Returns the last turn set aside.
         """
         self._write({"t": "summary", "through_turn": self.turns, "text": "", "time": now_iso()})
+        self.runs = []
         self.summary = ""
         self.summarised_through = self.turns
         self.entries = []
