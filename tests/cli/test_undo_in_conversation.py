@@ -10,9 +10,11 @@ from tests.cli.helpers import toolgate, toolgate_task
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 
-def _turn(repo: Path, scripted: ScriptedModel, task: str, *extra: str) -> None:
+def _turn(repo: Path, scripted: ScriptedModel, task: str, *extra: str) -> str:
+    """Run one turn; what the terminal showed the person."""
     done = toolgate_task("run", task, repo, scripted, "--approve", "auto", *extra)
     assert done.returncode == 0, done.stderr
+    return done.stderr
 
 
 def _undo(repo: Path, *extra: str) -> dict[str, Any]:
@@ -40,13 +42,15 @@ def test_the_model_hears_of_an_undo_from_another_terminal_and_of_its_redo(
         {"content": "Small again."},
     ]
     _turn(repo, scripted, "Rename the project to Small.")
-    _turn(repo, scripted, "What did you change?", "--continue")
+    shown = _turn(repo, scripted, "What did you change?", "--continue")
     assert _asked(scripted) == "What did you change?"  # nothing undone: nothing to tell
+    assert "told the model" not in shown
 
     undone = _undo(repo)
     run_id = undone["runId"]
     assert (repo / "README.md").read_text() == "# Tiny project\n"
-    _turn(repo, scripted, "Where are we now?", "--continue")
+    shown = _turn(repo, scripted, "Where are we now?", "--continue")
+    assert f"told the model: turn 1's changes (run {run_id}) were undone" in shown
     asked = _asked(scripted)
     assert asked.startswith("[Since your last answer]\n")
     assert f"the person undid the changes of turn 1 (run {run_id}); " in asked
@@ -58,7 +62,8 @@ def test_the_model_hears_of_an_undo_from_another_terminal_and_of_its_redo(
 
     _undo(repo, undone["undoRunId"])  # the undo undone: the rename is back
     assert (repo / "README.md").read_text() == "# Small project\n"
-    _turn(repo, scripted, "Once more?", "--continue")
+    shown = _turn(repo, scripted, "Once more?", "--continue")
+    assert f"told the model: turn 1's changes (run {run_id}) are back" in shown
     asked = _asked(scripted)
     assert f"the person brought back the changes of turn 1 (run {run_id})" in asked
     assert "undid" not in asked

@@ -425,6 +425,8 @@ class AgentRun:
         conversation = self.conversation
         news = undo_news(self.ctx.workspace.root, conversation.runs, conversation.undone_told)
         conversation.begin_turn(self.run_id, self.task, note=news.note, undone=news.undone)
+        if news.notice:
+            self.bus.emit(NOTICE, self.run_id, message=news.notice)  # nothing said unseen
         self._began = True
         retries = 0
         denied_streak = 0

@@ -17,15 +17,17 @@ from toolgate.agent.checkpoints import Checkpoint, CheckpointError
 
 @dataclass
 class UndoNews:
-    """The note for the turn's message, and the runs the model now knows to be undone."""
+    """What a turn's start tells the model of undos, and what the person is shown of it."""
 
-    note: str = ""
-    undone: list[str] = field(default_factory=list)
+    note: str = ""  # opens the turn's user message
+    notice: str = ""  # the same, in one line for the person
+    undone: list[str] = field(default_factory=list)  # the runs the model now knows undone
 
 
 def undo_news(root: Path, runs: list[tuple[int, str]], told: list[str]) -> UndoNews:
     """News of `runs` (turn, run id) undone or brought back since the model was `told`."""
     lines: list[str] = []
+    shown: list[str] = []
     undone: list[str] = []
     for turn, run_id in runs:
         try:
@@ -40,12 +42,14 @@ def undo_news(root: Path, runs: list[tuple[int, str]], told: list[str]) -> UndoN
                     f"- the person undid the changes of turn {turn} (run {run_id}); "
                     f"as they were before it: {files}"
                 )
+                shown.append(f"turn {turn}'s changes (run {run_id}) were undone")
         elif run_id in told:
             files = _files(checkpoint)
             lines.append(
                 f"- the person brought back the changes of turn {turn} (run {run_id}), undone "
                 f"before; as that turn left them: {files}"
             )
+            shown.append(f"turn {turn}'s changes (run {run_id}) are back")
     if not lines:
         return UndoNews(undone=undone)
     note = (
@@ -53,7 +57,7 @@ def undo_news(root: Path, runs: list[tuple[int, str]], told: list[str]) -> UndoN
         + "\n".join(lines)
         + "\nRead a file again before you change it: your earlier messages show it otherwise."
     )
-    return UndoNews(note=note, undone=undone)
+    return UndoNews(note=note, notice="told the model: " + "; ".join(shown), undone=undone)
 
 
 def _undo_of(root: Path, checkpoint: Checkpoint) -> Checkpoint | None:
