@@ -247,7 +247,8 @@ class Chat:
         if (answer or "").strip().lower() not in ("y", "yes"):
             self._say("left as it is")
             return
-        apply_undo(self.workspace, plan)
+        record = apply_undo(self.workspace, plan)
+        self.service.keep_undo(record.run_id, plan.run_id, [item.path for item in plan.changes])
         self._say(f"undone: {len(plan.changes)} file(s) put back")
 
 

@@ -30,6 +30,8 @@ def main(args: argparse.Namespace) -> int:
     """Undo a run, or say what undoing it would do."""
     from toolgate.agent.checkpoints import CheckpointError
     from toolgate.agent.undo import apply_undo, plan_undo
+    from toolgate.config import Config
+    from toolgate.session import SessionService
     from toolgate.workspace import Workspace
 
     root = workspace_root(args.workspace)
@@ -50,6 +52,10 @@ def main(args: argparse.Namespace) -> int:
             print(f"toolgate undo: {exc}", file=sys.stderr)
             return EXIT_REFUSED
         payload["undoRunId"] = record.run_id
+        service = SessionService(root, Config, notice=lambda m: print(m, file=sys.stderr))
+        session_id = service.keep_undo(record.run_id, plan.run_id, [f.path for f in plan.changes])
+        if session_id is not None:
+            payload["sessionId"] = session_id
     if args.json:
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     else:
@@ -72,6 +78,8 @@ def main(args: argparse.Namespace) -> int:
                 f"`toolgate undo {payload['undoRunId']}` brings the changes back",
                 file=sys.stderr,
             )
+        if "sessionId" in payload:
+            print(f"toolgate undo: kept in session {payload['sessionId']}", file=sys.stderr)
         hint = plan.revert_hint()
         if hint:
             print(f"toolgate undo: {hint}", file=sys.stderr)

@@ -14,6 +14,8 @@ from tests.acp.client import RecordingClient, connect, prompt
 from tests.acp.conftest import CALC, FIXED
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
+from toolgate.conversation.store import SessionStore
+
 pytestmark = pytest.mark.asyncio
 
 
@@ -214,6 +216,7 @@ async def test_undo_asks_with_the_diff_and_puts_the_run_back(
         tool_call("edit_file", path="calc.py", search="a - b", replace="a + b"),
         tool_call("write_file", path="notes.txt", content="new\n"),
         {"content": "fixed"},
+        {"content": "add subtracts again"},
     ]
     client = RecordingClient(["allow_once", "allow_once", "reject_once", "allow_once"])
     async with connect(client, scripted.base_url) as (conn, _):
@@ -227,6 +230,13 @@ async def test_undo_asks_with_the_diff_and_puts_the_run_back(
         assert (project / "calc.py").read_text() == FIXED and (project / "notes.txt").exists()
         undone = await prompt(conn, session.session_id, "/undo")
         assert undone.stop_reason == "end_turn"
+        await prompt(conn, session.session_id, "and now?")
+    # The next turn tells the model, and the session keeps the undo where it happened.
+    told = scripted.requests[3]["messages"][-1]["content"]
+    assert told.startswith("[Since your last answer]\n- the person undid the changes of turn 1")
+    assert "as they were before it: calc.py, notes.txt\n" in told and told.endswith("and now?")
+    records = SessionStore(project).open(session.session_id).load(project).records
+    assert [r["t"] for r in records if r["t"] in ("turn", "undo")] == ["turn", "undo", "turn"]
     asked = client.permissions[3]
     diff = next(c for c in asked.content if c.type == "diff")
     assert (diff.path, diff.old_text, diff.new_text) == (str(project / "calc.py"), FIXED, CALC)
@@ -235,7 +245,7 @@ async def test_undo_asks_with_the_diff_and_puts_the_run_back(
     assert client.writes[-1] == (str(project / "calc.py"), CALC)  # through the editor
     message = said(client)
     assert "Left as it is" in message and "2 file(s) put back" in message
-    assert len(scripted.requests) == 3  # the model was not asked about the commands
+    assert len(scripted.requests) == 4  # the model was not asked about the commands
 
 
 @pytest.mark.parametrize("run_saved", [True, False], ids=["run-saved", "all-unsaved"])

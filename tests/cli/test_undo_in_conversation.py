@@ -60,7 +60,7 @@ def test_the_model_hears_of_an_undo_from_another_terminal_and_of_its_redo(
     _turn(repo, scripted, "And now?", "--continue")
     assert _asked(scripted) == "And now?"  # told once
 
-    _undo(repo, undone["undoRunId"])  # the undo undone: the rename is back
+    redone = _undo(repo, undone["undoRunId"])  # the undo undone: the rename is back
     assert (repo / "README.md").read_text() == "# Small project\n"
     shown = _turn(repo, scripted, "Once more?", "--continue")
     assert f"told the model: turn 1's changes (run {run_id}) are back" in shown
@@ -74,7 +74,8 @@ def test_the_model_hears_of_an_undo_from_another_terminal_and_of_its_redo(
     session_id = json.loads(listed.stdout)[0]["id"]
     shown = toolgate("sessions", "show", session_id, "--workspace", str(repo), "--json")
     assert shown.returncode == 0, shown.stderr
-    said = [e["text"] for e in json.loads(shown.stdout)["transcript"] if e["kind"] == "user"]
+    transcript = json.loads(shown.stdout)["transcript"]
+    said = [e["text"] for e in transcript if e["kind"] == "user"]
     assert said == [
         "Rename the project to Small.",
         "What did you change?",
@@ -82,3 +83,11 @@ def test_the_model_hears_of_an_undo_from_another_terminal_and_of_its_redo(
         "And now?",
         "Once more?",
     ]
+    # Both undos, made in a terminal, are kept in the session of the run they undid, in order.
+    assert undone["sessionId"] == redone["sessionId"] == session_id
+    runs = [(e["runId"], e.get("undoes")) for e in transcript if e["kind"] == "run"]
+    assert (undone["undoRunId"], run_id) in runs
+    assert (redone["undoRunId"], undone["undoRunId"]) in runs
+    kinds = [e["kind"] for e in transcript]
+    assert runs.index((undone["undoRunId"], run_id)) == 2  # after turns 1 and 2's runs
+    assert kinds.count("run") == 7

@@ -10,6 +10,7 @@ there is a run to undo.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from acp import RequestError, helpers
@@ -128,8 +129,12 @@ async def undo(
     read_through_client: bool,
     write_through_client: bool,
     updates: Updates,
+    keep: Callable[[str, str, list[str]], object],
 ) -> str:
-    """Ask about undoing the last run with its diffs; do it when allowed. Returns what to say."""
+    """Ask about undoing the last run with its diffs; do it when allowed. Returns what to say.
+
+    `keep(undo run, run undone, files)` keeps the undo in the conversation.
+    """
     run_id = latest_run(workspace.root)
     now: dict[str, str] = {}
     if run_id is not None and read_through_client:
@@ -190,6 +195,7 @@ async def undo(
         else:
             written[item.path] = text
     finish_undo(workspace, plan, record, written)
+    keep(record.run_id, plan.run_id, [item.path for item in plan.changes])
     done = f"{len(plan.changes)} file(s) put back"
     updates.put(session_id, convert.progress(call_id, "completed", [convert.text_content(done)]))
     said = f"Undid run {plan.run_id}: {done} (recorded as {record.run_id}, itself undoable)."

@@ -458,6 +458,7 @@ class ToolgateAgent:
                 read_through_client=bool(fs and fs.read_text_file),
                 write_through_client=bool(fs and fs.write_text_file),
                 updates=self.updates,
+                keep=service.keep_undo,  # in the session of the run it undid
             )
         self.updates.put(session.id, helpers.update_agent_message_text(said))
         self._offer_commands(session)

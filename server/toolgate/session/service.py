@@ -21,6 +21,7 @@ from toolgate.agent.loop import AgentRun, RunOutcome
 from toolgate.agent.redact import Redactor
 from toolgate.config import Config, ConfigError, TrustItem
 from toolgate.conversation.history import Conversation, transcript
+from toolgate.conversation.marks import undo_record
 from toolgate.conversation.store import (
     SessionBusy,
     SessionError,
@@ -38,7 +39,7 @@ from toolgate.session.assembly import (
     gated_calls,
     resolve_endpoint,
 )
-from toolgate.session.undo_state import add_undo_state
+from toolgate.session.undo_state import add_undo_state, session_of_run
 from toolgate.tools.registry import ToolRegistry
 from toolgate.trust import TrustStore
 
@@ -278,6 +279,21 @@ class SessionService:
         # A plan carries the person's words and the model's: kept as the turns are, redacted.
         self.store.open(session_id).append(Redactor(key).deep(record))
         return session_id
+
+    def keep_undo(self, undo_run_id: str, undone: str, files: list[str]) -> str | None:
+        """Keep an undo in the session of the run it undid; the session (None: that run had none).
+
+        For undos made where no session is in view (a terminal); a session that cannot be
+        written is left as it is: the undo itself is done and recorded in its checkpoint.
+        """
+        session_id = session_of_run(self.root, undone)
+        if session_id is None:
+            return None
+        try:
+            return self.mark(session_id, undo_record(undo_run_id, undone, files))
+        except (SessionError, OSError) as exc:
+            self._notice(f"the undo is not kept in session {session_id}: {exc}")
+            return None
 
     def sessions(self) -> list[SessionInfo]:
         """Every readable session, most recent activity first (unreadable ones are skipped)."""
