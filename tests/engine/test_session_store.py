@@ -104,6 +104,12 @@ def test_the_runs_the_model_knows_and_was_told_undone_survive_a_reload(tmp_path:
     ]
     assert said == ["change a.py", "again"]  # the note is the model's, not the person's words
 
+    # A turn cut short is left out of what the model reads, and so is what it told.
+    again.file = store.open(session_id)
+    again.begin_turn("r3", "crash", note="[Since your last answer]\n- r2", undone=["r1", "r2"])
+    cut = Conversation.from_loaded(store.open(session_id).load(tmp_path), None)
+    assert cut.undone_told == ["r1"] and cut.runs[-1] == (3, "r3")
+
     # Turns set aside are unknown to the model: no news of them is due.
     again.file = store.open(session_id)
     again.set_aside()

@@ -56,6 +56,7 @@ class Conversation:
             notices=list(loaded.notices),
         )
         pending: list[Entry] = []  # the turn being read: kept only once it has ended
+        told: list[str] = []  # the runs the turn being read told the model were undone
         # Messages of turns a summary replaced are never read again: skip building them.
         replaced = max(
             (int(r.get("through_turn", 0)) for r in loaded.records if r.get("t") == "summary"),
@@ -70,7 +71,7 @@ class Conversation:
                 conversation.turns = max(conversation.turns, int(record.get("turn", 0)))
                 if record.get("run_id"):
                     conversation.runs.append((int(record.get("turn", 0)), str(record["run_id"])))
-                conversation.undone_told = [str(r) for r in record.get("undone") or []]
+                told = [str(r) for r in record.get("undone") or []]
                 conversation.last_activity = str(record.get("time") or conversation.last_activity)
             elif kind == "msg":
                 message = record.get("m")
@@ -80,6 +81,7 @@ class Conversation:
             elif kind == "end":
                 conversation.entries.extend(_consistent(pending))
                 pending = []
+                conversation.undone_told = told  # a turn cut short: the model never read it
                 conversation.context = _context(record.get("context")) or conversation.context
                 conversation.last_activity = str(record.get("time") or conversation.last_activity)
             elif kind == "title":
