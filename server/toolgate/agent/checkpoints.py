@@ -126,6 +126,11 @@ class Checkpoint:
         """The store's manifest file."""
         return self.folder / "checkpoint.json"
 
+    @property
+    def landed(self) -> list[str]:
+        """The files the run really changed (a change never applied does not count)."""
+        return [record.path for record in self.files.values() if record.landed]
+
     def before_change(self, path: str, raw: bytes | None) -> None:
         """Keep a file's state before the run first changes it (`raw` None: it does not exist)."""
         if path in self.files:

@@ -69,7 +69,7 @@ def _undo_of(root: Path, checkpoint: Checkpoint) -> Checkpoint | None:
 
 
 def _files(checkpoint: Checkpoint) -> str:
-    landed = sorted(record.path for record in checkpoint.files.values() if record.landed)
+    landed = sorted(checkpoint.landed)
     if not landed:
         return "no file"
     shown = ", ".join(landed[:10])

@@ -25,7 +25,7 @@ def add_undo_state(root: Path, entries: list[dict[str, Any]]) -> None:
             entry.setdefault("files", [])
             entry["undo"] = "none"
             continue
-        landed = [record.path for record in checkpoint.files.values() if record.landed]
+        landed = checkpoint.landed
         entry["files"] = landed or list(entry.get("files") or [])
         if checkpoint.undoes:
             entry["undoes"] = checkpoint.undoes
