@@ -5,8 +5,14 @@ streams a fixed completion a few times at temperature 0 and reports prompt time 
 token) and generation speed (tokens after the first, per second). Each streamed chunk is one token.
 Which CPU features the build uses is read from llama.cpp's own system info, in a child process.
 
-    .venv/bin/python benchmarks/local_model_speed.py --key portable
+With --long, also a long prompt (about 4,000 tokens, as a conversation near the window sends):
+its time to the first token, the same prompt again with only its last line changed (what the
+server reuses of the previous prompt), and the server's peak memory (VmHWM).
+
+    .venv/bin/python benchmarks/local_model_speed.py --key portable --long
     PYTHONPATH=/path/to/other/build .venv/bin/python benchmarks/local_model_speed.py --key native
+    .venv/bin/python benchmarks/local_model_speed.py --key logits-all --long \
+        --server-arg=--logits_all --server-arg=true     # the server's own default, to compare
 """
 
 from __future__ import annotations
@@ -69,6 +75,40 @@ def one_completion(client: openai.OpenAI, model: str, max_tokens: int) -> dict[s
     }
 
 
+def long_prompt(client: openai.OpenAI, model: str) -> dict[str, float]:
+    """A long prompt, then the same with its last line changed: seconds to the first token."""
+    code = "".join(
+        f'def function_{i}(values):\n    """Return the sum of values times {i}."""\n'
+        f"    return sum(v * {i} for v in values)\n\n"
+        for i in range(160)
+    )
+    figures = {}
+    for key, question in (
+        ("long_prompt_first_token_seconds", "Which function multiplies by 7? One line."),
+        ("same_prefix_first_token_seconds", "Which function multiplies by 9? One line."),
+    ):
+        start = time.monotonic()
+        stream = client.chat.completions.create(
+            model=model,
+            messages=[{"role": "user", "content": code + question}],
+            temperature=0.0,
+            max_tokens=1,
+            stream=True,
+        )
+        for _ in stream:
+            pass
+        figures[key] = round(time.monotonic() - start, 2)
+    return figures
+
+
+def peak_rss_mb(pid: int) -> float:
+    """The process's peak resident memory, from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure, print, and store the figures under --key."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -77,21 +117,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--long", action="store_true", help="also measure a long prompt")
+    parser.add_argument("--server-arg", action="append", default=[], help="passed to the server")
     args = parser.parse_args(argv)
     info = system_info()
     runs: list[dict[str, float]] = []
     load_before = os.getloadavg()
-    with LocalModelServer(n_threads=args.threads) as server:
+    long: dict[str, float] = {}
+    with LocalModelServer(n_threads=args.threads, extra_args=args.server_arg) as server:
         client = openai.OpenAI(base_url=server.base_url, api_key=server.api_key, timeout=900)
         one_completion(client, server.model, 8)  # warm-up: the first prompt is slow
         for _ in range(args.repeat):
             runs.append(one_completion(client, server.model, args.max_tokens))
             print(runs[-1], flush=True)
+        if args.long:
+            long = long_prompt(client, server.model)
+            assert server.pid is not None
+            long["server_peak_rss_mb"] = peak_rss_mb(server.pid)
+            print(long, flush=True)
         threads = server.n_threads
     record: dict[str, Any] = {
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"cores": os.cpu_count(), "platform": platform.platform()},
         "threads": threads,
+        "server_args": args.server_arg,
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         **info,
@@ -100,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             r["generation_tokens_per_second"] for r in runs
         ),
         "median_first_token_seconds": statistics.median(r["first_token_seconds"] for r in runs),
+        **long,
     }
     earlier = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else {}
     args.out.parent.mkdir(parents=True, exist_ok=True)

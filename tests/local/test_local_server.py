@@ -91,6 +91,21 @@ def test_chat_completion_returns_text(server: LocalModelServer) -> None:
     assert isinstance(text, str) and text.strip()
 
 
+def test_server_keeps_only_the_last_tokens_logits(server: LocalModelServer) -> None:
+    # Every prompt token's logits would be an n_ctx x vocabulary array, 5 GB at 8192 tokens;
+    # llama.cpp refuses logprobs exactly when it keeps only the last token's.
+    client = openai.OpenAI(base_url=server.base_url, api_key=server.api_key, max_retries=0)
+    with pytest.raises(openai.APIError) as refused:
+        client.chat.completions.create(
+            model=server.model,
+            messages=[{"role": "user", "content": "Say hello."}],
+            max_tokens=4,
+            logprobs=True,
+            top_logprobs=1,
+        )
+    assert "logits_all=False" in str(refused.value.body or refused.value)
+
+
 async def test_async_start_and_stop_leave_nothing_behind(tmp_path: Path) -> None:
     local = LocalModelServer(log_dir=tmp_path, n_ctx=2048)
     await local.start()

@@ -325,6 +325,12 @@ class LocalModelServer:
             str(self.n_threads),
             "--n_threads_batch",
             str(self.n_threads),
+            # llama_cpp.server keeps the logits of every prompt token by default, for logprobs
+            # Toolgate never asks for: an n_ctx x vocabulary array (5 GB at 8192 tokens) that
+            # fills as prompts grow, and the output layer run on each prompt token
+            # (docs/LOCAL_MODEL.md, "Memory and long prompts").
+            "--logits_all",
+            "false",
         ]
         if self.chat_format:
             argv += ["--chat_format", self.chat_format]
