@@ -17,6 +17,7 @@ from toolgate.conversation.budget import (
     Entry,
     fit,
     message_bytes,
+    stretch_bytes,
 )
 from toolgate.conversation.store import SessionStore
 from toolgate.review.reviewer import AutoReviewer
@@ -73,7 +74,7 @@ def _tokens(budget: Budget, messages: list[dict[str, Any]]) -> int:
     return sum(budget.message_tokens(message_bytes(m)) for m in messages)
 
 
-def test_older_tool_outputs_are_elided_oldest_first_and_only_as_far_as_needed() -> None:
+def test_older_tool_outputs_are_elided_oldest_first() -> None:
     earlier, current = _conversation()
     everything = Budget(window=100_000, reserve=0)
     whole = _tokens(everything, [e.message for e in [*earlier, *current]])
@@ -81,11 +82,26 @@ def test_older_tool_outputs_are_elided_oldest_first_and_only_as_far_as_needed() 
     # room for everything but a little less than the first output
     budget = Budget(window=whole - first_output // 2, reserve=0)
     fitted = fit(budget, 0, earlier, current)
-    assert fitted.fits and fitted.elided == ["[output of read_file from turn 1 elided: 200 lines]"]
+    assert fitted.fits and fitted.elided[0] == "[output of read_file from turn 1 elided: 200 lines]"
     assert fitted.messages[2]["content"] == fitted.elided[0]
     assert fitted.messages[2]["tool_call_id"] == "a"  # still the answer to its call
-    assert fitted.messages[6] == earlier[6].message  # the next one is kept whole
+    assert fitted.messages[-1] == current[-1].message  # the current step's output is kept
     assert fitted.tokens <= budget.limit
+
+
+def test_outputs_go_a_stretch_at_a_time_and_stay_gone_as_the_conversation_grows() -> None:
+    outputs = [_tool(1, f"c{n}", "read_file", {"content": _big(10)}) for n in range(12)]
+    earlier = [_user(1, "read them"), *outputs, Entry.of(1, {"role": "assistant", "content": "ok"})]
+    current = [_user(2, "and this"), _call(2, "d", "read_file")]
+    output = Budget(window=100_000).message_tokens(outputs[0].size)
+    whole = _tokens(Budget(window=100_000), [e.message for e in [*earlier, *current]])
+    budget = Budget(window=whole - output // 2, reserve=0)  # one stub would be enough
+    stretch = stretch_bytes(budget, 0)
+    in_first = sum(1 for n in range(12) if 14 + n * outputs[0].size < stretch)
+    fitted = fit(budget, 0, earlier, current)
+    assert fitted.fits and 1 < in_first == len(fitted.elided)
+    grown = fit(budget, 0, earlier, [*current, _tool(2, "d", "read_file", {"content": "x"})])
+    assert grown.messages[: len(fitted.messages)] == fitted.messages
 
 
 def test_the_stub_says_what_was_there() -> None:
@@ -313,3 +329,44 @@ async def test_over_a_guessed_window_the_request_goes_out_with_a_notice(
     log = json.loads(Path(outcome.log_path or "").read_text())
     notices = [e["message"] for e in log["events"] if e["type"] == "notice"]
     assert any("sent anyway (set model.context_tokens)" in n for n in notices)
+
+
+async def test_once_the_window_is_full_most_requests_begin_with_the_one_before(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    # A server that keeps the prompt it last read reads only what is new when a request begins
+    # with the previous one; eliding one more output on every step would change an early
+    # message each time, and a small machine would read the whole prompt again at every step.
+    steps = 28
+    for number in range(steps):
+        (repo / f"part{number}.txt").write_text(f"part {number}: " + _big(40))
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        done = sum(1 for m in body["messages"] if m["role"] == "tool")
+        # counts a little denser than the estimate, and not the same ratio twice: the run
+        # corrects its ratio from them at every step
+        sent = len(json.dumps(body["messages"]))
+        tokens = int(sent / (2.5 + done / 100))
+        usage = {"prompt_tokens": tokens, "completion_tokens": 9, "total_tokens": tokens + 9}
+        if done >= steps:
+            return {"content": "read every part", "usage": usage}
+        call = {"name": "read_file", "arguments": {"path": f"part{done}.txt"}}
+        return {"tool_calls": [call], "usage": usage}
+
+    scripted.fallback = reply
+    service = SessionService(repo, lambda: load_config(repo))
+    _, outcome = await _ask(service, scripted, repo, "read every part", None, 16_384)
+    assert outcome.status == "completed", outcome.reason
+    budget = Budget(window=16_384)
+    requests = [body["messages"] for body in scripted.requests]
+    assert len(requests) == steps + 1
+    assert max(_estimate(budget, body) for body in scripted.requests) <= budget.limit
+    anew = [
+        number
+        for number in range(1, len(requests))
+        if requests[number][: len(requests[number - 1])] != requests[number - 1]
+    ]
+    elided = [m for m in requests[-1] if "elided" in str(m.get("content"))]
+    assert len(elided) >= steps // 2  # the window was full for half the run
+    assert 2 <= len(anew) <= steps // 3, anew
+    assert all(b - a > 2 for a, b in zip(anew, anew[1:], strict=False)), anew

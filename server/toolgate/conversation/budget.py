@@ -106,6 +106,9 @@ class Budget:
     # Whether the window is known (configured or reported) or the 16k guess: a request over a
     # guess is still sent, since the model may well take it.
     known: bool = True
+    # Bytes of the conversation elided together (see `fit`): set by the run's first request,
+    # before any correction of the ratio, and kept, so that the stretches stay where they are.
+    stretch: int | None = None
 
     @property
     def answer_tokens(self) -> int:
@@ -149,20 +152,36 @@ class Fit:
 
 
 def fit(budget: Budget, fixed_tokens: int, earlier: list[Entry], current: list[Entry]) -> Fit:
-    """Elide older tool outputs, oldest first, until the request fits.
+    """Elide older tool outputs, oldest first and a stretch at a time, until the request fits.
 
     `earlier` holds the turns before this one; `current` this turn, from its user message. The
     tool results after the current turn's last assistant message are never elided, nor is
     any message that is not a tool output.
+
+    Outputs go by stretches of the conversation (`stretch_bytes`, measured from its start, so a
+    message stays in its stretch as the conversation grows), a whole stretch at once. The
+    requests after an elision then begin with the same messages until the conversation has
+    grown by about a stretch, and a server that keeps the prompt it last read (llama.cpp,
+    vLLM's prefix cache, the hosted APIs' prompt caches) reads only what is new. Eliding one
+    output at a time would change an early message on nearly every step once the window is
+    full: each step would cost a whole prompt.
     """
+    if budget.stretch is None:
+        budget.stretch = stretch_bytes(budget, fixed_tokens)
     entries = [*earlier, *current]
     costs = [budget.message_tokens(e.size) for e in entries]
     total = fixed_tokens + sum(costs)
     keep_from = len(earlier) + _last_step_start(current)
     replaced: dict[int, str] = {}
     if total > budget.limit:
+        stretch = budget.stretch
+        offset = last = 0
         for index in range(keep_from):
             entry = entries[index]
+            at = offset
+            offset += entry.size
+            if replaced and total <= budget.limit and at // stretch > last // stretch:
+                break  # the stretch of the last elided output is done, and the request fits
             if not entry.elidable:
                 continue
             stub = entry.stub()
@@ -171,10 +190,19 @@ def fit(budget: Budget, fixed_tokens: int, earlier: list[Entry], current: list[E
                 continue
             replaced[index] = stub
             total -= saved
-            if total <= budget.limit:
-                break
+            last = at
     messages = [e.elided() if i in replaced else e.message for i, e in enumerate(entries)]
     return Fit(messages, total, total <= budget.limit, [replaced[i] for i in sorted(replaced)])
+
+
+def stretch_bytes(budget: Budget, fixed_tokens: int) -> int:
+    """How much of the conversation's text is elided together: half the room its messages have.
+
+    Smaller stretches keep more old outputs but make the server read the prompt again more
+    often, and reading it again is what a long session pays most for on a small machine
+    (docs/ARCHITECTURE.md).
+    """
+    return max(1, int((budget.limit - fixed_tokens) * BYTES_PER_TOKEN / 2))
 
 
 def _last_step_start(current: list[Entry]) -> int:
