@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.engine.helpers import ask_in_session
 from tests.support.scripted_model import ScriptedModel
 
@@ -331,8 +332,9 @@ async def test_over_a_guessed_window_the_request_goes_out_with_a_notice(
     assert any("sent anyway (set model.context_tokens)" in n for n in notices)
 
 
+@pytest.mark.parametrize("mode", ["native", "text"])
 async def test_once_the_window_is_full_most_requests_begin_with_the_one_before(
-    repo: Path, scripted: ScriptedModel
+    repo: Path, scripted: ScriptedModel, mode: str
 ) -> None:
     # A server that keeps the prompt it last read reads only what is new when a request begins
     # with the previous one; eliding one more output on every step would change an early
@@ -342,7 +344,7 @@ async def test_once_the_window_is_full_most_requests_begin_with_the_one_before(
         (repo / f"part{number}.txt").write_text(f"part {number}: " + _big(40))
 
     def reply(body: dict[str, Any]) -> dict[str, Any]:
-        done = sum(1 for m in body["messages"] if m["role"] == "tool")
+        done = sum(1 for m in body["messages"] if m["role"] == "assistant")
         # counts a little denser than the estimate, and not the same ratio twice: the run
         # corrects its ratio from them at every step
         sent = len(json.dumps(body["messages"]))
@@ -351,11 +353,14 @@ async def test_once_the_window_is_full_most_requests_begin_with_the_one_before(
         if done >= steps:
             return {"content": "read every part", "usage": usage}
         call = {"name": "read_file", "arguments": {"path": f"part{done}.txt"}}
+        if mode == "text":
+            return {"content": f"<tool:read_file>{json.dumps(call['arguments'])}</tool>"}
         return {"tool_calls": [call], "usage": usage}
 
     scripted.fallback = reply
     service = SessionService(repo, lambda: load_config(repo))
-    _, outcome = await _ask(service, scripted, repo, "read every part", None, 16_384)
+    overrides = {"model": {"context_tokens": 16_384}, "tool_calling": {"mode": mode}}
+    _, outcome = await ask_in_session(service, scripted, repo, "read every part", None, overrides)
     assert outcome.status == "completed", outcome.reason
     budget = Budget(window=16_384)
     requests = [body["messages"] for body in scripted.requests]
