@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.engine.helpers import answer, drive, results_read, system_text
+from tests.engine.helpers import answer, calls, drive, results_read, system_text
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 from toolgate.agent.loop import FENCED_HINT, REPEATED
@@ -34,6 +34,39 @@ async def test_repeating_forever_ends_the_run(repo: Path, scripted: ScriptedMode
     assert driven.outcome.status == "limit_reached"
     assert "repeating" in (driven.outcome.reason or "")
     assert len(scripted.requests) == 4  # the call, then three repeats
+
+
+async def test_a_round_of_calls_that_changes_nothing_is_a_repeat(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    # A small model's loop, seen with the embedded model: look, stage the file it never
+    # changed, run the tests, and again. Staging and test runs succeed, but git sees the
+    # workspace as it was, so the round is a repeat and does not run to the step limit.
+    scripted.fallback = calls(
+        ("git_status", {}), ("git_add", {"files": ["README.md"]}), ("run_tests", {})
+    )
+    driven = await drive(repo, scripted)
+    assert driven.outcome.status == "limit_reached"
+    assert "repeating" in (driven.outcome.reason or "")
+    assert len(scripted.requests) == 3  # the round, a round of three repeats, then one too many
+
+
+async def test_staging_a_change_lets_the_same_look_run_again(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    (repo / "README.md").write_text("# Tiny project, changed by the person\n")
+    scripted.script = [
+        tool_call("git_status"),
+        tool_call("git_add", files=["README.md"]),
+        tool_call("git_status"),
+        answer(),
+    ]
+    driven = await drive(repo, scripted)
+    assert driven.outcome.status == "completed"
+    before, _add, after = results_read(scripted)
+    assert before["data"]["unstaged"] == [{"path": "README.md", "status": "M"}]
+    assert after["success"] is True, after
+    assert after["data"]["staged"] == [{"path": "README.md", "status": "M"}]
 
 
 async def test_a_fenced_call_gets_one_hint_and_then_runs(

@@ -34,6 +34,7 @@ from toolgate.agent.redact import Redactor
 from toolgate.agent.retention import fit_result, result_json
 from toolgate.agent.runlog import RunLog
 from toolgate.agent.undo_news import undo_news
+from toolgate.agent.workspace_state import workspace_state
 from toolgate.calls import CallParseError, ParsedCall, StreamingCallParser
 from toolgate.calls.prompt import (
     compact_instructions,
@@ -87,6 +88,9 @@ FINAL_ANSWER = Tool(
 
 _call_ids = itertools.count(1)
 
+# Tools whose every effect shows in git's view of the workspace. An accepted write_file or
+# edit_file may wait in an editor's buffer, which git does not see: those always count.
+_SEEN_BY_GIT = frozenset({"git_add", "git_commit", "run_tests", "run_command"})
 REPEATED = (
     "you already made this exact call and nothing has changed since; its result is above. "
     "Do the next step, or, if the task is done, answer in plain text without a tool call."
@@ -258,6 +262,7 @@ class AgentRun:
         self.answer: str | None = None
         # Calls already made since the workspace last changed: small models loop on them.
         self._seen: set[tuple[Any, ...]] = set()
+        self._state: str | None = None  # the workspace's digest since then, once taken
         self._repeats = 0
         self._turn_calls = 0
         self._content_at = 0.0
@@ -952,10 +957,18 @@ class AgentRun:
             if self._repeats > self.limits.max_tool_retries:
                 raise _Stop(LIMIT, "the model kept repeating calls it had already made")
             return self.gate.invalid(call, REPEATED)
+        digested = call.name in _SEEN_BY_GIT
+        if digested and self._state is None:
+            self._state = await workspace_state(self.ctx.workspace.root)
         outcome = await self.gate.handle(call)
         tool = self.registry.get(call.name)
         if tool is not None and tool.kind != "read" and outcome.result.success:
-            self._seen.clear()  # the workspace changed: the same call may now mean something new
+            # The same call may now mean something new, unless git sees the workspace as it was:
+            # staging what is staged, or a test run, changes nothing the model could read.
+            after = await workspace_state(self.ctx.workspace.root) if digested else None
+            if after is None or after != self._state:
+                self._seen.clear()
+            self._state = after
         if outcome.result.success:
             self._seen.add(key)  # a failed or refused call may fairly be tried again
         return outcome
