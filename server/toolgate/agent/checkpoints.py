@@ -20,13 +20,13 @@ import hashlib
 import json
 import logging
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolgate.agent.git_output import git_output
 from toolgate.workspace import PathRefused, Workspace
 from toolgate.workspace.files import (
     BinaryFileError,
@@ -259,18 +259,9 @@ class WorkspaceSnapshot:
 
 def _listed_files(root: Path) -> Iterator[str]:
     """The workspace's files: git's tracked and untracked-not-ignored ones, else a plain walk."""
-    try:
-        done = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=60,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        done = None
-    if done is not None and done.returncode == 0:
-        for name in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+    listed = git_output(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    if listed is not None:
+        for name in listed.decode("utf-8", "surrogateescape").split("\0"):
             if name:
                 yield name
         return

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
-import subprocess
 from pathlib import Path
+
+from toolgate.agent.git_output import git_output
 
 HASHED_BYTES = 1_000_000  # a changed file up to this size is digested by its bytes
 HASHED_FILES = 200  # past this many changed files, the rest by size and modification time
@@ -24,21 +24,11 @@ async def workspace_state(root: Path) -> str | None:
 
 
 def _state(root: Path) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"],
-            cwd=root,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=60,
-            env={**os.environ, "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"},
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    status = git_output(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
+    if status is None:
         return None
-    if done.returncode != 0:
-        return None
-    digest = hashlib.blake2b(done.stdout, digest_size=20)
-    for number, path in enumerate(_worktree_paths(done.stdout)):
+    digest = hashlib.blake2b(status, digest_size=20)
+    for number, path in enumerate(_worktree_paths(status)):
         digest.update(b"\0" + path.encode("utf-8", "surrogateescape") + b"\0")
         digest.update(_file_mark(root / path, by_bytes=number < HASHED_FILES))
     return digest.hexdigest()
