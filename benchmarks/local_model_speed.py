@@ -5,7 +5,7 @@ streams a fixed completion a few times at temperature 0 and reports prompt time 
 token) and generation speed (tokens after the first, per second). Each streamed chunk is one token.
 Which CPU features the build uses is read from llama.cpp's own system info, in a child process.
 
-With --long, also a long prompt (about 4,000 tokens, as a conversation near the window sends):
+With --long, also a long prompt (5,281 tokens, as a conversation near the window sends):
 its time to the first token, the same prompt again with only its last line changed (what the
 server reuses of the previous prompt), and the server's peak memory (VmHWM).
 
