@@ -69,6 +69,26 @@ async def test_staging_a_change_lets_the_same_look_run_again(
     assert after["data"]["staged"] == [{"path": "README.md", "status": "M"}]
 
 
+async def test_a_commit_with_nothing_changed_says_so_and_one_with_nothing_staged_says_stage(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    scripted.script = [tool_call("git_commit", message="Fix it"), answer()]
+    await drive(repo, scripted)
+    (clean,) = results_read(scripted)
+    (repo / "README.md").write_text("# Tiny project, changed\n")
+    (repo / "notes.txt").write_text("new\n")
+    scripted.requests.clear()
+    scripted.script = [tool_call("git_commit", message="Fix it"), answer()]
+    await drive(repo, scripted)
+    (unstaged,) = results_read(scripted)
+    assert clean["success"] is False and unstaged["success"] is False
+    assert clean["suggestions"] == [
+        "Nothing changed since the last commit, so there is nothing to commit: "
+        "change the files first, or, if the work is done, say so."
+    ]
+    assert unstaged["suggestions"] == ["Stage files with git_add first."]
+
+
 async def test_a_fenced_call_gets_one_hint_and_then_runs(
     repo: Path, scripted: ScriptedModel
 ) -> None:

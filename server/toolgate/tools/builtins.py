@@ -547,7 +547,13 @@ class GitCommit:
         code, out = await _git(ctx, "commit", "-m", args["message"])
         if code != 0:
             hint = []
-            if "nothing to commit" in out or "no changes added" in out:
+            if "working tree clean" in out:
+                # said apart: a small model told to stage stages its unchanged file, again and again
+                hint = [
+                    "Nothing changed since the last commit, so there is nothing to commit: "
+                    "change the files first, or, if the work is done, say so."
+                ]
+            elif "nothing to commit" in out or "no changes added" in out or "nothing added" in out:
                 hint = ["Stage files with git_add first."]
             if "Please tell me who you are" in out or "user.email" in out:
                 hint = ["git has no author identity configured in this repository."]
