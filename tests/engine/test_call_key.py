@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from toolgate.agent.loop import _call_key
+from toolgate.agent.repeats import call_key
 from toolgate.records import ToolCall
 
 
 def _key(name: str, **arguments: object) -> object:
-    return _call_key(ToolCall(id="c", name=name, arguments=dict(arguments)))
+    return call_key(ToolCall(id="c", name=name, arguments=dict(arguments)))
 
 
 def test_the_same_arguments_in_any_order_and_reasoning_are_the_same_call() -> None:

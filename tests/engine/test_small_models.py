@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 from tests.engine.helpers import answer, calls, drive, results_read, system_text
 from tests.support.scripted_model import ScriptedModel, tool_call
 
-from toolgate.agent.loop import FENCED_HINT, REPEATED
+from toolgate.agent.loop import FENCED_HINT
+from toolgate.agent.repeats import REPEATED
 
 
 async def test_a_repeated_call_is_refused_until_the_workspace_changes(
@@ -26,6 +30,37 @@ async def test_a_repeated_call_is_refused_until_the_workspace_changes(
     assert first["success"] is True
     assert repeated["success"] is False and repeated["error"] == REPEATED
     assert after_change["success"] is True and after_change["data"]["content"] == "# Changed\n"
+
+
+@pytest.mark.parametrize(
+    ("look", "change", "seen"),
+    [
+        (tool_call("read_file", path="README.md"), "README.md", "a needle"),
+        (tool_call("list_directory"), "notes.txt", "notes.txt"),
+        (tool_call("search_code", pattern="needle"), "notes.txt", "a needle"),
+        (tool_call("git_status"), "notes.txt", "notes.txt"),
+    ],
+    ids=["read_file", "list_directory", "search_code", "git_status"],
+)
+async def test_a_look_repeated_after_the_person_changed_the_workspace_runs_again(
+    repo: Path, scripted: ScriptedModel, look: dict[str, Any], change: str, seen: str
+) -> None:
+    # The person edits the project while the model works: the same look sees something new,
+    # so it is answered, and only a look that would see the same is refused.
+    def person_edits(_body: dict[str, Any]) -> dict[str, Any]:
+        (repo / change).write_text("a needle, put there by the person\n")
+        return look
+
+    scripted.script = [look, person_edits, look, answer()]
+    driven = await drive(repo, scripted)
+    assert driven.outcome.status == "completed"
+    first, again, repeated = results_read(scripted)
+    assert first["success"] is True and again["success"] is True, again
+    assert seen not in json.dumps(first["data"])
+    assert seen in json.dumps(again["data"])
+    assert repeated["success"] is False and repeated["error"] == REPEATED
+    executed = [e for e in driven.events if e.type == "tool_call_executed"]
+    assert len(executed) == 2  # the refused repeat's look ran out of sight
 
 
 async def test_repeating_forever_ends_the_run(repo: Path, scripted: ScriptedModel) -> None:

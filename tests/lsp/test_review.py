@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
+from tests.engine.helpers import tool_messages
 from tests.lsp.conftest import API_KEY
 from tests.lsp.harness import Editor, uri_of
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
@@ -99,6 +102,31 @@ async def test_read_sees_unsaved_buffer(
     await editor.finished()
     told = last_tool_result(scripted.requests[-1])
     assert told["data"]["content"] == "unsaved text in the editor\n"
+
+
+async def test_a_read_repeated_after_an_unsaved_edit_sees_the_edit(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    (repo / "a.py").write_text("on disk\n")
+    uri = editor.open("a.py", "first unsaved text\n")
+    edited = threading.Event()
+
+    def once_edited(_body: dict[str, Any]) -> dict[str, Any]:
+        assert edited.wait(30)
+        return tool_call("read_file", path="a.py")
+
+    read = tool_call("read_file", path="a.py")
+    scripted.script = [read, once_edited, read, {"content": "read it twice"}]
+    await editor.command("toolgate.ask", {"task": "read a.py"})
+    await editor.until(lambda: len(scripted.requests) >= 2)
+    editor.change(uri, "second unsaved text\n")
+    await editor.command("toolgate.listProposals")  # answered after the change is taken
+    edited.set()
+    assert (await editor.finished())["status"] == "completed"
+    first, again, repeated = tool_messages(scripted.requests[-1])
+    assert first["data"]["content"] == "first unsaved text\n"
+    assert again["data"]["content"] == "second unsaved text\n"
+    assert repeated["success"] is False and "nothing has changed" in repeated["error"]
 
 
 async def test_api_key_never_sent_to_client(editor: Editor, scripted: ScriptedModel) -> None:

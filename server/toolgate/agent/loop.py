@@ -31,10 +31,10 @@ from toolgate.agent.gate import Gate, GateOutcome
 from toolgate.agent.metrics import Metrics
 from toolgate.agent.policy import Decision, Policy
 from toolgate.agent.redact import Redactor
+from toolgate.agent.repeats import REPEATED, RepeatGuard
 from toolgate.agent.retention import fit_result, result_json
 from toolgate.agent.runlog import RunLog
 from toolgate.agent.undo_news import undo_news
-from toolgate.agent.workspace_state import workspace_state
 from toolgate.calls import CallParseError, ParsedCall, StreamingCallParser
 from toolgate.calls.prompt import (
     compact_instructions,
@@ -88,13 +88,6 @@ FINAL_ANSWER = Tool(
 
 _call_ids = itertools.count(1)
 
-# Tools whose every effect shows in git's view of the workspace. An accepted write_file or
-# edit_file may wait in an editor's buffer, which git does not see: those always count.
-_SEEN_BY_GIT = frozenset({"git_add", "git_commit", "run_tests", "run_command"})
-REPEATED = (
-    "you already made this exact call and nothing has changed since; its result is above. "
-    "Do the next step, or, if the task is done, answer in plain text without a tool call."
-)
 FENCED_HINT = (
     "Your tool block was inside a ``` code fence, which marks an example, so it did not run. "
     "To call a tool, write the tool block on its own, without the fence."
@@ -107,27 +100,6 @@ DONE_HINT = (
     "Go on with the next step of the task. Only when every step is done, reply with one plain "
     "sentence and no tool block."
 )
-
-
-def _call_key(call: ToolCall) -> tuple[Any, ...]:
-    """What makes two calls the same call, without serialising the arguments.
-
-    A whole file's content is an argument of `write_file`: encoding it as JSON here cost as
-    much as the rest of planning the proposal; a tuple holding the same strings hashes them once.
-    """
-    args = {k: v for k, v in call.arguments.items() if k != "_reasoningForCall"}
-    return (call.name, _frozen(args))
-
-
-def _frozen(value: Any) -> Any:
-    # the type is part of the key: True == 1 in Python, but not as JSON arguments
-    if isinstance(value, dict):
-        return ("dict", tuple(sorted((str(k), _frozen(v)) for k, v in value.items())))
-    if isinstance(value, (list, tuple)):
-        return ("list", tuple(_frozen(v) for v in value))
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return (type(value).__name__, value)
-    return ("other", repr(value))
 
 
 # One record of limits for the configuration and the loop: nothing is copied field by field.
@@ -260,10 +232,7 @@ class AgentRun:
         self.refusal: str | None = None  # the model's latest answer, when it was a refusal
         self.llm_calls = 0
         self.answer: str | None = None
-        # Calls already made since the workspace last changed: small models loop on them.
-        self._seen: set[tuple[Any, ...]] = set()
-        self._state: str | None = None  # the workspace's digest since then, once taken
-        self._repeats = 0
+        self._repeats = RepeatGuard(registry, ctx)
         self._turn_calls = 0
         self._content_at = 0.0
         self._sent_bytes = 0
@@ -951,26 +920,14 @@ class AgentRun:
         if problem:
             self._parse_error(problem, call.raw_excerpt or json.dumps(call.arguments)[:500])
             return self.gate.invalid(call, problem)
-        key = _call_key(call)
-        if key in self._seen:
-            self._repeats += 1
-            if self._repeats > self.limits.max_tool_retries:
+        if await self._repeats.is_repeat(call):
+            self._repeats.repeats += 1
+            if self._repeats.repeats > self.limits.max_tool_retries:
                 raise _Stop(LIMIT, "the model kept repeating calls it had already made")
             return self.gate.invalid(call, REPEATED)
-        digested = call.name in _SEEN_BY_GIT
-        if digested and self._state is None:
-            self._state = await workspace_state(self.ctx.workspace.root)
+        await self._repeats.before(call)
         outcome = await self.gate.handle(call)
-        tool = self.registry.get(call.name)
-        if tool is not None and tool.kind != "read" and outcome.result.success:
-            # The same call may now mean something new, unless git sees the workspace as it was:
-            # staging what is staged, or a test run, changes nothing the model could read.
-            after = await workspace_state(self.ctx.workspace.root) if digested else None
-            if after is None or after != self._state:
-                self._seen.clear()
-            self._state = after
-        if outcome.result.success:
-            self._seen.add(key)  # a failed or refused call may fairly be tried again
+        await self._repeats.after(call, outcome.result)
         return outcome
 
 
