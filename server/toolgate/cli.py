@@ -48,7 +48,13 @@ def _verbosity() -> argparse.ArgumentParser:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="toolgate", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="toolgate",
+        description="A coding agent whose every tool call passes a gate: reads run at once, "
+        "changes wait for your yes, nothing runs through a shell or leaves the workspace.",
+        epilog='start with: toolgate run "Fix the failing test" (or toolgate chat, toolgate '
+        "demo); toolgate COMMAND --help for each command",
+    )
     parser.add_argument("--version", action="version", version=f"toolgate {__version__}")
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="Toolgate's debug log on stderr"

@@ -69,6 +69,7 @@ def test_runs_list_and_show_read_a_run_as_a_person_does(
     listed = toolgate("runs", "list", "--workspace", str(repo))
     assert listed.returncode == 0, listed.stderr
     assert run_id in listed.stdout and "incomplete" in listed.stdout
+    assert " 4 steps " in listed.stdout
     assert "Write notes and commit." in listed.stdout
     bare = toolgate("runs", "--workspace", str(repo))
     assert bare.returncode == 0 and bare.stdout == listed.stdout
