@@ -71,7 +71,7 @@ def test_sessions_list_show_and_delete(repo: Path, scripted: ScriptedModel) -> N
     ]
     assert _run(repo, scripted, "What is the title?").returncode == 0
     one = toolgate("sessions", "list", "--workspace", str(repo))
-    assert "  1 turn  What is the title?" in one.stdout
+    assert " 1 turn   What is the title?" in one.stdout
     assert _run(repo, scripted, "Again?", "--continue").returncode == 0
     listed = toolgate("sessions", "list", "--workspace", str(repo))
     assert listed.returncode == 0, listed.stderr
