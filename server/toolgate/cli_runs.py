@@ -61,7 +61,8 @@ def _list_line(doc: dict[str, Any]) -> str:
     task = task if len(task) <= 60 else task[:59] + "…"
     started = str(doc.get("started_at") or "")[:19].replace("T", " ")
     steps = len(doc.get("steps") or [])
-    return f"{doc.get('run_id')}  {started}  {doc.get('status', '?'):<17} {steps:3} {'step ' if steps == 1 else 'steps'}  {task}"
+    noun = "step " if steps == 1 else "steps"
+    return f"{doc.get('run_id')}  {started}  {doc.get('status', '?'):<17} {steps:3} {noun}  {task}"
 
 
 def run_lines(doc: dict[str, Any], root: Path) -> list[str]:

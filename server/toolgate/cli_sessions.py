@@ -54,7 +54,8 @@ def _list(service: Any, as_json: bool) -> int:
         sys.stdout.write(json.dumps(listed, ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK
     for info in listed:
-        print(f"{info['id']}  {info['lastActivity']}  {info['turns']:3} {'turn ' if info['turns'] == 1 else 'turns'}  {info['title']}")
+        noun = "turn " if info["turns"] == 1 else "turns"
+        print(f"{info['id']}  {info['lastActivity']}  {info['turns']:3} {noun}  {info['title']}")
     if not listed:
         print("no sessions in this workspace", file=sys.stderr)
     return EXIT_OK

@@ -91,13 +91,14 @@ def test_a_model_without_structured_output_is_read_from_its_text(
     }
     scripted.script = [
         {"status": 400, "error": "Unsupported parameter: response_format"},
+        {"status": 400, "error": "Unsupported parameter: response_format"},
         {"content": "My review:\n" + json.dumps(verdict) + "\nThat is all."},
     ]
     done = toolgate("review", *on_scripted(repo, scripted))
     assert done.returncode == 1, done.stderr
     assert done.stdout.splitlines() == ["calc.py:2 error Wrong sign."]
     assert "refused structured output" in done.stderr
-    assert "response_format" not in scripted.requests[1]
+    assert "response_format" not in scripted.requests[2]
 
 
 def test_no_changes_asks_nothing_and_outside_git_is_a_usage_error(

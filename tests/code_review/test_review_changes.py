@@ -65,7 +65,7 @@ async def test_a_model_without_structured_output_answers_in_text(
         + json.dumps({**REJECT, "comments": [{**REJECT["comments"][0], "severity": "critical"}]})
         + "\n```\nHope that helps."
     )
-    scripted.script = [_refuse_structured(prose), _refuse_structured(prose)]
+    scripted.script = [_refuse_structured(prose)] * 3
     notices: list[str] = []
     review = await review_changes(
         ReviewRequest(diff=DIFF), _settings(scripted), notice=notices.append
@@ -73,9 +73,37 @@ async def test_a_model_without_structured_output_answers_in_text(
     assert not review.approved
     assert review.comments[0].severity == "error"  # "critical" read as the schema's error
     assert review.metrics["output"] == "text"
-    first, second = scripted.requests
-    assert "response_format" in first and "response_format" not in second
+    assert review.metrics["llm_calls"] == 3
+    forms = [(r.get("response_format") or {}).get("type") for r in scripted.requests]
+    assert forms == ["json_schema", "json_object", None]
     assert any("refused structured output" in n for n in notices)
+
+
+async def test_a_server_that_takes_only_json_object_gets_the_schema_that_way(
+    scripted: ScriptedModel,
+) -> None:
+    scripted.json_schema_500 = True
+    scripted.script = [{"content": json.dumps(REJECT)}]
+    notices: list[str] = []
+    review = await review_changes(
+        ReviewRequest(diff=DIFF), _settings(scripted), notice=notices.append
+    )
+    assert not review.approved and review.comments[0].line == 5
+    assert review.metrics["output"] == "structured" and review.metrics["llm_calls"] == 2
+    *refused, asked = scripted.requests  # the client tries a 500 once more before it gives up
+    assert [r["response_format"]["type"] for r in refused] == ["json_schema"] * 2
+    assert asked["response_format"]["type"] == "json_object"
+    assert asked["response_format"]["schema"]["title"] == "Toolgate code review"
+    [notice] = notices
+    assert "HTTP 500" in notice and "trying json_object" in notice and "\n" not in notice
+
+
+async def test_a_server_error_that_is_not_about_the_format_is_not_taken_for_a_refusal(
+    scripted: ScriptedModel,
+) -> None:
+    scripted.script = [{"status": 500, "error": "CUDA out of memory"}] * 3
+    with pytest.raises(ReviewError, match="500"):
+        await review_changes(ReviewRequest(diff=DIFF), _settings(scripted))
 
 
 async def test_an_unreadable_answer_gets_one_corrective_turn(scripted: ScriptedModel) -> None:

@@ -97,14 +97,16 @@ async def test_a_review_is_answered_as_text_when_structured_output_is_refused(
         calls(("review_code", {"diff": DIFF})),
         refusing,
         refusing,
+        refusing,
         answer(),
     ]
     driven = await drive(repo, scripted, overrides=ENABLED)
     assert driven.outcome.status == "completed"
-    assert ["response_format" in body for body in seen] == [True, False]
+    forms = [body.get("response_format", {}).get("type") for body in seen]
+    assert forms == ["json_schema", "json_object", None]
     # The text request carries the schema in its prompt instead.
-    assert "Toolgate code review" in seen[1]["messages"][0]["content"]
-    [result] = tool_messages(scripted.requests[3])
+    assert "Toolgate code review" in seen[2]["messages"][0]["content"]
+    [result] = tool_messages(scripted.requests[4])
     assert result["success"] is True
     assert result["data"]["metrics"]["output"] == "text"
     assert result["data"]["comments"][0]["message"] == "Division by zero."
@@ -293,7 +295,11 @@ async def test_a_text_protocol_run_gets_its_review_in_a_result_block(
     call = f'<tool name="review_code" args>{json.dumps({"diff": DIFF})}</tool>'
     text = json.dumps(REJECT)
     refusing = _refusing_structured(text, seen)
-    scripted.script = [{"content": "Let me review it.\n" + call}, refusing, refusing, answer()]
+    scripted.script = [
+        {"content": "Let me review it.\n" + call},
+        *[refusing] * 3,
+        answer(),
+    ]
     overrides = {"tool_calling": {"latent_tools": ["review_code"], "mode": "text"}}
     driven = await drive(repo, scripted, overrides=overrides)
     assert driven.outcome.status == "completed"
@@ -385,7 +391,7 @@ async def test_a_latent_reviews_tokens_are_in_the_runs_totals(
     scripted.script = [
         _with_usage(first, 110),
         _with_usage(review, 960),
-        *([_with_usage(review, 970)] if mode == "text" else []),
+        *([_with_usage(review, 965), _with_usage(review, 970)] if mode == "text" else []),
         _with_usage(answer("Reviewed."), 300),
     ]
     overrides = {"tool_calling": {"latent_tools": ["review_code"], "mode": mode}}
@@ -394,11 +400,11 @@ async def test_a_latent_reviews_tokens_are_in_the_runs_totals(
     # Each request's usage under its own number, whichever finished first.
     used = sorted((e["n"], e.get("mode"), e["total_tokens"]) for e in driven.of_type("llm_usage"))
     if mode == "native":
-        # (the refused structured request of text mode reports nothing: it got HTTP 400)
+        # (the refused structured requests of text mode report nothing: they got HTTP 400)
         assert used == [(1, None, 110), (2, "latent", 960), (3, None, 300)]
         assert driven.log["account"]["tokens"] == {"prompt": 1233, "completion": 137, "total": 1370}
     else:
-        assert used == [(1, None, 110), (3, "latent", 970), (4, None, 300)]
+        assert used == [(1, None, 110), (4, "latent", 970), (5, None, 300)]
         assert driven.log["account"]["tokens"] == {"prompt": 1242, "completion": 138, "total": 1380}
     # Each step keeps its own request's usage; the review's counts for the run, not the step.
     assert [s.get("usage", {}).get("total_tokens") for s in driven.log["steps"]] == [110, 300]

@@ -18,8 +18,11 @@ from pathlib import Path
 
 import openai
 import pytest
+from tests.support.calc_review import DIFF
 from tests.support.processes import alive
 
+from toolgate.code_review import ReviewRequest, review_changes
+from toolgate.model.client import ModelSettings
 from toolgate.model.local import LocalModelServer
 from toolgate.model.local_assets import (
     MODEL_NAME,
@@ -106,6 +109,26 @@ def test_server_keeps_only_the_last_tokens_logits(server: LocalModelServer) -> N
     assert "logits_all=False" in str(refused.value.body or refused.value)
 
 
+async def test_a_review_gets_the_schema_in_the_form_the_server_takes(
+    server: LocalModelServer,
+) -> None:
+    # llama_cpp.server answers `json_schema` with HTTP 500; its `json_object` form holds the
+    # model to the review's schema, so even this model's answer reads as a review.
+    notices: list[str] = []
+    settings = ModelSettings(
+        model=server.model,
+        base_url=server.base_url,
+        api_key=server.api_key,
+        temperature=0,
+        max_tokens=512,
+    )
+    review = await review_changes(ReviewRequest(diff=DIFF), settings, notice=notices.append)
+    assert review.metrics["output"] == "structured"
+    assert review.metrics["llm_calls"] == 2, notices
+    [refused] = notices
+    assert "json_schema" in refused and "HTTP 500" in refused and "trying json_object" in refused
+
+
 async def test_async_start_and_stop_leave_nothing_behind(tmp_path: Path) -> None:
     local = LocalModelServer(log_dir=tmp_path, n_ctx=2048)
     await local.start()
@@ -128,7 +151,9 @@ def test_server_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
         f"""
         import time
         from pathlib import Path
-        from toolgate.model.local import LocalModelServer
+        from toolgate.code_review import ReviewRequest, review_changes
+from toolgate.model.client import ModelSettings
+from toolgate.model.local import LocalModelServer
         s = LocalModelServer(log_dir=Path({str(tmp_path)!r}), n_ctx=2048)
         s.start_sync()
         print(s.pid, flush=True)

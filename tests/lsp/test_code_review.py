@@ -114,14 +114,15 @@ async def test_a_model_without_structured_output_answers_as_text(
             return {"status": 400, "error": "this model does not support response_format"}
         return {"content": "Review follows.\n```json\n" + _verdict(False, COMMENTS[:1]) + "\n```\n"}
 
-    scripted.script = [no_structured_output, no_structured_output]
+    scripted.script = [no_structured_output] * 3
     result = await editor.command("toolgate.review", {"focus": ["correctness"]})
     assert result["approved"] is False and result["metrics"]["output"] == "text"
     await editor.until(lambda: _review_lines(editor, uri), on="textDocument/publishDiagnostics")
     assert sorted(_review_lines(editor, uri)) == [DIV_LINE - 1]
-    first, second = scripted.requests
-    assert "response_format" in first and "response_format" not in second
-    assert "Focus on: correctness" in second["messages"][1]["content"]
+    *refused, text = scripted.requests
+    assert [r["response_format"]["type"] for r in refused] == ["json_schema", "json_object"]
+    assert "response_format" not in text
+    assert "Focus on: correctness" in text["messages"][1]["content"]
 
 
 async def test_a_pending_proposal_is_reviewed_before_it_is_accepted(

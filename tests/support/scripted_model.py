@@ -13,7 +13,9 @@ carries `tools`), `repeat_name` (every tool-call delta repeats the function name
 `omit_done` (the stream ends without [DONE]), `null_content_500` (HTTP 500 when an assistant
 message has content null), `chunk` (characters per streamed text delta), `empty_tool_stream`
 (a streamed request with `tools` gets an empty stream, or this text when it is a string, as
-llama-cpp-python's `chatml-function-calling` answers; without streaming it answers as scripted).
+llama-cpp-python's `chatml-function-calling` answers; without streaming it answers as scripted),
+`json_schema_500` (HTTP 500 with a validation error to a `response_format` other than `text` or
+`json_object`, as llama-cpp-python's server answers `json_schema`).
 
 Faults, per entry: `"headers"` adds headers to an HTTP error (`Retry-After`), `"sleep"` waits
 that many seconds before answering, `"cut_after"` closes a stream after that many tool-call
@@ -55,6 +57,7 @@ class ScriptedModel:
     omit_done: bool = False
     null_content_500: bool = False
     empty_tool_stream: bool | str = False
+    json_schema_500: bool = False
     chunk: int = 7
     model: str = "scripted-model"
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -178,6 +181,20 @@ class ScriptedModel:
             with self._lock:
                 self.requests.append(body)
             self._json(handler, 500, {"error": {"message": "content must not be null"}})
+            return
+        form = (body.get("response_format") or {}).get("type")
+        if self.json_schema_500 and form not in (None, "text", "json_object"):
+            with self._lock:
+                self.requests.append(body)
+            # llama_cpp.server's words, from its request validation
+            message = (
+                "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+                "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+                f"'input': '{form}'}}"
+            )
+            self._json(
+                handler, 500, {"error": {"message": message, "type": "internal_server_error"}}
+            )
             return
         if self.empty_tool_stream and body.get("stream") and body.get("tools"):
             with self._lock:

@@ -404,12 +404,31 @@ def test_structured_output_is_asked_for_and_dropped_when_refused(
 ) -> None:
     scripted.script = [
         {"status": 400, "error": "response_format json_schema is not supported"},
+        {"status": 400, "error": "response_format json_object is not supported"},
         {"content": json.dumps(RENDER_PLAN)},
     ]
     done = _plan(repo, scripted, "--json")
     assert "docs.render" in done.stdout, done.stderr
-    first, second = scripted.requests
+    first, second, third = scripted.requests
     assert first["response_format"]["type"] == "json_schema"
     assert first["response_format"]["json_schema"]["schema"]["title"] == "Toolgate plan"
-    assert "response_format" not in second
-    assert "refused structured output" in done.stderr
+    assert second["response_format"]["type"] == "json_object"
+    assert "response_format" not in third
+    assert "refused structured output as json_schema" in done.stderr
+    assert "asking for plain JSON" in done.stderr
+
+
+def test_a_server_that_takes_only_json_object_gets_the_schema_that_way(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    # llama-cpp-python's server: HTTP 500 to `json_schema`, a grammar from `json_object`'s schema
+    scripted.json_schema_500 = True
+    scripted.script = [{"content": json.dumps(RENDER_PLAN)}]
+    done = _plan(repo, scripted, "--json")
+    assert "docs.render" in done.stdout, done.stderr
+    # the client tries a 500 once more before it gives up
+    *refused, asked = scripted.requests
+    assert [r["response_format"]["type"] for r in refused] == ["json_schema"] * 2
+    assert asked["response_format"]["type"] == "json_object"
+    assert asked["response_format"]["schema"]["title"] == "Toolgate plan"
+    assert "trying json_object" in done.stderr

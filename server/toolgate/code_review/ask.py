@@ -1,10 +1,11 @@
 """Asking the model for a code review, answered against the review's output schema.
 
 `review_code` is a latent tool: no code computes its answer, the model writes it. The request
-carries the schema as structured output (`response_format: json_schema`) where the endpoint
-takes it; an endpoint that refuses it is asked again in plain text, and the JSON is read out
-of the answer. An answer that does not read as a review (no JSON, a schema violation, nesting
-deeper than `tool_calling.max_argument_depth`) gets a corrective turn that says what was wrong.
+carries the schema as structured output (`response_format`, in the first form the endpoint
+takes: see `toolgate.model.structured`); an endpoint that refuses them is asked in plain
+text, and the JSON is read out of the answer. An answer that does not read as a review (no
+JSON, a schema violation, nesting deeper than `tool_calling.max_argument_depth`) gets a
+corrective turn that says what was wrong.
 """
 
 from __future__ import annotations
@@ -25,12 +26,7 @@ from toolgate.code_review.records import (
 )
 from toolgate.model.client import ModelError, ModelSettings, OpenAIChatModel
 from toolgate.model.meter import UNMETERED, RequestMeter
-from toolgate.model.structured import (
-    NoJson,
-    extract_json,
-    json_schema_format,
-    refuses_structured_output,
-)
+from toolgate.model.structured import NoJson, ask_structured, extract_json, structured_formats
 from toolgate.schemas import CODE_REVIEW, load_schema
 
 PROMPT = """You review a code change. Do not change anything: answer with one JSON object only,
@@ -118,19 +114,12 @@ async def review_changes(
     try:
         if not settings.model:
             model.model = settings.model = await _first_model(model)
-        if structured:
-            settings.response_format = json_schema_format("code_review", load_schema(CODE_REVIEW))
-            try:
-                review, calls = await _ask(model, messages, max_nesting, max_calls, meter)
-            except ModelError as exc:
-                if not refuses_structured_output(exc):
-                    raise
-                notice(f"the endpoint refused structured output ({exc}); asking for plain JSON")
-                settings.response_format = None
-                review, more = await _ask(model, messages, max_nesting, max_calls, meter)
-                calls = 1 + more
-        else:
-            review, calls = await _ask(model, messages, max_nesting, max_calls, meter)
+        review, calls = await ask_structured(
+            settings,
+            structured_formats("code_review", load_schema(CODE_REVIEW)) if structured else (),
+            lambda: _ask(model, messages, max_nesting, max_calls, meter),
+            notice,
+        )
     except ModelError as exc:
         raise ReviewError(f"no review: {exc}") from None
     finally:

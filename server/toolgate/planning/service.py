@@ -11,7 +11,7 @@ from typing import Any
 from toolgate.agent.events import NOTICE, EventBus
 from toolgate.agent.gate import Gate
 from toolgate.config import DEFAULT_MIN_CONFIDENCE, Config
-from toolgate.model.structured import json_schema_format, refuses_structured_output
+from toolgate.model.structured import ask_structured, structured_formats
 from toolgate.planning.gaps import ResolvedPlan, resolve_plan
 from toolgate.planning.plan import Plan
 from toolgate.planning.workflow import (
@@ -129,7 +129,7 @@ def load_kept(root: Path, plan_id: str) -> Plan:
         raise PlanningError(f"{path}: {exc}") from None
 
 
-PLAN_FORMAT = json_schema_format("toolgate_plan", load_schema(PLAN))
+PLAN_FORMATS = structured_formats("toolgate_plan", load_schema(PLAN))
 
 
 class PlanningError(Exception):
@@ -214,17 +214,12 @@ async def make_plan(
     try:
         if not settings.model:
             model.model = settings.model = await pick_model(model)
-        # Structured output where the endpoint takes it; a refusal means plain text instead.
-        settings.response_format = PLAN_FORMAT
-        try:
-            plan, calls = await ask_for_plan(model, task, registry, max_calls=max_calls)
-        except ModelError as exc:
-            if not refuses_structured_output(exc):
-                raise
-            notice(f"the endpoint refused structured output ({exc}); asking for plain JSON")
-            settings.response_format = None
-            plan, more = await ask_for_plan(model, task, registry, max_calls=max_calls)
-            calls = 1 + more
+        plan, calls = await ask_structured(
+            settings,
+            PLAN_FORMATS,
+            lambda: ask_for_plan(model, task, registry, max_calls=max_calls),
+            notice,
+        )
     except (PlanError, ModelError, SetupError) as exc:
         raise PlanningError(f"no plan: {exc}") from None
     finally:
