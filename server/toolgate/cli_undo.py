@@ -59,13 +59,14 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     else:
-        verb = "would" if args.dry_run else "did"
         for item in plan.files:
             print(f"{item.action:14} {item.path}  ({item.reason})")
-        print(
-            f"toolgate undo: run {plan.run_id}: {verb} restore {len(plan.changes)} file(s)",
-            file=sys.stderr,
-        )
+        count = f"{len(plan.changes)} file{'' if len(plan.changes) == 1 else 's'}"
+        if not plan.changes:
+            done = "nothing to restore"
+        else:
+            done = f"would restore {count}" if args.dry_run else f"restored {count}"
+        print(f"toolgate undo: run {plan.run_id}: {done}", file=sys.stderr)
         if plan.conflicts:
             print(
                 f"toolgate undo: {len(plan.conflicts)} file(s) changed since the run were left "

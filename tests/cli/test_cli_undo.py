@@ -70,9 +70,11 @@ def test_undo_restores_every_file_byte_for_byte_and_removes_created_ones(
         "pkg/new.py": "remove",
     }
     assert _tree(repo) == after  # a dry run changes nothing
+    assert ": would restore 4 files" in _undo(repo, "--dry-run").stderr
 
     done = _undo(repo)
     assert done.returncode == 0, done.stderr
+    assert ": restored 4 files" in done.stderr
     assert _tree(repo) == before
     assert (repo / "crlf.txt").read_bytes() == CRLF_BOM
     assert (repo / "latin.txt").read_bytes() == LATIN
