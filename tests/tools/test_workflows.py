@@ -332,6 +332,25 @@ def test_from_a_gap_to_a_scaffolded_tool_in_a_saved_workflow(
     assert render["result"]["data"]["html"].startswith("markdown=# Tiny project")
 
 
+def test_workflow_list_names_each_workflow_its_inputs_and_a_broken_one(tmp_path: Path) -> None:
+    root = tmp_path / "example"
+    shutil.copytree(ROOT / "examples" / "tools", root)
+    empty = toolgate("workflow", "list", "--workspace", str(tmp_path))
+    assert empty.returncode == 0 and empty.stdout == ""
+    assert "no workflows in this workspace" in empty.stderr
+    listed = toolgate("workflow", "list", "--workspace", str(root))
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        "publish-notes  source=… target=…  Render a Markdown file to an HTML page next to it."
+    ]
+    (root / ".agent" / "workflows" / "broken.yaml").write_text("name: broken\nsteps: 3\n")
+    with_broken = toolgate("workflow", "list", "--workspace", str(root))
+    assert with_broken.returncode == 1
+    first, second = with_broken.stdout.splitlines()
+    assert first.startswith("broken  (cannot be used: ") and "broken.yaml" in first
+    assert second.startswith("publish-notes  ")
+
+
 def test_the_worked_example_runs(tmp_path: Path) -> None:
     root = tmp_path / "example"
     shutil.copytree(ROOT / "examples" / "tools", root)

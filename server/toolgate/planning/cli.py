@@ -22,6 +22,7 @@ from toolgate.planning.workflow import (
     WorkflowOutcome,
     dry_run,
     find_workflow,
+    load_workflow,
     save_workflow,
     workflow_paths,
 )
@@ -172,9 +173,7 @@ def workflow_main(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     root, config = loaded
     if args.workflow_command == "list":
-        for path in workflow_paths(root):
-            print(path.stem)
-        return EXIT_OK
+        return _list_workflows(root)
     values: dict[str, str] = {}
     for item in args.values:
         key, sep, value = item.partition("=")
@@ -197,6 +196,31 @@ def workflow_main(args: argparse.Namespace) -> int:
         _err(str(exc))
         return EXIT_USAGE
     return asyncio.run(_run_workflow(args, root, config, workflow, resolved, inputs))
+
+
+def _list_workflows(root: Path) -> int:
+    """Each saved workflow: its name, inputs and what it does; a broken file says what is wrong."""
+    paths = workflow_paths(root)
+    if not paths:
+        _err(
+            "no workflows in this workspace: `toolgate plan TASK --save NAME` saves one, "
+            "or write .agent/workflows/NAME.yaml"
+        )
+    broken = False
+    for path in paths:
+        try:
+            workflow = load_workflow(path)
+        except WorkflowError as exc:
+            broken = True
+            print(f"{path.stem}  (cannot be used: {exc})")
+            continue
+        inputs = " ".join(
+            f"{name}=…" if spec.get("required", True) and "default" not in spec else f"[{name}=…]"
+            for name, spec in workflow.inputs.items()
+        )
+        said = workflow.description or workflow.plan.goal
+        print("  ".join(part for part in (workflow.name, inputs, said) if part))
+    return EXIT_FAILED if broken else EXIT_OK
 
 
 async def _run_workflow(
