@@ -90,6 +90,7 @@ def test_the_first_review_rejects_the_second_approves_and_the_tests_run(
     assert "calc.py:2 [error] Dividing by zero" in asked and "return x / 2" in asked
     assert any("Add half() to calc.py." in str(m.get("content")) for m in fix_turn["messages"])
     err = done.stderr
+    assert "reviewing the change to 1 file…" in err
     assert "review: not approved: 1 error" in err
     assert "calc.py:2 error Dividing by zero raises ZeroDivisionError." in err
     assert "round 1: run" in err and "review not approved: 1 error" in err

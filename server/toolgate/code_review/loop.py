@@ -215,7 +215,8 @@ class ReviewLoop:
                 outcome.status, outcome.reason = ran.status, ran.reason
                 return
             request = review_request(self.config, runs_changes(root, run_ids))
-            self._notice(f"reviewing the change ({len(request.files_changed)} file(s))…")
+            files = len(request.files_changed)
+            self._notice(f"reviewing the change to {files} file{'' if files == 1 else 's'}…")
             try:
                 item.review = await review_in_workspace(
                     root, self.config, request, self._notice, endpoint=endpoint
