@@ -151,9 +151,7 @@ def test_server_ends_when_its_parent_is_killed(tmp_path: Path) -> None:
         f"""
         import time
         from pathlib import Path
-        from toolgate.code_review import ReviewRequest, review_changes
-from toolgate.model.client import ModelSettings
-from toolgate.model.local import LocalModelServer
+        from toolgate.model.local import LocalModelServer
         s = LocalModelServer(log_dir=Path({str(tmp_path)!r}), n_ctx=2048)
         s.start_sync()
         print(s.pid, flush=True)
