@@ -20,6 +20,7 @@ from toolgate.code_review import (
 )
 from toolgate.code_review.changes import numbered
 from toolgate.model.client import ModelSettings
+from toolgate.model.modes import ModeMemory
 
 
 def _settings(scripted: ScriptedModel, model: str = "scripted-model") -> ModelSettings:
@@ -96,6 +97,74 @@ async def test_a_server_that_takes_only_json_object_gets_the_schema_that_way(
     assert asked["response_format"]["schema"]["title"] == "Toolgate code review"
     [notice] = notices
     assert "HTTP 500" in notice and "trying json_object" in notice and "\n" not in notice
+
+
+def _forms(scripted: ScriptedModel) -> list[str | None]:
+    return [(r.get("response_format") or {}).get("type") for r in scripted.requests]
+
+
+async def test_the_form_an_endpoint_took_is_where_the_next_review_starts(
+    scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    scripted.json_schema_500 = True
+    scripted.script = [{"content": json.dumps(REJECT)}] * 2
+    memory = ModeMemory(tmp_path)
+    first = await review_changes(ReviewRequest(diff=DIFF), _settings(scripted), memory=memory)
+    assert first.metrics["llm_calls"] == 2
+    assert memory.structured_output(scripted.base_url, "scripted-model") == "json_object"
+    state = json.loads((tmp_path / ".toolgate" / "state.json").read_text())
+    [learned] = state["structured_output"].values()
+    assert "HTTP 500" in learned["reason"]
+    scripted.requests.clear()
+
+    notices: list[str] = []
+    again = await review_changes(
+        ReviewRequest(diff=DIFF), _settings(scripted), notice=notices.append, memory=memory
+    )
+    assert not again.approved and again.metrics["output"] == "structured"
+    assert again.metrics["llm_calls"] == 1 and notices == []
+    assert _forms(scripted) == ["json_object"]
+    # Learned per endpoint and model: another model on the same server is asked afresh.
+    assert memory.structured_output(scripted.base_url, "other-model") is None
+
+
+async def test_an_endpoint_that_took_no_form_is_asked_in_plain_text_next_time(
+    scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    scripted.script = [_refuse_structured(json.dumps(REJECT))] * 4
+    memory = ModeMemory(tmp_path)
+    await review_changes(ReviewRequest(diff=DIFF), _settings(scripted), memory=memory)
+    assert _forms(scripted) == ["json_schema", "json_object", None]
+    scripted.requests.clear()
+    review = await review_changes(ReviewRequest(diff=DIFF), _settings(scripted), memory=memory)
+    assert review.metrics["output"] == "text" and review.metrics["llm_calls"] == 1
+    assert _forms(scripted) == [None]
+
+
+async def test_a_remembered_form_the_endpoint_now_refuses_is_learned_again(
+    scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    memory = ModeMemory(tmp_path)
+    memory.remember_structured_output(scripted.base_url, "scripted-model", "json_object", "")
+    scripted.script = [_refuse_structured(json.dumps(REJECT))] * 2
+    review = await review_changes(ReviewRequest(diff=DIFF), _settings(scripted), memory=memory)
+    assert review.metrics["output"] == "text" and review.metrics["llm_calls"] == 2
+    assert _forms(scripted) == ["json_object", None]
+    assert memory.structured_output(scripted.base_url, "scripted-model") == "text"
+
+
+async def test_the_form_the_endpoint_is_known_to_take_is_asked_first_and_not_learned(
+    scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    # The embedded model's endpoint says it takes json_object; its random port is not kept.
+    scripted.json_schema_500 = True
+    scripted.script = [{"content": json.dumps(REJECT)}]
+    settings = _settings(scripted)
+    settings.structured_output = "json_object"
+    memory = ModeMemory(tmp_path)
+    review = await review_changes(ReviewRequest(diff=DIFF), settings, memory=memory)
+    assert review.metrics["llm_calls"] == 1 and _forms(scripted) == ["json_object"]
+    assert not (tmp_path / ".toolgate" / "state.json").exists()
 
 
 async def test_a_server_error_that_is_not_about_the_format_is_not_taken_for_a_refusal(

@@ -59,3 +59,20 @@ def test_toolgate_run_uses_the_embedded_model_by_default(repo: Path) -> None:
     assert first["decision"] == "approved"
     assert (repo / first["arguments"]["path"]).read_text() == first["arguments"]["content"]
     assert log["status"] in ("completed", "limit_reached"), log["reason"]
+
+
+def test_toolgate_review_asks_the_embedded_model_in_the_form_it_takes(repo: Path) -> None:
+    # llama-cpp-python refuses `json_schema` with HTTP 500; the embedded endpoint is known to
+    # take `json_object`, so a review is not refused (and retried) before it is asked.
+    (repo / "README.md").write_text("# Tiny project\n\nDivide by zero in `half()`.\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolgate", "review", "--workspace", str(repo), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
+    assert "embedded local model" in done.stderr
+    assert "refused structured output" not in done.stderr
+    review = json.loads(done.stdout)
+    assert review["metrics"]["output"] == "structured", done.stderr

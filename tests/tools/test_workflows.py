@@ -451,3 +451,12 @@ def test_a_server_that_takes_only_json_object_gets_the_schema_that_way(
     assert asked["response_format"]["type"] == "json_object"
     assert asked["response_format"]["schema"]["title"] == "Toolgate plan"
     assert "trying json_object" in done.stderr
+
+    # The workspace keeps what the endpoint took: the next plan is not refused first.
+    scripted.requests.clear()
+    scripted.script = [{"content": json.dumps(RENDER_PLAN)}]
+    again = _plan(repo, scripted, "--json")
+    assert "docs.render" in again.stdout, again.stderr
+    [request] = scripted.requests
+    assert request["response_format"]["type"] == "json_object"
+    assert "refused" not in again.stderr

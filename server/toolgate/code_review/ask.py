@@ -26,6 +26,7 @@ from toolgate.code_review.records import (
 )
 from toolgate.model.client import ModelError, ModelSettings, OpenAIChatModel
 from toolgate.model.meter import UNMETERED, RequestMeter
+from toolgate.model.modes import ModeMemory
 from toolgate.model.structured import NoJson, ask_structured, extract_json, structured_formats
 from toolgate.schemas import CODE_REVIEW, load_schema
 
@@ -87,6 +88,7 @@ async def review_changes(
     notice: Callable[[str], None] = _quiet,
     redact: Callable[[str], str] = _same,
     meter: RequestMeter = UNMETERED,
+    memory: ModeMemory | None = None,
 ) -> CodeReview:
     """Review a change with the model: the verdict and comments on the lines they are about.
 
@@ -99,6 +101,7 @@ async def review_changes(
     With `structured`, the request asks for structured output first; an endpoint that
     refuses it (HTTP 4xx) is asked in plain text, and `notice` is told so. `meter` counts
     each request as one of a run's (a latent answer's); its RequestRefused passes through.
+    `memory` (the workspace's) keeps the form of structured output the endpoint takes.
 
     An empty diff is approved without asking the model. Raises ReviewError (one line) when the
     endpoint fails or no valid review came back.
@@ -119,6 +122,7 @@ async def review_changes(
             structured_formats("code_review", load_schema(CODE_REVIEW)) if structured else (),
             lambda: _ask(model, messages, max_nesting, max_calls, meter),
             notice,
+            memory,
         )
     except ModelError as exc:
         raise ReviewError(f"no review: {exc}") from None

@@ -13,6 +13,7 @@ from toolgate.agent.latent import LatentContext
 from toolgate.code_review.ask import review_changes
 from toolgate.code_review.changes import Changes, runs_changes, working_tree_changes
 from toolgate.code_review.records import ReviewError, ReviewRequest
+from toolgate.model.modes import ModeMemory
 from toolgate.records import ToolResult
 
 
@@ -46,6 +47,7 @@ async def answer_review(ctx: LatentContext, arguments: dict[str, Any]) -> ToolRe
             notice=ctx.notice,
             redact=ctx.redact,
             meter=ctx.meter,
+            memory=ModeMemory(ctx.root),
         )
     except ReviewError as exc:
         return ToolResult.fail(str(exc))

@@ -14,6 +14,7 @@ from toolgate.code_review.ask import review_changes
 from toolgate.code_review.changes import Changes
 from toolgate.code_review.records import CodeReview, ReviewRequest, ReviewSetupError
 from toolgate.config import Config
+from toolgate.model.modes import ModeMemory
 
 if TYPE_CHECKING:
     from toolgate.session.assembly import Endpoint
@@ -72,6 +73,7 @@ async def review_in_workspace(
             structured=structured,
             notice=notice,
             redact=Redactor(config.api_key).text,
+            memory=ModeMemory(root),
         )
     finally:
         if owned and endpoint.close is not None:

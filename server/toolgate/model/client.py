@@ -91,6 +91,9 @@ class ModelSettings:
     extra_body: dict[str, Any] | None = None
     # Structured output (`{"type": "json_schema", …}`) for callers that want one JSON answer.
     response_format: dict[str, Any] | None = None
+    # The `response_format` type the endpoint is known to take ("text": none), so that a plan
+    # or a review does not ask in the forms it refuses (the embedded model: "json_object").
+    structured_output: str | None = None
 
 
 def _whole(thought: str, text: str, refusal: str) -> list[StreamDelta]:

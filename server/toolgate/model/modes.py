@@ -1,6 +1,7 @@
 """What an endpoint was found to need, remembered per (base URL, model) in .toolgate/state.json.
 
-Native or text tool calling, and whether a request with tools may be streamed.
+Native or text tool calling, whether a request with tools may be streamed, and the form of
+structured output the endpoint takes.
 """
 
 from __future__ import annotations
@@ -50,6 +51,15 @@ class ModeMemory:
     def remember_no_tool_streaming(self, base_url: str, model: str, reason: str) -> None:
         """Record that requests with tools go to this endpoint without streaming, and why."""
         self._put("tools_no_streaming", base_url, model, {"reason": reason})
+
+    def structured_output(self, base_url: str, model: str) -> str | None:
+        """The `response_format` type this endpoint was found to take ("text": none), if any."""
+        entry = self._load().get("structured_output", {}).get(self._key(base_url, model))
+        return entry.get("form") if isinstance(entry, dict) else None
+
+    def remember_structured_output(self, base_url: str, model: str, form: str, reason: str) -> None:
+        """Record the form of structured output this endpoint takes, and why not the others."""
+        self._put("structured_output", base_url, model, {"form": form, "reason": reason})
 
     def _put(self, table: str, base_url: str, model: str, entry: dict[str, str]) -> None:
         toolgate_dir(self.path.parent.parent)

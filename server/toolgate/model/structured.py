@@ -4,7 +4,8 @@ Plans and code reviews both ask the model for a single JSON object checked again
 The request carries the schema as `response_format`, in the first of its forms the endpoint
 accepts (`structured_formats`); an endpoint that refuses them all is asked again in plain text,
 and the object is read out of the text (the whole answer, a fenced block, or the outermost
-braces).
+braces). The form an endpoint took after refusing others is remembered per endpoint and model
+in `.toolgate/state.json`, so that it is refused once, not on every plan and review.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from toolgate.model.client import ModelError, ModelSettings
+from toolgate.model.modes import ModeMemory
 
 T = TypeVar("T")
+
+PLAIN_TEXT = "text"  # no `response_format`: the object is read out of the answer's text
 
 _FENCE = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.DOTALL)
 
@@ -79,14 +83,24 @@ async def ask_structured(
     formats: Sequence[dict[str, Any]],
     ask: Callable[[], Awaitable[tuple[T, int]]],
     notice: Callable[[str], None],
+    memory: ModeMemory | None = None,
 ) -> tuple[T, int]:
     """`ask()` with each of `formats` set on `settings` in turn, then with none (plain text).
 
     Only the endpoint's refusal of a format moves on to the next; what `ask` returns is the
-    answer and its number of requests, to which each refused request is added.
+    answer and its number of requests, to which each refused request is added. The forms
+    before the one the endpoint is known to take are skipped: `settings.structured_output`,
+    else what `memory` learned, which is told the form taken after a refusal.
     """
-    refused = 0
-    for i, form in enumerate(formats):
+    known = settings.structured_output
+    if known is not None:
+        memory = None  # the endpoint's own word is not learned over
+    elif memory is not None:
+        known = memory.structured_output(settings.base_url, settings.model)
+    kinds = [form["type"] for form in formats]
+    first = len(kinds) if known == PLAIN_TEXT else kinds.index(known) if known in kinds else 0
+    refused, why = 0, ""
+    for i, form in enumerate(formats[first:], first):
         settings.response_format = form
         try:
             answer, calls = await ask()
@@ -94,18 +108,28 @@ async def ask_structured(
             if not refuses_structured_output(exc):
                 raise
             refused += 1
-            then = (
-                f"trying {formats[i + 1]['type']}"
-                if i + 1 < len(formats)
-                else "asking for plain JSON"
-            )
-            said = str(exc).splitlines()[0][:200]  # a server's error may carry its traceback
-            notice(f"the endpoint refused structured output as {form['type']} ({said}); {then}")
+            then = f"trying {kinds[i + 1]}" if i + 1 < len(kinds) else "asking for plain JSON"
+            why = str(exc).splitlines()[0][:200]  # a server's error may carry its traceback
+            notice(f"the endpoint refused structured output as {form['type']} ({why}); {then}")
             continue
+        _learn(memory, settings, form["type"], why, refused)
         return answer, refused + calls
     settings.response_format = None
     answer, calls = await ask()
+    _learn(memory, settings, PLAIN_TEXT, why, refused)
     return answer, refused + calls
+
+
+def _learn(
+    memory: ModeMemory | None, settings: ModelSettings, form: str, why: str, refused: int
+) -> None:
+    """Keep the form an endpoint took after refusing others, so the next ask starts there."""
+    if memory is None or not refused:
+        return
+    try:
+        memory.remember_structured_output(settings.base_url, settings.model, form, why)
+    except OSError:
+        pass  # a workspace that cannot be written to only costs the next ask the refusals
 
 
 def nesting_depth(value: Any, level: int = 0) -> int:

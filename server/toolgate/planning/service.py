@@ -11,6 +11,7 @@ from typing import Any
 from toolgate.agent.events import NOTICE, EventBus
 from toolgate.agent.gate import Gate
 from toolgate.config import DEFAULT_MIN_CONFIDENCE, Config
+from toolgate.model.modes import ModeMemory
 from toolgate.model.structured import ask_structured, structured_formats
 from toolgate.planning.gaps import ResolvedPlan, resolve_plan
 from toolgate.planning.plan import Plan
@@ -219,6 +220,7 @@ async def make_plan(
             PLAN_FORMATS,
             lambda: ask_for_plan(model, task, registry, max_calls=max_calls),
             notice,
+            ModeMemory(root),
         )
     except (PlanError, ModelError, SetupError) as exc:
         raise PlanningError(f"no plan: {exc}") from None

@@ -71,6 +71,9 @@ class Endpoint:
     # Builds a grammar (GBNF) from the offered tools that the endpoint constrains text-mode
     # answers with (the embedded model: prose and well-formed tool blocks).
     grammar: Callable[[list[dict[str, Any]]], str] | None = None
+    # The form of structured output the endpoint takes, when known before it is asked (the
+    # embedded model: llama-cpp-python answers `json_schema` with HTTP 500).
+    structured_output: str | None = None
 
 
 @dataclass
@@ -139,6 +142,7 @@ async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> End
         context_tokens=server.n_ctx,
         probed=True,
         grammar=server.tool_grammar if server.constrained else None,
+        structured_output="json_object",
     )
 
 
@@ -152,6 +156,7 @@ def model_settings(config: Config, endpoint: Endpoint, **extra: Any) -> ModelSet
         temperature=config.temperature,
         max_tokens=config.max_tokens,
         timeout_seconds=config.request_timeout_seconds,
+        structured_output=endpoint.structured_output,
         **extra,
     )
 
