@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from toolgate import __version__, cli_review, cli_runs, cli_sessions, cli_tools, cli_undo
+from toolgate import cli_flags as flags
 from toolgate.cli_workspace import workspace_root
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -75,22 +76,11 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("task", help="what the agent should do")
-    run.add_argument("--workspace", default=".", help="workspace root (default: .)")
-    run.add_argument("--model", help="model name (env TOOLGATE_MODEL)")
-    run.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
-    run.add_argument("--profile", help="developer, reviewer, or .agent/profiles/NAME.md")
-    run.add_argument(
-        "--approve",
-        choices=["ask", "auto", "deny"],
-        help="gated calls: ask on the terminal (default on a tty), approve "
-        "file and git changes, or refuse all (default without a tty)",
-    )
-    run.add_argument("--max-steps", type=int)
-    run.add_argument(
-        "--tool-calling",
-        choices=["auto", "native", "text"],
-        help="how tools are offered to the model",
-    )
+    flags.workspace(run)
+    flags.endpoint(run)
+    flags.profile(run)
+    flags.approve(run)
+    flags.agent_limits(run)
     run.add_argument("--json", action="store_true", help="print events as JSON lines on stdout")
     run.add_argument(
         "--review-loop",
@@ -99,30 +89,14 @@ def _parser() -> argparse.ArgumentParser:
         "(up to review.max_rounds reviews), then run the tests",
     )
     run.add_argument("--llm-log", metavar="FILE", help="write every model request and response")
-    which = run.add_mutually_exclusive_group()
-    which.add_argument("--session", metavar="ID", help="continue this session")
-    which.add_argument(
-        "--continue",
-        dest="continue_session",
-        action="store_true",
-        help="continue the session with the most recent activity",
-    )
+    flags.session_choice(run)
 
     chat = sub.add_parser("chat", help="talk to the agent turn by turn in the terminal")
-    chat.add_argument("--workspace", default=".", help="workspace root (default: .)")
-    chat.add_argument("--model", help="model name (env TOOLGATE_MODEL)")
-    chat.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
-    chat.add_argument("--profile", help="developer, reviewer, or .agent/profiles/NAME.md")
-    chat.add_argument("--max-steps", type=int)
-    chat.add_argument("--tool-calling", choices=["auto", "native", "text"])
-    chat_which = chat.add_mutually_exclusive_group()
-    chat_which.add_argument("--session", metavar="ID", help="continue this session")
-    chat_which.add_argument(
-        "--continue",
-        dest="continue_session",
-        action="store_true",
-        help="continue the session with the most recent activity",
-    )
+    flags.workspace(chat)
+    flags.endpoint(chat)
+    flags.profile(chat)
+    flags.agent_limits(chat)
+    flags.session_choice(chat)
 
     cli_sessions.add_parser(sub)
     cli_runs.add_parser(sub)
@@ -154,20 +128,16 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--base-url", help="OpenAI-compatible base URL (default: the embedded local model)"
     )
-    demo.add_argument(
-        "--approve",
-        choices=["ask", "auto"],
-        default="auto",
-        help="review each change yourself, or let the demo approve them",
+    flags.approve(
+        demo, ("ask", "auto"), "review each change yourself, or let the demo approve them", "auto"
     )
-    demo.add_argument("--tool-calling", choices=["auto", "native", "text"])
-    demo.add_argument("--max-steps", type=int, default=12)
+    flags.agent_limits(demo, max_steps=12)
 
     mcp = sub.add_parser("mcp", help="serve the gated tools to other agents over stdio MCP")
-    mcp.add_argument("--workspace", default=".", help="workspace root (default: .)")
-    mcp.add_argument(
-        "--approve",
-        choices=["deny", "auto"],
+    flags.workspace(mcp)
+    flags.approve(
+        mcp,
+        ("deny", "auto"),
         default="deny",
         help="gated calls: refuse them (default), or approve file and git changes "
         "(commands off the allow-list are refused either way); with --agent-tools, what a "
@@ -179,16 +149,14 @@ def _parser() -> argparse.ArgumentParser:
         help="also serve the agent itself: implement_code, review_code, run_tests, "
         "refactor_code, generate_documentation",
     )
-    mcp.add_argument("--model", help="model name for the agent tools (env TOOLGATE_MODEL)")
-    mcp.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+    flags.endpoint(mcp)  # for the agent tools
 
     acp = sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, …)")
-    acp.add_argument("--model", help="model name (env TOOLGATE_MODEL)")
-    acp.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
-    acp.add_argument("--profile", help="developer, reviewer, or .agent/profiles/NAME.md")
+    flags.endpoint(acp)
+    flags.profile(acp)
 
     trust = sub.add_parser("trust", help="confirm settings that the workspace's files widen")
-    trust.add_argument("--workspace", default=".")
+    flags.workspace(trust)
     trust.add_argument("--yes", action="store_true", help="confirm all without asking")
     return parser
 
@@ -202,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0) if exc.code in (0, None) else EXIT_USAGE
     if args.command is None:
         parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    # Checked once for every command, before any of them reads, writes or serves there.
+    if getattr(args, "workspace", None) is not None and workspace_root(args.workspace) is None:
         return EXIT_USAGE
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,

@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Any
 
+from toolgate import cli_flags as flags
 from toolgate.cli_workspace import workspace_root
 
 EXIT_OK, EXIT_NOT_APPROVED, EXIT_USAGE = 0, 1, 2
@@ -25,12 +26,11 @@ def add_parser(sub: Any) -> None:
         "review",
         help="review the working tree's changes (or the staged ones) with the model",
     )
-    review.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    flags.workspace(review)
     review.add_argument(
         "--staged", action="store_true", help="review what is staged, not the working tree"
     )
-    review.add_argument("--model", help="model name (env TOOLGATE_MODEL)")
-    review.add_argument("--base-url", help="OpenAI-compatible base URL (env OPENAI_BASE_URL)")
+    flags.endpoint(review)
     review.add_argument(
         "--focus",
         action="append",

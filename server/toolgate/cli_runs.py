@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolgate.cli_workspace import listing_flags, workspace_root
+from toolgate import cli_flags as flags
+from toolgate.cli_workspace import workspace_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -21,7 +22,7 @@ def add_parser(sub: Any) -> None:
     listing = actions.add_parser("list", help="each run: id, start, status, steps, task")
     show = actions.add_parser("show", help="a run's task, steps, tool calls and account")
     show.add_argument("run_id", metavar="RUN_ID")
-    listing_flags(runs, (listing, show))
+    flags.listing(runs, (listing, show))
 
 
 def main(args: argparse.Namespace) -> int:

@@ -7,7 +7,8 @@ import json
 import sys
 from typing import Any
 
-from toolgate.cli_workspace import listing_flags, workspace_root
+from toolgate import cli_flags as flags
+from toolgate.cli_workspace import workspace_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -21,7 +22,7 @@ def add_parser(sub: Any) -> None:
     show.add_argument("session_id", metavar="ID")
     delete = actions.add_parser("delete", help="delete a session (its runs' logs stay)")
     delete.add_argument("session_id", metavar="ID")
-    listing_flags(sessions, (listing, show, delete))
+    flags.listing(sessions, (listing, show, delete))
 
 
 def main(args: argparse.Namespace) -> int:

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from toolgate import cli_flags as flags
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -16,55 +18,59 @@ def add_parsers(sub: Any) -> None:
     tools = sub.add_parser("tools", help="list, validate, resolve, scaffold and trust tools")
     tools_sub = tools.add_subparsers(dest="tools_command", required=True)
     export = tools_sub.add_parser("export", help="write .agent/tools/schemas.json")
-    export.add_argument("--workspace", default=".")
+    flags.workspace(export)
     export.add_argument("--output", help="file to write (default .agent/tools/schemas.json)")
     listing = tools_sub.add_parser("list", help="each tool, its gate default and capabilities")
-    listing.add_argument("--workspace", default=".", help="workspace root (default: .)")
-    listing.add_argument("--json", action="store_true")
+    flags.workspace(listing)
+    listing.add_argument("--json", action="store_true", help="print as JSON")
     validate = tools_sub.add_parser("validate", help="check every manifest and workflow")
     validate.add_argument("paths", nargs="*", help="tool.yaml files (default: all of them)")
-    validate.add_argument("--workspace", default=".")
+    flags.workspace(validate)
     resolve = tools_sub.add_parser("resolve", help="which tool provides a capability")
-    resolve.add_argument("capability")
+    resolve.add_argument("capability", help="domain.action, as in a manifest's capabilities")
     resolve.add_argument("--input", action="append", default=[], help="an input the step gives")
     resolve.add_argument("--output", action="append", default=[], help="an output it needs")
-    resolve.add_argument("--workspace", default=".")
-    resolve.add_argument("--json", action="store_true")
+    flags.workspace(resolve)
+    resolve.add_argument("--json", action="store_true", help="print the match as JSON")
     new = tools_sub.add_parser("new", help="scaffold tools/NAME: manifest, entrypoint, test")
-    new.add_argument("name")
+    new.add_argument("name", help="the tool's name (the folder tools/NAME)")
     new.add_argument("--capability", required=True, help="what it provides (domain.action)")
-    new.add_argument("--language", choices=["python", "shell"], default="python")
+    new.add_argument(
+        "--language",
+        choices=["python", "shell"],
+        default="python",
+        help="the entrypoint's language (default: python)",
+    )
     new.add_argument("--input", action="append", default=[], help="an input field (repeatable)")
     new.add_argument("--output", action="append", default=[], help="an output field")
-    new.add_argument("--description")
-    new.add_argument("--workspace", default=".")
+    new.add_argument("--description", help="one line on what it does, shown to the model")
+    flags.workspace(new)
     trust = tools_sub.add_parser("trust", help="trust the workspace's tool.yaml tools as they are")
     trust.add_argument("names", nargs="*", help="tools to trust (default: every untrusted one)")
-    trust.add_argument("--workspace", default=".")
+    flags.workspace(trust)
     trust.add_argument("--yes", action="store_true", help="trust without asking")
 
     plan = sub.add_parser("plan", help="ask the model for a plan of capability steps")
-    plan.add_argument("task")
-    plan.add_argument("--workspace", default=".")
-    plan.add_argument("--model")
-    plan.add_argument("--base-url")
+    plan.add_argument("task", help="what the plan should do")
+    flags.workspace(plan)
+    flags.endpoint(plan)
     plan.add_argument("--save", metavar="NAME", help="save it as .agent/workflows/NAME.yaml")
     plan.add_argument("--run", action="store_true", help="run it when it has no gaps")
-    plan.add_argument("--approve", choices=["ask", "auto", "deny"])
+    flags.approve(plan)
     plan.add_argument("--json", action="store_true", help="print the resolved plan as JSON")
     plan.add_argument("--llm-log", metavar="FILE", help="write every model request and response")
 
     workflow = sub.add_parser("workflow", help="run or list saved workflows")
     workflow_sub = workflow.add_subparsers(dest="workflow_command", required=True)
     run = workflow_sub.add_parser("run", help="run .agent/workflows/NAME.yaml")
-    run.add_argument("name")
+    run.add_argument("name", help="the workflow (toolgate workflow list)")
     run.add_argument("values", nargs="*", metavar="key=value", help="the workflow's inputs")
-    run.add_argument("--workspace", default=".")
+    flags.workspace(run)
     run.add_argument("--dry-run", action="store_true", help="show each step; run nothing")
-    run.add_argument("--approve", choices=["ask", "auto", "deny"])
+    flags.approve(run)
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
     listed = workflow_sub.add_parser("list", help="the saved workflows")
-    listed.add_argument("--workspace", default=".")
+    flags.workspace(listed)
 
 
 COMMANDS = ("tools", "plan", "workflow")
@@ -101,9 +107,6 @@ def _export(args: argparse.Namespace) -> int:
 
     registry = builtin_registry()
     root = Path(args.workspace).resolve()
-    if not root.is_dir():
-        _err(f"workspace {args.workspace!r} is not a folder")
-        return EXIT_USAGE
     try:
         for tool, activity in load_manifests(root):  # the workspace's own tools, as a run has
             registry.add(tool, activity)

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from toolgate import cli_flags as flags
 from toolgate.cli_workspace import workspace_root
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
@@ -16,7 +17,7 @@ def add_parser(sub: Any) -> None:
     """Register the `undo` subcommand."""
     undo = sub.add_parser("undo", help="restore the files a run changed (default: the latest run)")
     undo.add_argument("run_id", nargs="?", help="the run to undo (see .toolgate/runs/)")
-    undo.add_argument("--workspace", default=".", help="workspace root (default: .)")
+    flags.workspace(undo)
     undo.add_argument(
         "--dry-run", action="store_true", help="list what it would do, change nothing"
     )

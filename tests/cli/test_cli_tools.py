@@ -127,3 +127,38 @@ def test_tools_list_and_export_read_the_workspace(repo: Path) -> None:
     assert done.returncode == 0, done.stderr
     doc = json.loads((repo / ".agent" / "tools" / "schemas.json").read_text())
     assert "shout" in {t["_tool"] for t in doc["tools"]}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "Fix the test"],
+        ["chat"],
+        ["review"],
+        ["undo"],
+        ["trust", "--yes"],
+        ["mcp"],
+        ["sessions"],
+        ["sessions", "list"],
+        ["runs"],
+        ["calls", "parse"],
+        ["plan", "publish the README"],
+        ["workflow", "list"],
+        ["workflow", "run", "docs"],
+        ["tools", "export"],
+        ["tools", "list"],
+        ["tools", "validate"],
+        ["tools", "resolve", "fs.read"],
+        ["tools", "new", "docs_render", "--capability", "docs.render"],
+        ["tools", "trust", "--yes"],
+    ],
+    ids=" ".join,
+)
+def test_a_workspace_that_is_not_a_folder_is_a_usage_error_and_is_not_made(
+    tmp_path: Path, command: list[str]
+) -> None:
+    missing = tmp_path / "no-such-project"
+    done = toolgate(*command, "--workspace", str(missing), timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"workspace '{missing}' is not a folder" in done.stderr
+    assert not missing.exists()
