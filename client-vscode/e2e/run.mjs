@@ -335,6 +335,30 @@ async function main() {
     await shot('problems-run-tests.png');
     log('Run Tests after the finished run put its failure in Problems');
 
+    // 6. Review Changes: the model reviews the working tree; its comment is in Problems.
+    model.answerNext({
+      content: JSON.stringify({
+        approved: false,
+        comments: [{ path: 'calc.py', line: 5, severity: 'warning', message: 'mul has no test for negative numbers' }],
+      }),
+    });
+    const reviewAsked = model.served();
+    await runCommand(page, 'Toolgate: Review Changes');
+    await answerInputBox(page, 'Working tree', 'Review Changes');
+    await page
+      .locator('.notifications-toasts', { hasText: 'Toolgate review of the working tree: not approved: 1 warning' })
+      .waitFor({ state: 'visible', timeout: 60_000 });
+    const reviewRequest = JSON.stringify(model.requests[reviewAsked]?.body ?? {});
+    if (!reviewRequest.includes('Toolgate code review') || !reviewRequest.includes('return a + b')) {
+      throw new Error(`the review request lacks the schema or the diff: ${reviewRequest.slice(0, 1000)}`);
+    }
+    await runCommand(page, 'View: Focus Problems');
+    await waitUntil('the review comment in Problems', async () => /negative numbers/.test(await problems.innerText()), {
+      timeout: 30_000,
+    });
+    await shot('problems-review.png');
+    log('Review Changes put the model\'s comment in Problems');
+
     // Checks on what reached the disk and the model: the accepted text was saved when the
     // server asked (before the tests ran), and the rejected proposal left no trace.
     const finalCalc = readText(calcPath);

@@ -6,6 +6,8 @@
 // lists texts the request's messages must hold (an earlier turn of the conversation, say); when
 // one is missing the answer says so instead and the miss is kept in `missing`. When the script
 // runs out the server answers with `fallback` (a plain final answer), so a run always ends.
+// `answerNext(turn)` puts a turn before the rest, for a step whose request comes at a moment
+// the script cannot count on (after runs that may have ended on `fallback`).
 import http from 'node:http';
 
 /** Start the server; resolves to {baseUrl, requests, close()}. */
@@ -14,6 +16,7 @@ export function startScriptedModel(script, { model = 'scripted-model', fallback 
   const missing = [];
   let turn = 0;
   let callCounter = 0;
+  const next = [];
 
   const server = http.createServer((req, res) => {
     let raw = '';
@@ -37,7 +40,7 @@ export function startScriptedModel(script, { model = 'scripted-model', fallback 
         return;
       }
       requests.push({ headers: req.headers, body });
-      let entry = turn < script.length ? script[turn] : fallback;
+      let entry = next.length ? next.shift() : turn < script.length ? script[turn] : fallback;
       turn += 1;
       const seen = JSON.stringify(body.messages ?? []);
       const absent = (entry.requires ?? []).filter((text) => !seen.includes(text));
@@ -82,6 +85,8 @@ export function startScriptedModel(script, { model = 'scripted-model', fallback 
         missing,
         /** How many turns of the script have been served. */
         served: () => turn,
+        /** Answer the next request with `entry`, whatever the script's position. */
+        answerNext: (entry) => next.push(entry),
         close: () => new Promise((done) => server.close(() => done())),
       });
     });

@@ -1,7 +1,7 @@
 /** The extension's own commands (prefix `toolgate-vscode.`); the server's `toolgate.*` commands are not registered here. */
 import * as api from './vscodeapi';
 import type { Controller } from './controller';
-import type { Proposal, UndoResult } from './protocol';
+import type { Proposal, ReviewResult, UndoResult } from './protocol';
 import type { DiffReview } from './review';
 import { OWN_SOURCE } from './diagnostics';
 
@@ -22,6 +22,8 @@ export const Command = {
   acceptHunk: 'toolgate-vscode.acceptHunk',
   rejectHunk: 'toolgate-vscode.rejectHunk',
   undoRun: 'toolgate-vscode.undoRun',
+  reviewChanges: 'toolgate-vscode.reviewChanges',
+  askWithReview: 'toolgate-vscode.askWithReview',
 } as const;
 
 /**
@@ -95,6 +97,24 @@ function proposalItems(proposals: Proposal[]): ProposalItem[] {
   }));
 }
 
+/** The proposal an argument names: its id, the proposal itself, or the uri of its diff. */
+function namedProposal(deps: Pick<CommandDeps, 'controller' | 'review'>, arg: unknown): Proposal | undefined {
+  const store = deps.controller.store;
+  if (typeof arg === 'string') {
+    return store.get(arg);
+  }
+  if (arg && typeof arg === 'object') {
+    if ('scheme' in arg && 'query' in arg) {
+      const matches = deps.review.proposalsFor(arg as { scheme: string; query: string; toString(): string });
+      return matches.length === 1 ? matches[0] : undefined;
+    }
+    if ('id' in arg && typeof (arg as { id: unknown }).id === 'string') {
+      return store.get((arg as { id: string }).id);
+    }
+  }
+  return undefined;
+}
+
 /**
  * Which proposal a command means: an id argument, the uri of the editor it was invoked from,
  * the active diff, the only pending proposal, or one the person picks.
@@ -106,18 +126,9 @@ export async function resolveProposal(
 ): Promise<Proposal | undefined> {
   const { controller, review } = deps;
   const store = controller.store;
-  if (typeof arg === 'string') {
-    return store.get(arg);
-  }
-  if (arg && typeof arg === 'object') {
-    if ('scheme' in arg && 'query' in arg) {
-      const matches = review.proposalsFor(arg as { scheme: string; query: string; toString(): string });
-      if (matches.length === 1) {
-        return matches[0];
-      }
-    } else if ('id' in arg && typeof (arg as { id: unknown }).id === 'string') {
-      return store.get((arg as { id: string }).id);
-    }
+  const named = namedProposal(deps, arg);
+  if (named || typeof arg === 'string') {
+    return named;
   }
   const active = review.activeProposalId();
   if (active) {
@@ -172,6 +183,57 @@ export function undoNotes(done: UndoResult | undefined): string[] {
     notes.push(`Note: ${done.revert}.`);
   }
   return notes;
+}
+
+/** What a review looks at, as a quick pick row. */
+interface ReviewTargetItem extends api.QuickPickItem {
+  target: { staged?: boolean; proposalId?: string };
+  what: string;
+}
+
+/**
+ * What Review Changes reviews: the proposal it was invoked on (an id, or the proposal's diff),
+ * else the person's pick of the working tree, the staged changes or a pending proposal.
+ */
+export function reviewTarget(
+  deps: Pick<CommandDeps, 'controller' | 'review'>,
+  arg: unknown,
+): Thenable<ReviewTargetItem | undefined> {
+  const named = namedProposal(deps, arg);
+  if (named) {
+    return Promise.resolve(proposalTarget(named));
+  }
+  const items: ReviewTargetItem[] = [
+    { label: 'Working tree', description: 'every change against HEAD', target: {}, what: 'the working tree' },
+    { label: 'Staged', description: 'what git commit would commit', target: { staged: true }, what: 'the staged changes' },
+    ...deps.controller.store.pending().map(proposalTarget),
+  ];
+  return api.showQuickPick(items, { title: 'Toolgate: Review Changes', placeHolder: 'What should the model review?' });
+}
+
+function proposalTarget(proposal: Proposal): ReviewTargetItem {
+  const path = api.asRelativePath(proposal.uri);
+  return {
+    label: `Proposed ${proposal.tool}: ${path}`,
+    description: 'before you accept it',
+    target: { proposalId: proposal.id },
+    what: `the proposed ${proposal.tool} on ${path}`,
+  };
+}
+
+/** Say how a review came out; its comments are in Problems, on the lines they are about. */
+export async function showReview(result: ReviewResult, what: string): Promise<void> {
+  const text = `Toolgate review of ${what}: ${result.summary}`;
+  if (!result.comments.length) {
+    void api.showInformationMessage(text);
+    return;
+  }
+  const placed = result.diagnostics ?? result.comments.length;
+  const note = placed < result.comments.length ? ` (${result.comments.length - placed} on files outside the workspace, in the transcript)` : '';
+  const choice = await (result.approved ? api.showInformationMessage : api.showWarningMessage)(`${text}${note}`, 'Show Problems');
+  if (choice) {
+    await api.executeCommand(SHOW_PROBLEMS);
+  }
 }
 
 async function guarded(deps: CommandDeps, action: () => Promise<unknown>): Promise<void> {
@@ -282,6 +344,31 @@ export function commandHandlers(deps: CommandDeps): Record<string, (...args: unk
         }
       }),
     [Command.undoRun]: (arg) => guarded(deps, () => undoRunAfterAsking(controller, typeof arg === 'string' ? arg : undefined)),
+    [Command.reviewChanges]: (arg) =>
+      guarded(deps, async () => {
+        const picked = await reviewTarget(deps, arg);
+        if (!picked) {
+          return;
+        }
+        const result = await api.withQuietProgress(`Toolgate: the model is reviewing ${picked.what}…`, () =>
+          controller.reviewChanges(picked.target),
+        );
+        if (result) {
+          await showReview(result, picked.what);
+        }
+      }),
+    [Command.askWithReview]: () =>
+      guarded(deps, async () => {
+        const task = await api.showInputBox({
+          title: 'Toolgate: Ask Agent with Review',
+          prompt: 'What should the agent do? The model reviews each change and the agent revises it, then the tests run.',
+          placeHolder: 'e.g. Add a half() function to calc.py, with a test',
+          ignoreFocusOut: true,
+        });
+        if (task?.trim()) {
+          await controller.reviewLoop(task.trim());
+        }
+      }),
     [Command.runTests]: () =>
       guarded(deps, async () => {
         const result = await api.withNotificationProgress('Toolgate: running tests', () =>

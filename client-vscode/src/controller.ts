@@ -8,6 +8,8 @@ import type {
   PlanPayload,
   Proposal,
   ProposalResolved,
+  ReviewLoopEnd,
+  ReviewResult,
   RunTestsResult,
   SaveDocumentsParams,
   SaveDocumentsResult,
@@ -16,6 +18,7 @@ import type {
 import { ServerCommand } from './protocol';
 import type { ProposalStore } from './proposals';
 import type { DiffReview } from './review';
+import { SHOW_PROBLEMS } from './commands';
 import { toReport } from './diagnostics';
 import type { RunState } from './status';
 import { statusText, statusTooltip } from './status';
@@ -65,6 +68,24 @@ export function waitForDiagnostics(
       }
     });
   });
+}
+
+/** A review loop's end in one sentence: how it ended, after how many rounds, and the tests. */
+export function reviewLoopSummary(end: ReviewLoopEnd): string {
+  const rounds = end.rounds?.length ?? 0;
+  const parts = [`${end.status.replace(/_/g, ' ')}${end.reason ? ` (${end.reason})` : ''}`];
+  if (rounds) {
+    const verdict = end.approved ? 'approved' : 'not approved';
+    parts.push(`${verdict} after ${rounds} round${rounds === 1 ? '' : 's'}`);
+  }
+  const tests = end.tests;
+  if (tests?.summary) {
+    const s = tests.summary;
+    parts.push(`tests: ${s.passed} passed, ${s.failed} failed, ${s.errors} errors`);
+  } else if (tests?.error) {
+    parts.push(`tests did not run: ${tests.error}`);
+  }
+  return parts.join('; ');
 }
 
 /** The state behind the UI: proposals, the active run, the transcript and the status bar. */
@@ -252,6 +273,35 @@ export class Controller {
     const gaps = plan.gaps?.length ?? 0;
     this.output.append(`plan ${plan.planId}: ${plan.goal} — ${plan.status}${gaps ? `, ${gaps} gap(s)` : ''}\n`);
     this.tell((l) => l.onPlan?.(plan));
+  }
+
+  /** toolgate/reviewLoop: the loop's account in the transcript, and its end said plainly. */
+  handleReviewLoop(end: ReviewLoopEnd): void {
+    this.output.append(`review loop ${end.loopId}: ${reviewLoopSummary(end)}\n`);
+    const text = `Toolgate review loop: ${reviewLoopSummary(end)}`;
+    const choices = end.status === 'completed' ? [] : ['Show Problems', 'Show Transcript'];
+    const shown = end.status === 'completed' ? api.showInformationMessage(text) : api.showWarningMessage(text, ...choices);
+    void shown.then((choice) => {
+      if (choice === 'Show Problems') {
+        void api.executeCommand(SHOW_PROBLEMS);
+      } else if (choice === 'Show Transcript') {
+        this.output.show(true);
+      }
+    });
+  }
+
+  /** Have the model review the working tree's changes, the staged ones, or a pending proposal. */
+  async reviewChanges(target: { staged?: boolean; proposalId?: string }): Promise<ReviewResult | undefined> {
+    return this.server.execute<ReviewResult>(ServerCommand.review, [target]);
+  }
+
+  /** Start the review loop on a task (in the current session); answers its loop id. */
+  async reviewLoop(task: string): Promise<string | undefined> {
+    const sessionId = this.currentSession();
+    const started = await this.server.execute<{ loopId: string }>(ServerCommand.reviewLoop, [
+      sessionId ? { task, sessionId } : { task },
+    ]);
+    return started?.loopId;
   }
 
   /** toolgate/saveDocuments: save each buffer so tests run on the accepted text. */

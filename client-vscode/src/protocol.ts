@@ -21,6 +21,8 @@ export const ServerCommand = {
   runPlan: 'toolgate.runPlan',
   dropPlan: 'toolgate.dropPlan',
   scaffoldTool: 'toolgate.scaffoldTool',
+  review: 'toolgate.review',
+  reviewLoop: 'toolgate.reviewLoop',
 } as const;
 
 /** Custom notifications and requests. */
@@ -30,6 +32,7 @@ export const Method = {
   event: 'toolgate/event',
   saveDocuments: 'toolgate/saveDocuments',
   plan: 'toolgate/plan',
+  reviewLoop: 'toolgate/reviewLoop',
 } as const;
 
 /** URI scheme of the read-only documents that hold proposed text. */
@@ -295,6 +298,47 @@ export interface PlanPayload {
   uri?: string;
   /** The session that keeps the plan. */
   sessionId?: string;
+}
+
+/** One comment of a code review, on the line it is about (also published as a diagnostic). */
+export interface ReviewComment {
+  path: string;
+  line: number;
+  /** `error`, `warning`, `info` or `hint`. */
+  severity: string;
+  message: string;
+  suggestion?: string | null;
+}
+
+/** Result of `toolgate.review`. */
+export interface ReviewResult {
+  approved: boolean;
+  comments: ReviewComment[];
+  metrics?: Record<string, unknown>;
+  /** One line: the verdict and the comments by severity (`not approved: 1 error`). */
+  summary: string;
+  /** The pending proposal reviewed, if it was one. */
+  proposalId?: string | null;
+  /** How many comments became diagnostics. */
+  diagnostics?: number;
+}
+
+/** Body of `toolgate/reviewLoop`: the end of a `toolgate.reviewLoop`. */
+export interface ReviewLoopEnd {
+  loopId: string;
+  sessionId?: string;
+  /** `completed`, `incomplete`, `failed`, `cancelled`, … */
+  status: string;
+  reason?: string | null;
+  approved?: boolean;
+  rounds?: { runId: string; status: string; reason?: string | null; review?: { approved: boolean; comments: unknown[] } | null }[];
+  tests?: {
+    command?: string;
+    passed?: boolean;
+    error?: string | null;
+    summary?: { total: number; passed: number; failed: number; errors: number; skipped: number };
+  } | null;
+  runLog?: string;
 }
 
 /** Result of `toolgate.scaffoldTool`. */

@@ -172,6 +172,73 @@ describe('commands', () => {
     expect(server.calls).toHaveLength(1);
   });
 
+  it('Review Changes offers the working tree, the staged changes and each pending proposal', async () => {
+    const { handlers, server, store } = setup();
+    store.upsert(makeProposal());
+    server.answers[ServerCommand.review] = {
+      approved: false,
+      comments: [{ path: 'calc.py', line: 2, severity: 'error', message: 'subtracts', suggestion: null }],
+      summary: 'not approved: 1 error',
+      diagnostics: 1,
+    };
+    fake.quickPickAnswer = (items) => items[1];
+    fake.messageAnswers = ['Show Problems'];
+    await handlers[Command.reviewChanges]();
+    const labels = (fake.quickPicks[0].items as { label: string }[]).map((item) => item.label);
+    expect(labels).toEqual(['Working tree', 'Staged', 'Proposed write_file: calc.py']);
+    expect(server.calls).toEqual([{ command: 'toolgate.review', args: [{ staged: true }] }]);
+    expect(fake.progress[0].title).toBe('Toolgate: the model is reviewing the staged changes…');
+    expect(fake.messages).toEqual([
+      { level: 'warning', message: 'Toolgate review of the staged changes: not approved: 1 error', items: ['Show Problems'] },
+    ]);
+    expect(fake.commands.at(-1)?.id).toBe('workbench.panel.markers.view.focus');
+  });
+
+  it('Review Changes on a proposal reviews it without asking, and an approval needs no Problems', async () => {
+    const { handlers, server, store } = setup();
+    store.upsert(makeProposal());
+    server.answers[ServerCommand.review] = { approved: true, comments: [], summary: 'approved: no comments' };
+    await handlers[Command.reviewChanges]('p-1');
+    expect(fake.quickPicks).toEqual([]);
+    expect(server.calls).toEqual([{ command: 'toolgate.review', args: [{ proposalId: 'p-1' }] }]);
+    expect(fake.messages).toEqual([
+      { level: 'info', message: 'Toolgate review of the proposed write_file on calc.py: approved: no comments', items: [] },
+    ]);
+  });
+
+  it('Review Changes says which comments did not reach Problems, and nothing is sent when the pick is dismissed', async () => {
+    const { handlers, server } = setup();
+    server.answers[ServerCommand.review] = {
+      approved: true,
+      comments: [
+        { path: 'calc.py', line: 2, severity: 'hint', message: 'name it' },
+        { path: '../elsewhere.py', line: 1, severity: 'info', message: 'outside' },
+      ],
+      summary: 'approved: 1 info, 1 hint',
+      diagnostics: 1,
+    };
+    await handlers[Command.reviewChanges]();
+    expect(server.calls).toEqual([{ command: 'toolgate.review', args: [{}] }]);
+    expect(fake.messages[0]).toMatchObject({
+      level: 'info',
+      message: 'Toolgate review of the working tree: approved: 1 info, 1 hint (1 on files outside the workspace, in the transcript)',
+    });
+    fake.quickPickAnswer = () => undefined;
+    server.calls = [];
+    await handlers[Command.reviewChanges]();
+    expect(server.calls).toEqual([]);
+  });
+
+  it('Ask Agent with Review starts the review loop in the current session', async () => {
+    const { handlers, server, deps } = setup();
+    deps.controller.currentSession = () => 's-1';
+    server.answers[ServerCommand.reviewLoop] = { loopId: 'loop-1' };
+    fake.inputAnswers = ['  add half()  ', '   '];
+    await handlers[Command.askWithReview]();
+    await handlers[Command.askWithReview]();
+    expect(server.calls).toEqual([{ command: 'toolgate.reviewLoop', args: [{ task: 'add half()', sessionId: 's-1' }] }]);
+  });
+
   it('Run Tests shows the summary and offers the Problems panel on failures', async () => {
     const { handlers, server } = setup();
     server.answers[ServerCommand.runTests] = {
@@ -284,7 +351,11 @@ describe('package.json', () => {
 
   it('shows Accept and Reject in the editor title only on proposal diffs', () => {
     const title = manifest.contributes.menus['editor/title'];
-    expect(title.map((m: { command: string }) => m.command)).toEqual([Command.acceptProposal, Command.rejectProposal]);
+    expect(title.map((m: { command: string }) => m.command)).toEqual([
+      Command.acceptProposal,
+      Command.rejectProposal,
+      Command.reviewChanges,
+    ]);
     for (const item of title) {
       expect(item.when).toBe('toolgate-vscode.proposalInView');
     }

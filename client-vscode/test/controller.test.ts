@@ -246,3 +246,47 @@ describe('waitForDiagnostics', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(45);
   });
 });
+
+describe('Controller: the review loop', () => {
+  beforeEach(() => fake.reset());
+
+  it('says how a completed loop went, with its rounds and tests, and keeps it in the transcript', async () => {
+    const { controller, output } = setup();
+    controller.handleReviewLoop({
+      loopId: 'loop-1',
+      status: 'completed',
+      approved: true,
+      rounds: [
+        { runId: 'r-1', status: 'completed', review: { approved: false, comments: [{}] } },
+        { runId: 'r-2', status: 'completed', review: { approved: true, comments: [] } },
+      ],
+      tests: { passed: true, summary: { total: 3, passed: 3, failed: 0, errors: 0, skipped: 0 } },
+    });
+    const said = 'completed; approved after 2 rounds; tests: 3 passed, 0 failed, 0 errors';
+    expect(fake.messages).toEqual([{ level: 'info', message: `Toolgate review loop: ${said}`, items: [] }]);
+    expect(output.text).toContain(`review loop loop-1: ${said}`);
+  });
+
+  it('warns when the loop ends without approval or tests, and offers Problems and the transcript', async () => {
+    const { controller, output } = setup();
+    fake.messageAnswers = ['Show Transcript'];
+    controller.handleReviewLoop({
+      loopId: 'loop-2',
+      status: 'tests_failed',
+      reason: 'the tests could not run: no pytest',
+      approved: true,
+      rounds: [{ runId: 'r-1', status: 'completed', review: { approved: true, comments: [] } }],
+      tests: { error: 'no pytest' },
+    });
+    await flush();
+    expect(fake.messages).toEqual([
+      {
+        level: 'warning',
+        message:
+          'Toolgate review loop: tests failed (the tests could not run: no pytest); approved after 1 round; tests did not run: no pytest',
+        items: ['Show Problems', 'Show Transcript'],
+      },
+    ]);
+    expect(output.show).toHaveBeenCalledWith(true);
+  });
+});
