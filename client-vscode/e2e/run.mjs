@@ -359,6 +359,17 @@ async function main() {
     await shot('problems-review.png');
     log('Review Changes put the model\'s comment in Problems');
 
+    // 7. Ask Agent with Review: a run that changes nothing is approved without asking, the
+    // tests run (test_mul still fails), and the loop's end is said in a notification.
+    model.answerNext({ content: 'Nothing in calc.py needs to change.' });
+    await runCommand(page, 'Toolgate: Ask Agent with Review');
+    await answerInputBox(page, 'Check calc.py', 'Ask Agent with Review');
+    await page
+      .locator('.notifications-toasts', { hasText: 'Toolgate review loop: tests failed; approved after 1 round; tests: 1 passed, 1 failed' })
+      .waitFor({ state: 'visible', timeout: 120_000 });
+    await shot('review-loop.png');
+    log('Ask Agent with Review ran the loop and said how it ended');
+
     // Checks on what reached the disk and the model: the accepted text was saved when the
     // server asked (before the tests ran), and the rejected proposal left no trace.
     const finalCalc = readText(calcPath);

@@ -73,7 +73,9 @@ export function waitForDiagnostics(
 /** A review loop's end in one sentence: how it ended, after how many rounds, and the tests. */
 export function reviewLoopSummary(end: ReviewLoopEnd): string {
   const rounds = end.rounds?.length ?? 0;
-  const parts = [`${end.status.replace(/_/g, ' ')}${end.reason ? ` (${end.reason})` : ''}`];
+  // The reason of `not_approved` and `tests_failed` is what the rounds and the tests say next.
+  const reason = end.reason && !['not_approved', 'tests_failed'].includes(end.status) ? ` (${end.reason})` : '';
+  const parts = [`${end.status.replace(/_/g, ' ')}${reason}`];
   if (rounds) {
     const verdict = end.approved ? 'approved' : 'not approved';
     parts.push(`${verdict} after ${rounds} round${rounds === 1 ? '' : 's'}`);

@@ -267,6 +267,19 @@ describe('Controller: the review loop', () => {
     expect(output.text).toContain(`review loop loop-1: ${said}`);
   });
 
+  it('names the reason of a loop that ended in its run', () => {
+    const { controller } = setup();
+    controller.handleReviewLoop({
+      loopId: 'loop-3',
+      status: 'failed',
+      reason: 'the review failed: no review: HTTP 500',
+      rounds: [{ runId: 'r-1', status: 'completed' }],
+    });
+    expect(fake.messages[0].message).toBe(
+      'Toolgate review loop: failed (the review failed: no review: HTTP 500); not approved after 1 round',
+    );
+  });
+
   it('warns when the loop ends without approval or tests, and offers Problems and the transcript', async () => {
     const { controller, output } = setup();
     fake.messageAnswers = ['Show Transcript'];
@@ -283,7 +296,7 @@ describe('Controller: the review loop', () => {
       {
         level: 'warning',
         message:
-          'Toolgate review loop: tests failed (the tests could not run: no pytest); approved after 1 round; tests did not run: no pytest',
+          'Toolgate review loop: tests failed; approved after 1 round; tests did not run: no pytest',
         items: ['Show Problems', 'Show Transcript'],
       },
     ]);
