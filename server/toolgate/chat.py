@@ -33,6 +33,7 @@ HELP = """\
 /load ID      continue session ID
 /undo         put back what the last run changed (it asks first)
 /tests [CMD]  run the tests (or CMD, a test command on the allow-list) and show the failures
+/review [staged]  the model reviews the working tree's changes (or the staged ones)
 /model        which model and endpoint the turns use
 /help         this list
 /exit         leave (or Ctrl-D; Ctrl-C twice quickly)
@@ -178,6 +179,11 @@ class Chat:
             self.undo()
         elif name == "/tests":
             self.loop.run_until_complete(self._stoppable(self.tests(arg or None)))
+        elif name == "/review":
+            if arg not in ("", "staged"):
+                self._say("/review takes nothing, or `staged`")
+                return
+            self.loop.run_until_complete(self._stoppable(self.review(staged=arg == "staged")))
         elif name == "/model":
             self._say(
                 self.used
@@ -219,6 +225,29 @@ class Chat:
             self._say(f"  … and {len(run.failures) - 20} more")
         if run.report_missing and not result.success:
             self._say(f"  {result.error}")
+
+    async def review(self, staged: bool) -> None:
+        """Have the model review the changes, and show its comments and verdict."""
+        from toolgate.code_review import ReviewError
+        from toolgate.code_review.records import ReviewSetupError
+        from toolgate.code_review.service import review_working_tree
+
+        what = "staged" if staged else "in the working tree"
+        self._say(f"reviewing the changes {what}…")
+        try:
+            endpoint = await self.service.endpoint(self.config)
+            _, result = await review_working_tree(
+                self.root, self.config, self._say, staged=staged, endpoint=endpoint
+            )
+        except (SetupError, ReviewSetupError, ReviewError) as exc:
+            self._say(f"no review: {str(exc).removeprefix('no review: ')}")
+            return
+        if result is None:
+            self._say(f"no changes {what}: nothing to review")
+            return
+        for line in result.comment_lines():
+            self._say(f"  {line}")
+        self._say(f"review: {result.summary()}")
 
     def undo(self) -> None:
         """Show what undoing the last run would put back, and do it when the person agrees."""

@@ -93,11 +93,8 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:
-        for comment in result.comments:
-            print(f"{comment.path}:{comment.line} {comment.severity} {comment.message}")
-            if comment.suggestion:
-                for line in comment.suggestion.splitlines():
-                    print(f"    suggested: {line}")
+        for line in result.comment_lines():
+            print(line)
     print(f"toolgate review: {result.summary()}", file=sys.stderr)
     return EXIT_OK if result.approved else EXIT_NOT_APPROVED
 

@@ -12,6 +12,7 @@ import pytest
 from acp import RequestError
 from tests.acp.client import RecordingClient, connect, prompt
 from tests.acp.conftest import CALC, FIXED
+from tests.conftest import git
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 from toolgate.conversation.store import SessionStore
@@ -221,9 +222,9 @@ async def test_undo_asks_with_the_diff_and_puts_the_run_back(
     client = RecordingClient(["allow_once", "allow_once", "reject_once", "allow_once"])
     async with connect(client, scripted.base_url) as (conn, _):
         session = await conn.new_session(cwd=str(project), mcp_servers=[])
-        assert offered(client) == ["tests", "new"]  # nothing to undo yet
+        assert offered(client) == ["tests", "review", "new"]  # nothing to undo yet
         await prompt(conn, session.session_id, "fix add")
-        assert offered(client) == ["tests", "new", "undo"]
+        assert offered(client) == ["tests", "review", "new", "undo"]
         assert (project / "calc.py").read_text() == FIXED
         kept = await prompt(conn, session.session_id, "/undo")
         assert kept.stop_reason == "end_turn"
@@ -273,6 +274,39 @@ async def test_undoing_an_undo_that_wrote_an_unsaved_buffer_brings_the_run_back(
     assert client.writes[-1] == (calc, FIXED)
     # the disk was never written by the agent: the editor saves when the person says so
     assert (project / "calc.py").read_text() == (FIXED if run_saved else CALC)
+
+
+async def test_review_shows_the_models_comments_and_changes_nothing(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    git(project, "add", ".")
+    git(project, "commit", "-qm", "calc")
+    (project / "calc.py").write_text(FIXED)
+    comment = {
+        "path": "calc.py",
+        "line": 2,
+        "severity": "warning",
+        "message": "no test adds negative numbers",
+        "suggestion": "    return b + a",
+    }
+    scripted.script = [{"content": json.dumps({"approved": False, "comments": [comment]})}]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        response = await prompt(conn, session.session_id, "/review")
+        assert (project / "calc.py").read_text() == FIXED  # the review changed nothing
+        (project / "calc.py").write_text(CALC)
+        clean = await prompt(conn, session.session_id, "/review")
+    assert response.stop_reason == clean.stop_reason == "end_turn"
+    message = said(client)
+    assert "Review of 1 changed file: not approved: 1 warning." in message
+    assert "- `calc.py:2` warning: no test adds negative numbers" in message
+    assert "suggested: `    return b + a`" in message
+    assert "Nothing to review: the working tree has no changes against HEAD." in message
+    [request] = scripted.requests  # the clean tree was not sent to the model
+    assert request["response_format"]["type"] == "json_schema"
+    assert "+     return a + b" in request["messages"][1]["content"]
+    assert client.permissions == [] and client.writes == []
 
 
 async def test_undo_with_nothing_to_undo_says_so(project: Path, scripted: ScriptedModel) -> None:

@@ -44,12 +44,53 @@ def test_tests_runs_them_through_the_gate_and_names_the_failures(
     assert (repo / "test_calc.py").exists()
 
 
+def test_review_prints_the_models_comments_and_changes_nothing(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    (repo / "README.md").write_text("# Tiny project\n\nIt divides by zero.\n")
+    comment = {
+        "path": "README.md",
+        "line": 3,
+        "severity": "warning",
+        "message": "say which function",
+        "suggestion": "`half()` divides by zero.",
+    }
+    scripted.script = [{"content": json.dumps({"approved": False, "comments": [comment]})}]
+    with _chat(repo, scripted) as term:
+        term.expect(PROMPT)
+        term.type("/review\r")
+        shown = term.expect("review: not approved: 1 warning")
+        term.expect(PROMPT)
+        term.type("/review staged\r")
+        term.expect("no changes staged: nothing to review")
+        term.expect(PROMPT)
+        term.type("/review everything\r")
+        term.expect("/review takes nothing, or `staged`")
+        term.expect(PROMPT)
+        term.type("/exit\r")
+        assert term.wait(timeout=30) == 0
+    [request] = scripted.requests  # only the working tree had changes to send
+    assert "    3 + It divides by zero." in request["messages"][1]["content"]
+    assert (repo / "README.md").read_text() == "# Tiny project\n\nIt divides by zero.\n"
+    assert "README.md:3 warning say which function" in shown
+    assert "suggested: `half()` divides by zero." in shown
+
+
 def test_help_model_and_an_unknown_command(repo: Path, scripted: ScriptedModel) -> None:
     with _chat(repo, scripted) as term:
         term.expect(PROMPT)
         term.type("/help\r")
         listing = term.expect(PROMPT)
-        for command in ("/new", "/sessions", "/load ID", "/undo", "/tests", "/model", "/exit"):
+        for command in (
+            "/new",
+            "/sessions",
+            "/load ID",
+            "/undo",
+            "/tests",
+            "/review",
+            "/model",
+            "/exit",
+        ):
             assert command in listing
         term.type("/model\r")
         term.expect(f"model {scripted.model} at {scripted.base_url}")

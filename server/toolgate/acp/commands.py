@@ -1,10 +1,11 @@
 """Slash commands: what the editor offers after `/`, and the prompts that are commands.
 
-`/tests` is a task given to the model. `/new` and `/undo` are done by Toolgate itself,
-without the model: `/new` sets the session's earlier turns aside (the model starts afresh;
-the editor and `session/load` still show them), `/undo` puts back what the workspace's last
-run changed, from its checkpoint, after asking with the diffs. `/undo` is offered only while
-there is a run to undo.
+`/tests` is a task given to the model. `/review`, `/new` and `/undo` are done by Toolgate
+itself, outside a run: `/review` has the model review the working tree's changes and shows its
+comments (it changes nothing, and the conversation does not keep it); `/new` sets the
+session's earlier turns aside (the model starts afresh; the editor and `session/load` still
+show them); `/undo` puts back what the workspace's last run changed, from its checkpoint,
+after asking with the diffs. `/undo` is offered only while there is a run to undo.
 """
 
 from __future__ import annotations
@@ -35,11 +36,16 @@ from toolgate.agent.undo import (
     plan_undo,
     restore_on_disk,
 )
+from toolgate.config import Config
+from toolgate.session.assembly import Endpoint
 from toolgate.workspace import PathRefused, Workspace
 
 log = logging.getLogger(__name__)
 
 TESTS = AvailableCommand(name="tests", description="run the project's tests and fix what fails")
+REVIEW = AvailableCommand(
+    name="review", description="have the model review the working tree's changes (changes nothing)"
+)
 NEW = AvailableCommand(
     name="new", description="start afresh: the model forgets this session's earlier turns"
 )
@@ -53,9 +59,9 @@ TASKS = {
 
 
 def command_of(text: str) -> str | None:
-    """The command a prompt is (`/new`, `/undo`), or None for a task for the model."""
+    """The command a prompt is (`/review`, `/new`, `/undo`), or None for a task for the model."""
     word = text.strip()
-    return word if word in ("/new", "/undo") else None
+    return word if word in ("/review", "/new", "/undo") else None
 
 
 def undoable(root: Path) -> bool:
@@ -71,7 +77,30 @@ def undoable(root: Path) -> bool:
 
 def available(root: Path) -> list[AvailableCommand]:
     """The commands to offer now."""
-    return [TESTS, NEW, *([UNDO] if undoable(root) else [])]
+    return [TESTS, REVIEW, NEW, *([UNDO] if undoable(root) else [])]
+
+
+async def review(root: Path, config: Config, endpoint: Endpoint) -> str:
+    """The model's review of the working tree's changes, as the message to show."""
+    from toolgate.code_review import ReviewError
+    from toolgate.code_review.records import ReviewSetupError
+    from toolgate.code_review.service import review_working_tree
+
+    try:
+        changes, result = await review_working_tree(
+            root, config, lambda notice: log.info("review: %s", notice), endpoint=endpoint
+        )
+    except (ReviewSetupError, ReviewError) as exc:
+        return f"No review: {str(exc).removeprefix('no review: ')}"
+    if result is None:
+        return "Nothing to review: the working tree has no changes against HEAD."
+    files = len(changes.files)
+    lines = [f"Review of {files} changed file{'' if files == 1 else 's'}: {result.summary()}."]
+    for comment in result.comments:
+        lines.append(f"- `{comment.path}:{comment.line}` {comment.severity}: {comment.message}")
+        if comment.suggestion:
+            lines.append(f"  suggested: `{comment.suggestion}`")
+    return "\n".join(lines)
 
 
 async def _editor_texts(

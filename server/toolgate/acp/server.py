@@ -421,10 +421,18 @@ class ToolgateAgent:
                 self.prompts.discard(current)
 
     async def _command(self, session: AcpSession, command: str) -> PromptResponse:
-        """`/new` or `/undo`: done here, without the model."""
+        """`/review`, `/new` or `/undo`: done here, outside a run."""
         assert self.conn is not None and self.updates is not None
         service = session.service
-        if command == "/new":
+        if command == "/review":
+            try:
+                config = service.config()
+                options.apply(config, session.values)  # the model the person picked
+                endpoint = await service.endpoint(config)
+            except (ConfigError, SetupError) as exc:
+                raise RequestError.invalid_request({"message": str(exc)}) from None
+            said = await commands.review(service.root, config, endpoint)
+        elif command == "/new":
             try:
                 claim = service.claim(session.id)
             except SessionError as exc:

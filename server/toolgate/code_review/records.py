@@ -136,6 +136,17 @@ class CodeReview:
         verdict = "approved" if self.approved else "not approved"
         return f"{verdict}: {', '.join(counts) if counts else 'no comments'}"
 
+    def comment_lines(self) -> list[str]:
+        """Each comment as `path:line severity message`, its suggestion on the lines after it.
+
+        The form editors' error lists and `grep` read.
+        """
+        lines = []
+        for c in self.comments:
+            lines.append(f"{c.path}:{c.line} {c.severity} {c.message}")
+            lines.extend(f"    suggested: {line}" for line in (c.suggestion or "").splitlines())
+        return lines
+
     def feedback(self) -> str:
         """The comments as text a model can act on (the review loop's next implementation turn)."""
         lines = [f"- {c.path}:{c.line} [{c.severity}] {c.message}" for c in self.comments]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolgate.code_review.ask import review_changes
-from toolgate.code_review.changes import Changes
+from toolgate.code_review.changes import Changes, working_tree_changes
 from toolgate.code_review.records import CodeReview, ReviewRequest, ReviewSetupError
 from toolgate.config import Config
 from toolgate.model.modes import ModeMemory
@@ -78,3 +78,23 @@ async def review_in_workspace(
     finally:
         if owned and endpoint.close is not None:
             await endpoint.close()
+
+
+async def review_working_tree(
+    root: Path,
+    config: Config,
+    notice: Callable[[str], None],
+    *,
+    staged: bool = False,
+    endpoint: Endpoint | None = None,
+) -> tuple[Changes, CodeReview | None]:
+    """The working tree's changes (or the staged ones) and the model's review of them.
+
+    The review is None when there is nothing to review. Raises ReviewError when the workspace
+    is not a git repository, and as `review_in_workspace` does.
+    """
+    changes = await working_tree_changes(root, staged=staged)
+    if not changes.diff.strip():
+        return changes, None
+    request = review_request(config, changes)
+    return changes, await review_in_workspace(root, config, request, notice, endpoint=endpoint)
