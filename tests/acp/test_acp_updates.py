@@ -289,7 +289,14 @@ async def test_review_shows_the_models_comments_and_changes_nothing(
         "message": "no test adds negative numbers",
         "suggestion": "    return b + a",
     }
-    scripted.script = [{"content": json.dumps({"approved": False, "comments": [comment]})}]
+    longer = {
+        **comment,
+        "severity": "hint",
+        "message": "say why",
+        "suggestion": "    # sum\n    return a + b",
+    }
+    review = {"approved": False, "comments": [comment, longer]}
+    scripted.script = [{"content": json.dumps(review)}]
     client = RecordingClient()
     async with connect(client, scripted.base_url) as (conn, _):
         session = await conn.new_session(cwd=str(project), mcp_servers=[])
@@ -299,9 +306,13 @@ async def test_review_shows_the_models_comments_and_changes_nothing(
         clean = await prompt(conn, session.session_id, "/review")
     assert response.stop_reason == clean.stop_reason == "end_turn"
     message = said(client)
-    assert "Review of 1 changed file: not approved: 1 warning." in message
+    assert "Review of 1 changed file: not approved: 1 warning, 1 hint." in message
     assert "- `calc.py:2` warning: no test adds negative numbers" in message
     assert "suggested: `    return b + a`" in message
+    assert (
+        "- `calc.py:2` hint: say why\n  suggested:\n  ```\n      # sum\n      return a + b\n  ```"
+        in message
+    )
     assert "Nothing to review: the working tree has no changes against HEAD." in message
     [request] = scripted.requests  # the clean tree was not sent to the model
     assert request["response_format"]["type"] == "json_schema"

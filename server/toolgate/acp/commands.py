@@ -98,7 +98,10 @@ async def review(root: Path, config: Config, endpoint: Endpoint) -> str:
     lines = [f"Review of {files} changed file{'' if files == 1 else 's'}: {result.summary()}."]
     for comment in result.comments:
         lines.append(f"- `{comment.path}:{comment.line}` {comment.severity}: {comment.message}")
-        if comment.suggestion:
+        if comment.suggestion and "\n" in comment.suggestion.strip():
+            fenced = comment.suggestion.strip("\n").replace("\n", "\n  ")
+            lines.append(f"  suggested:\n  ```\n  {fenced}\n  ```")
+        elif comment.suggestion:
             lines.append(f"  suggested: `{comment.suggestion}`")
     return "\n".join(lines)
 
