@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable, Sequence
 
-from toolgate.config import Limits
-
 TOOL_CALLING_MODES = ("auto", "native", "text")
 
 
@@ -43,14 +41,15 @@ def approve(
 
 def agent_limits(parser: argparse.ArgumentParser, max_steps: int | None = None) -> None:
     """`--max-steps` and `--tool-calling`: how long the agent may go on, and how it calls."""
-    default = max_steps or Limits().max_steps
-    where = "" if max_steps else "the config's limits.max_steps, else "
+    # Not read from the config's defaults here: importing the config would load the engine
+    # into every command, `toolgate lsp` among them.
+    default = max_steps or "the config's limits.max_steps"
     parser.add_argument(
         "--max-steps",
         type=int,
         default=max_steps,
         metavar="N",
-        help=f"at most N steps, each a model answer and its calls (default: {where}{default})",
+        help=f"at most N steps, each a model answer and its calls (default: {default})",
     )
     parser.add_argument(
         "--tool-calling",
