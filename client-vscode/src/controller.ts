@@ -279,10 +279,13 @@ export class Controller {
 
   /** toolgate/reviewLoop: the loop's account in the transcript, and its end said plainly. */
   handleReviewLoop(end: ReviewLoopEnd): void {
-    this.output.append(`review loop ${end.loopId}: ${reviewLoopSummary(end)}\n`);
-    const text = `Toolgate review loop: ${reviewLoopSummary(end)}`;
-    const choices = end.status === 'completed' ? [] : ['Show Problems', 'Show Transcript'];
-    const shown = end.status === 'completed' ? api.showInformationMessage(text) : api.showWarningMessage(text, ...choices);
+    const summary = reviewLoopSummary(end);
+    this.output.append(`review loop ${end.loopId}: ${summary}\n`);
+    const text = `Toolgate review loop: ${summary}`;
+    const shown =
+      end.status === 'completed'
+        ? api.showInformationMessage(text)
+        : api.showWarningMessage(text, 'Show Problems', 'Show Transcript');
     void shown.then((choice) => {
       if (choice === 'Show Problems') {
         void api.executeCommand(SHOW_PROBLEMS);
