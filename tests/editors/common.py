@@ -25,15 +25,33 @@ TESTS = (
     '    assert mul(2, 3) == 6, "two times three"\n'
 )
 MUL_ASSERT_LINE = 9  # 1-based, as editors count: the one failure left after the agent's fix
+MUL_RETURN_LINE = 6  # 1-based: the line the model's review comments on
+REVIEW_COMMENT = "mul adds instead of multiplying."
+
+
+def review_verdict() -> dict[str, str]:
+    """The model's review of the fixed project: one error, with a suggestion, on mul's return."""
+    comment = {
+        "path": "calc.py",
+        "line": MUL_RETURN_LINE,
+        "severity": "error",
+        "message": REVIEW_COMMENT,
+        "suggestion": "    return a * b",
+    }
+    return {"content": json.dumps({"approved": False, "comments": [comment]})}
 
 
 def make_project(repo: Path, scripted: ScriptedModel) -> None:
-    """Two bugs and their tests; the scripted agent fixes one of them with an edit."""
+    """Two bugs and their tests; the scripted agent fixes one of them with an edit.
+
+    The model's third answer is its review of the changes, asked for after the run.
+    """
     (repo / "calc.py").write_text(CALC)
     (repo / "test_calc.py").write_text(TESTS)
     scripted.script = [
         tool_call("edit_file", path="calc.py", search="a - b", replace="a + b"),
         {"content": "add is fixed"},
+        review_verdict(),
     ]
 
 

@@ -2,13 +2,15 @@
 ;;
 ;; Loads the configuration from docs/EDITORS.md (TOOLGATE_EDITOR_CONFIG), opens
 ;; TOOLGATE_TEST_FILE, asks the agent, accepts its proposal from the code-action menu, saves,
-;; then runs the tests and reads the diagnostics Emacs shows.  What happened is written to
+;; then runs the tests and reads the diagnostics Emacs shows, and has the model review the
+;; changes (`toolgate-review') and reads its comments there too.  What happened is written to
 ;; TOOLGATE_TEST_OUT as JSON.
 
 (setq debug-on-error t)
 (defvar toolgate-test-titles nil)
 (defvar toolgate-test-text nil)
 (defvar toolgate-test-diagnostics nil)
+(defvar toolgate-test-review nil)
 (require 'eglot)
 (require 'cl-lib)
 (load-file (getenv "TOOLGATE_EDITOR_CONFIG"))
@@ -67,11 +69,32 @@
                       :type (symbol-name (flymake-diagnostic-type diag))
                       :text (flymake-diagnostic-text diag)))
               (flymake-diagnostics)))
+
+;; The model reviews the changes: its comment is a Flymake diagnostic on the line it is about.
+(find-file (getenv "TOOLGATE_TEST_FILE"))
+(toolgate-review nil)
+(defun toolgate-test-seen (diagnostics)
+  "DIAGNOSTICS as the test reads them."
+  (mapcar (lambda (diag)
+            (list :line (line-number-at-pos (flymake-diagnostic-beg diag))
+                  :type (symbol-name (flymake-diagnostic-type diag))
+                  :text (flymake-diagnostic-text diag)))
+          diagnostics))
+(toolgate-test-wait "the review's comments"
+                    (lambda ()
+                      (flymake-start)
+                      (cl-remove-if-not (lambda (diag)
+                                          (string-search "toolgate-review"
+                                                         (flymake-diagnostic-text diag)))
+                                        (flymake-diagnostics)))
+                    120)
+(setq toolgate-test-review (toolgate-test-seen (flymake-diagnostics)))
 (with-temp-file (getenv "TOOLGATE_TEST_OUT")
   (insert
    (json-serialize
     (list :asked (vconcat (reverse toolgate-test-asked))
           :titles (vconcat toolgate-test-titles)
           :text toolgate-test-text
-          :diagnostics (vconcat toolgate-test-diagnostics)))))
+          :diagnostics (vconcat toolgate-test-diagnostics)
+          :review (vconcat toolgate-test-review)))))
 (kill-emacs 0)

@@ -3,7 +3,8 @@
 -- The configuration from docs/EDITORS.md is the init file. TOOLGATE_TEST_SCENARIO says what the
 -- person does:
 --   "edit" (the default): open TOOLGATE_TEST_FILE, ask the agent, accept its proposal from the
---     code-action menu, save, then run the tests and read the diagnostics Neovim shows;
+--     code-action menu, save, then run the tests and read the diagnostics Neovim shows, and
+--     have the model review the changes (`:ToolgateReview`) and read its comments there too;
 --   "new_file": open TOOLGATE_TEST_NEW, a file not yet on disk, ask the agent, accept the new
 --     file from that buffer's menu and save it; then, on TOOLGATE_TEST_FILE's buffer, accept
 --     the next new file, TOOLGATE_TEST_NEXT, through the menu's "Review pending proposals (N)".
@@ -110,6 +111,31 @@ function scenarios.edit()
   for _, d in ipairs(vim.diagnostic.get(tests)) do
     table.insert(seen.diagnostics, { line = d.lnum + 1, severity = d.severity, message = d.message })
   end
+
+  -- The model reviews the changes: its comment is a diagnostic on the line it is about.
+  vim.cmd('buffer ' .. buf)
+  vim.cmd('ToolgateReview')
+  local function reviewed()
+    local found = {}
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      if d.source == 'toolgate-review' then
+        table.insert(found, { line = d.lnum + 1, severity = d.severity, message = d.message })
+      end
+    end
+    return #found > 0 and found or nil
+  end
+  wait('the review', function() return reviewed() ~= nil end, 60000)
+  seen.review = reviewed()
+  -- The command's answer, as the configuration shows it.
+  wait('the review\'s answer', function()
+    for _, notice in ipairs(seen.notices) do
+      if notice:match('approved = ') then
+        seen.review_answer = notice
+        return true
+      end
+    end
+    return false
+  end, 30000)
 end
 
 function scenarios.new_file()

@@ -2,7 +2,7 @@
 
 Emacs starts `toolgate lsp`, the agent's edit is accepted from eglot's code-action menu and
 applied by Emacs to its buffer (eglot asks its own "Proceed?" first), and a test run's failures
-show up as Flymake diagnostics on the failing line.
+show up as Flymake diagnostics on the failing line; `toolgate-review`'s comments show up there too.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from pathlib import Path
 from tests.editors.common import (
     FIXED,
     MUL_ASSERT_LINE,
+    MUL_RETURN_LINE,
+    REVIEW_COMMENT,
     documented_config,
     drive,
     make_project,
@@ -44,7 +46,8 @@ def test_emacs_eglot_reviews_an_edit_and_shows_test_failures(
     assert len(edit_questions) == 1 and "calc.py" in edit_questions[0]
     assert seen["text"] == FIXED
     assert (repo / "calc.py").read_text() == FIXED  # saved by Emacs
-    result_of_edit = last_tool_result(scripted.requests[-1])
+    run_end, review_request = scripted.requests[1:]
+    result_of_edit = last_tool_result(run_end)
     assert result_of_edit["success"] is True, result_of_edit
 
     # The person's test run: the one failure left is a diagnostic on its assert line.
@@ -52,3 +55,10 @@ def test_emacs_eglot_reviews_an_edit_and_shows_test_failures(
     assert failure["line"] == MUL_ASSERT_LINE
     assert failure["type"] == "eglot-error"
     assert "two times three" in failure["text"]
+
+    # `toolgate-review`: the model saw the accepted change, and its comment is on its line.
+    assert "    2 +     return a + b" in review_request["messages"][1]["content"]
+    (comment,) = seen["review"]
+    assert comment["line"] == MUL_RETURN_LINE
+    assert comment["type"] == "eglot-error"
+    assert REVIEW_COMMENT in comment["text"] and "return a * b" in comment["text"]

@@ -2,8 +2,9 @@
 
 Neovim starts `toolgate lsp`, the agent's edit is accepted from `vim.lsp.buf.code_action()`'s
 menu and applied by Neovim to its buffer, and a test run's failures show up as diagnostics on
-the failing line. A proposal that creates a file is accepted from the new file's buffer before
-the file exists, and from another buffer through "Review pending proposals (N)".
+the failing line; so do the comments of `:ToolgateReview`. A proposal that creates a file is
+accepted from the new file's buffer before the file exists, and from another buffer through
+"Review pending proposals (N)".
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 from tests.editors.common import (
     FIXED,
     MUL_ASSERT_LINE,
+    MUL_RETURN_LINE,
+    REVIEW_COMMENT,
     documented_config,
     drive,
     make_project,
@@ -57,7 +60,8 @@ def test_neovim_reviews_an_edit_and_shows_test_failures(
     assert (repo / "calc.py").read_text() == FIXED  # written by Neovim
     assert any("proposes edit_file" in n for n in seen["notices"])  # the config's handlers
     assert any(n.startswith("Toolgate run completed") for n in seen["notices"])
-    result_of_edit = last_tool_result(scripted.requests[-1])
+    run_end, review_request = scripted.requests[1:]
+    result_of_edit = last_tool_result(run_end)
     assert result_of_edit["success"] is True, result_of_edit
 
     # The person's test run: the one failure left is a diagnostic on its assert line.
@@ -65,6 +69,14 @@ def test_neovim_reviews_an_edit_and_shows_test_failures(
     assert failure["line"] == MUL_ASSERT_LINE
     assert failure["severity"] == ERROR
     assert "two times three" in failure["message"]
+
+    # `:ToolgateReview`: the model saw the accepted change, and its comment is on its line.
+    assert "    2 +     return a + b" in review_request["messages"][1]["content"]
+    (comment,) = seen["review"]
+    assert comment["line"] == MUL_RETURN_LINE
+    assert comment["severity"] == ERROR
+    assert comment["message"].startswith(REVIEW_COMMENT) and "return a * b" in comment["message"]
+    assert "not approved: 1 error" in seen["review_answer"]
 
 
 def test_neovim_accepts_new_files_from_their_own_buffer_and_from_another(
