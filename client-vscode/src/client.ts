@@ -12,7 +12,7 @@ import { noServerProgress } from './progress';
 import * as api from './vscodeapi';
 import type { Controller, ServerApi } from './controller';
 import type { AgentEvent, PlanPayload, Proposal, ProposalResolved, ReviewLoopEnd, SaveDocumentsParams } from './protocol';
-import { Method } from './protocol';
+import { CommandCancelled, Method } from './protocol';
 import { checkToolgate, resolveServerLaunch } from './python';
 import type { InitializationOptions, ToolgateSettings } from './settings';
 import { readSettings, toInitializationOptions } from './settings';
@@ -66,15 +66,20 @@ export class ServerManager implements ServerApi {
     return this.client?.state === State.Running;
   }
 
-  /** Run one of the server's commands through workspace/executeCommand. */
-  async execute<T>(command: string, args: unknown[]): Promise<T> {
+  /** Run one of the server's commands through workspace/executeCommand; `token` withdraws it. */
+  async execute<T>(command: string, args: unknown[], token?: api.CancellationToken): Promise<T> {
     if (!this.client || !this.isRunning()) {
       throw new Error('the server is not running');
     }
-    return (await this.client.sendRequest(ExecuteCommandRequest.type, {
-      command,
-      arguments: args,
-    })) as T;
+    try {
+      return (await this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }, token)) as T;
+    } catch (error) {
+      // The server answers a withdrawn request with RequestCancelled: not a failure to show.
+      if (token?.isCancellationRequested) {
+        throw new CommandCancelled(command);
+      }
+      throw error;
+    }
   }
 
   /** Start the server (once; concurrent callers share the same start). */

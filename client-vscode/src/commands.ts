@@ -2,6 +2,7 @@
 import * as api from './vscodeapi';
 import type { Controller } from './controller';
 import type { Proposal, ReviewResult, UndoResult } from './protocol';
+import { CommandCancelled } from './protocol';
 import type { DiffReview } from './review';
 import { OWN_SOURCE } from './diagnostics';
 
@@ -253,6 +254,10 @@ async function guarded(deps: CommandDeps, action: () => Promise<unknown>): Promi
   try {
     await action();
   } catch (error) {
+    if (error instanceof CommandCancelled) {
+      api.setStatusBarMessage('Toolgate: cancelled', 5000);
+      return;
+    }
     void api.showErrorMessage(`Toolgate: ${(error as Error).message}`);
   }
 }
@@ -350,8 +355,9 @@ export function commandHandlers(deps: CommandDeps): Record<string, (...args: unk
         if (!picked) {
           return;
         }
-        const result = await api.withQuietProgress(`Toolgate: the model is reviewing ${picked.what}…`, () =>
-          controller.reviewChanges(picked.target),
+        const result = await api.withNotificationProgress(
+          `Toolgate: the model is reviewing ${picked.what}…`,
+          (_progress, token) => controller.reviewChanges(picked.target, token),
         );
         if (result) {
           await showReview(result, picked.what);
@@ -371,8 +377,8 @@ export function commandHandlers(deps: CommandDeps): Record<string, (...args: unk
       }),
     [Command.runTests]: () =>
       guarded(deps, async () => {
-        const result = await api.withNotificationProgress('Toolgate: running tests', () =>
-          deps.controller.runTests(),
+        const result = await api.withNotificationProgress('Toolgate: running tests', (_progress, token) =>
+          deps.controller.runTests(undefined, token),
         );
         const s = result?.summary;
         if (!s) {

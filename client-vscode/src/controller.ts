@@ -26,7 +26,8 @@ import { TranscriptFormatter } from './transcript';
 
 /** The server as the controller needs it: its commands, and whether it runs. */
 export interface ServerApi {
-  execute<T>(command: string, args: unknown[]): Promise<T>;
+  /** Cancelling `token` withdraws the request: it then rejects with `CommandCancelled`. */
+  execute<T>(command: string, args: unknown[], token?: api.CancellationToken): Promise<T>;
   isRunning(): boolean;
 }
 
@@ -296,8 +297,11 @@ export class Controller {
   }
 
   /** Have the model review the working tree's changes, the staged ones, or a pending proposal. */
-  async reviewChanges(target: { staged?: boolean; proposalId?: string }): Promise<ReviewResult | undefined> {
-    return this.server.execute<ReviewResult>(ServerCommand.review, [target]);
+  async reviewChanges(
+    target: { staged?: boolean; proposalId?: string },
+    token?: api.CancellationToken,
+  ): Promise<ReviewResult | undefined> {
+    return this.server.execute<ReviewResult>(ServerCommand.review, [target], token);
   }
 
   /** Start the review loop on a task (in the current session); answers its loop id. */
@@ -353,8 +357,8 @@ export class Controller {
   }
 
   /** Run any of the server's commands. */
-  execute<T>(command: string, args: unknown[]): Promise<T> {
-    return this.server.execute<T>(command, args);
+  execute<T>(command: string, args: unknown[], token?: api.CancellationToken): Promise<T> {
+    return this.server.execute<T>(command, args, token);
   }
 
   /** Accept a proposal, all of it or only some hunks. */
@@ -400,8 +404,8 @@ export class Controller {
   }
 
   /** Run the project's tests through the server; failures arrive as diagnostics. */
-  async runTests(command?: string): Promise<RunTestsResult | undefined> {
-    return this.server.execute<RunTestsResult>(ServerCommand.runTests, [command ? { command } : {}]);
+  async runTests(command?: string, token?: api.CancellationToken): Promise<RunTestsResult | undefined> {
+    return this.server.execute<RunTestsResult>(ServerCommand.runTests, [command ? { command } : {}], token);
   }
 
   /** Undo a run (default: the latest) from its checkpoint; a dry run only says what it would do. */

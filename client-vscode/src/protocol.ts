@@ -1,5 +1,15 @@
 /** The server's protocol as this client uses it (docs/PROTOCOL.md): ids, names and message shapes. */
 
+/**
+ * A command the person cancelled: the request was withdrawn with `$/cancelRequest`, and the
+ * server stopped its work. Nothing to report.
+ */
+export class CommandCancelled extends Error {
+  constructor(readonly command: string) {
+    super(`${command} was cancelled`);
+  }
+}
+
 /** Commands the server registers (executeCommandProvider); called through workspace/executeCommand only. */
 export const ServerCommand = {
   ask: 'toolgate.ask',

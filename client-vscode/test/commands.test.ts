@@ -8,9 +8,9 @@ import { fake, uri } from './fakeapi';
 import { API_KEY_SECRET, Command, commandHandlers, registerCommands } from '../src/commands';
 import { Controller } from '../src/controller';
 import { ProposalStore } from '../src/proposals';
-import { ServerCommand } from '../src/protocol';
+import { CommandCancelled, ServerCommand } from '../src/protocol';
 import { DiffReview } from '../src/review';
-import { FakeServer, makeProposal } from './helpers';
+import { FakeServer, flush, makeProposal, type FakeToken } from './helpers';
 
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8'));
 
@@ -227,6 +227,37 @@ describe('commands', () => {
     server.calls = [];
     await handlers[Command.reviewChanges]();
     expect(server.calls).toEqual([]);
+  });
+
+  it('Review Changes and Run Tests can be cancelled: the request is withdrawn and no error is shown', async () => {
+    const { handlers, server } = setup();
+    const withdrawn: string[] = [];
+    // As the language client does: the request rejects once its token is cancelled.
+    const answerOnlyIfKept = (command: string) => (token?: FakeToken) =>
+      new Promise((_resolve, reject) => {
+        expect(token?.isCancellationRequested).toBe(false);
+        token?.onCancellationRequested(() => {
+          withdrawn.push(command);
+          reject(new CommandCancelled(command));
+        });
+      });
+    server.answers[ServerCommand.review] = answerOnlyIfKept(ServerCommand.review);
+    server.answers[ServerCommand.runTests] = answerOnlyIfKept(ServerCommand.runTests);
+
+    const reviewing = handlers[Command.reviewChanges]();
+    await flush();
+    expect(fake.progress[0]).toMatchObject({ title: 'Toolgate: the model is reviewing the working tree…', done: false });
+    fake.progress[0].cancel();
+    await reviewing;
+    const testing = handlers[Command.runTests]();
+    await flush();
+    fake.progress[1].cancel();
+    await testing;
+
+    expect(withdrawn).toEqual([ServerCommand.review, ServerCommand.runTests]);
+    expect(fake.progress.map((p) => p.done)).toEqual([true, true]);
+    expect(fake.messages).toEqual([]);
+    expect(fake.statusMessages).toEqual(['Toolgate: cancelled', 'Toolgate: cancelled']);
   });
 
   it('Ask Agent with Review starts the review loop in the current session', async () => {

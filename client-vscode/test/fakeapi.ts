@@ -125,21 +125,25 @@ export function withNotificationProgress<R>(
   title: string,
   task: (
     progress: { report(value: { message?: string }): void },
-    token: { onCancellationRequested(listener: () => void): void },
+    token: { readonly isCancellationRequested: boolean; onCancellationRequested(listener: () => void): void },
   ) => Promise<R>,
 ): Promise<R> {
   const cancelListeners: (() => void)[] = [];
+  const token = {
+    isCancellationRequested: false,
+    onCancellationRequested: (listener: () => void) => void cancelListeners.push(listener),
+  };
   const entry = {
     title,
     reports: [] as string[],
-    cancel: () => cancelListeners.forEach((listener) => listener()),
+    cancel: () => {
+      token.isCancellationRequested = true;
+      cancelListeners.forEach((listener) => listener());
+    },
     done: false,
   };
   fake.progress.push(entry);
-  const result = task(
-    { report: (value) => entry.reports.push(value.message ?? '') },
-    { onCancellationRequested: (listener) => cancelListeners.push(listener) },
-  );
+  const result = task({ report: (value) => entry.reports.push(value.message ?? '') }, token);
   return Promise.resolve(result).finally(() => {
     entry.done = true;
   });

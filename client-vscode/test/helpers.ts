@@ -35,6 +35,12 @@ export function makeProposal(overrides: Partial<Proposal> = {}): Proposal {
 }
 
 /** A server that records executeCommand calls and answers from a table. */
+/** The part of a cancellation token the extension reads. */
+export interface FakeToken {
+  readonly isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => void): void;
+}
+
 export class FakeServer {
   calls: { command: string; args: unknown[] }[] = [];
   running = true;
@@ -45,12 +51,14 @@ export class FakeServer {
     return this.running;
   }
 
-  async execute<T>(command: string, args: unknown[]): Promise<T> {
+  /** An answer that is a function is called with the request's token (to answer later). */
+  async execute<T>(command: string, args: unknown[], token?: FakeToken): Promise<T> {
     this.calls.push({ command, args });
     if (this.failWith) {
       throw this.failWith;
     }
-    return this.answers[command] as T;
+    const answer = this.answers[command];
+    return (typeof answer === 'function' ? answer(token) : answer) as T;
   }
 }
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
 from tests.conftest import git
 from tests.lsp.harness import Editor, _plain, uri_of
 from tests.support.scripted_model import ScriptedModel, tool_call
@@ -262,3 +263,31 @@ async def test_cancel_while_the_loop_reviews_ends_the_loop(
     assert _plain(finished[0])["status"] == "cancelled"
     log = json.loads((repo / ".toolgate" / "runs" / f"{started['loopId']}.json").read_text())
     assert log["status"] == "cancelled" and len(log["rounds"]) == 1
+
+
+async def test_a_cancelled_review_stops_and_publishes_nothing(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    """`$/cancelRequest` stops the review itself, not only its answer (as VS Code's Cancel)."""
+    uri = _project(repo)
+    (repo / "calc.py").write_text(CHANGED)
+    answer_delay = 2.0
+    scripted.script = [{"content": _verdict(False, COMMENTS), "sleep": answer_delay}]
+    protocol = editor.client.protocol
+    params = types.ExecuteCommandParams(command="toolgate.review", arguments=[])
+    answer = asyncio.wrap_future(
+        protocol.send_request(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id="review-1")
+    )
+    await editor.until(lambda: scripted.requests, timeout=30)  # the model is asked
+    protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="review-1"))
+    with pytest.raises(JsonRpcRequestCancelled):
+        await answer
+    # Had the review gone on, its comments would be published once the model answered.
+    await asyncio.sleep(answer_delay + 1.5)
+    assert not _review_lines(editor, uri)
+
+    # The next review is answered as usual.
+    scripted.script = [{"content": _verdict(False, COMMENTS[:1])}]
+    result = await editor.command("toolgate.review")
+    assert result["diagnostics"] == 1
+    await editor.until(lambda: _review_lines(editor, uri), on="textDocument/publishDiagnostics")

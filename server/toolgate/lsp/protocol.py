@@ -316,6 +316,29 @@ class ToolgateProtocol(LanguageServerProtocol):
         else:
             log.warning("refused notification %r: %s", refusal.method, refusal.error.message)
 
+    def _execute_handler(
+        self,
+        msg_id: MsgId,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """As pygls does, and a request's cancellation reaches the coroutine doing its work.
+
+        pygls runs each step a generator handler yields (a command's coroutine, for one) as a
+        task of its own, under a fresh id it never removes, and `$/cancelRequest` or `shutdown`
+        cancelled only the request's own future: the client was told "cancelled" while the
+        work went on (a review kept waiting for the model, then published its comments).
+        """
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        request = getattr(callback, "keywords", {}).get("result_future")
+        if request is None:
+            return  # a request or notification itself, not a step of a generator handler
+        step = self._request_futures.pop(msg_id, None)
+        if step is not None and not step.done():
+            request.add_done_callback(lambda done: step.cancel() if done.cancelled() else None)
+
     def _send_handler_result(self, future: Any, *, msg_id: MsgId) -> None:
         """As pygls does, but an error the client caused is logged without a traceback."""
         if not future.cancelled() and isinstance(future.exception(), JsonRpcException):
