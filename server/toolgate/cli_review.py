@@ -52,9 +52,9 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(args: argparse.Namespace) -> int:
     """Review the changes, print the comments, exit by the verdict."""
-    from toolgate.code_review import ReviewError, working_tree_changes
+    from toolgate.code_review import ReviewError
     from toolgate.code_review.records import ReviewSetupError
-    from toolgate.code_review.service import review_in_workspace, review_request
+    from toolgate.code_review.service import review_working_tree
     from toolgate.config import ConfigError, load_config
 
     root = workspace_root(args.workspace)
@@ -70,17 +70,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"toolgate review: {message}", file=sys.stderr)
 
     try:
-        changes = asyncio.run(working_tree_changes(root, staged=args.staged))
-    except ReviewError as exc:
-        print(f"toolgate review: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if not changes.diff.strip():
-        what = "staged" if args.staged else "in the working tree"
-        print(f"toolgate review: no changes {what}: nothing to review", file=sys.stderr)
-        return EXIT_OK
-    request = review_request(config, changes, args.focus)
-    try:
-        result = asyncio.run(review_in_workspace(root, config, request, notice))
+        _, result = asyncio.run(
+            review_working_tree(root, config, notice, staged=args.staged, focus=args.focus)
+        )
     except ReviewSetupError as exc:
         print(f"toolgate review: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -90,6 +82,10 @@ def main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("toolgate review: interrupted", file=sys.stderr)
         return 130
+    if result is None:
+        what = "staged" if args.staged else "in the working tree"
+        print(f"toolgate review: no changes {what}: nothing to review", file=sys.stderr)
+        return EXIT_OK
     if args.json:
         sys.stdout.write(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
     else:

@@ -57,11 +57,12 @@ def test_an_approval_exits_0_and_json_carries_the_review(
     _project(repo)
     (repo / "calc.py").write_text(CALC.replace("a + b", "b + a"))
     scripted.script = [{"content": json.dumps({"approved": True, "comments": []})}]
-    done = toolgate("review", "--json", *on_scripted(repo, scripted))
+    done = toolgate("review", "--json", "--focus", "naming", *on_scripted(repo, scripted))
     assert done.returncode == 0, done.stderr
     review = json.loads(done.stdout)
     assert review["approved"] is True and review["comments"] == []
     assert review["metrics"]["files_reviewed"] == 1
+    assert "Focus on: naming" in _user_prompt(scripted)
 
 
 def test_staged_reviews_only_what_is_staged(repo: Path, scripted: ScriptedModel) -> None:

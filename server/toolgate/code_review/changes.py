@@ -81,9 +81,9 @@ def numbered(diff: str) -> str:
 async def working_tree_changes(root: Path, *, staged: bool = False) -> Changes:
     """The working tree's changes against HEAD (new untracked files included), or the staged ones.
 
-    Raises ReviewError when `root` is not in a git repository or git fails.
+    Raises ReviewSetupError when `root` is not in a git repository or git fails.
     """
-    from toolgate.code_review.records import ReviewError
+    from toolgate.code_review.records import ReviewSetupError
 
     argv = ["diff", "--no-color", "--no-ext-diff", "--relative"]
     if staged:
@@ -95,7 +95,7 @@ async def working_tree_changes(root: Path, *, staged: bool = False) -> Changes:
             argv.append("HEAD")
     code, out = await _git(root, *argv)
     if code != 0:
-        raise ReviewError(f"git diff failed in {root}: {out.strip()[:300]}")
+        raise ReviewSetupError(f"git diff failed in {root}: {out.strip()[:300]}")
     parts = [out]
     if not staged:
         code, listed = await _git(root, "ls-files", "--others", "--exclude-standard", "-z")

@@ -40,7 +40,11 @@ class ReviewError(Exception):
 
 
 class ReviewSetupError(ReviewError):
-    """The model cannot be asked at all: no endpoint, an unconfirmed base URL (configuration)."""
+    """The review cannot be asked for: a matter of set-up, not of the model.
+
+    No endpoint, an unconfirmed base URL (configuration), or no changes to show (not a git
+    repository).
+    """
 
 
 @dataclass

@@ -86,15 +86,16 @@ async def review_working_tree(
     notice: Callable[[str], None],
     *,
     staged: bool = False,
+    focus: list[str] | None = None,
     endpoint: Endpoint | None = None,
 ) -> tuple[Changes, CodeReview | None]:
     """The working tree's changes (or the staged ones) and the model's review of them.
 
-    The review is None when there is nothing to review. Raises ReviewError when the workspace
-    is not a git repository, and as `review_in_workspace` does.
+    The review is None when there is nothing to review. Raises ReviewSetupError when the
+    workspace is not a git repository, and as `review_in_workspace` does.
     """
     changes = await working_tree_changes(root, staged=staged)
     if not changes.diff.strip():
         return changes, None
-    request = review_request(config, changes)
+    request = review_request(config, changes, focus)
     return changes, await review_in_workspace(root, config, request, notice, endpoint=endpoint)
