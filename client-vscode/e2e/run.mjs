@@ -4,7 +4,9 @@
 //
 // Full scenario, against a scripted model server: Ask → the diff opens → Accept → the file on
 // disk has the new content; Reject with a reason on a second proposal → the file is unchanged
-// and the model reads the reason; run_tests → the failing test is in the Problems panel.
+// and the model reads the reason; run_tests → the failing test is in the Problems panel;
+// Review Changes → the comment in Problems, and a slow review cancelled from its notification
+// leaves Problems as it was; Ask Agent with Review → the loop's end in a notification.
 // --smoke only checks that the workbench lists the extension's commands (no server needed).
 // --chat drives the chat view instead (e2e/chat.mjs): a task typed into it, the streamed answer,
 // a proposal accepted and one rejected from their cards, Run Tests after the finished run, a
@@ -358,6 +360,32 @@ async function main() {
     });
     await shot('problems-review.png');
     log('Review Changes put the model\'s comment in Problems');
+
+    // 6b. A review cancelled from its notification stops: the model's late answer never
+    // reaches Problems, and the last review's comment stays.
+    const slowMs = 8_000;
+    model.answerNext({
+      delayMs: slowMs,
+      content: JSON.stringify({
+        approved: false,
+        comments: [{ path: 'calc.py', line: 2, severity: 'error', message: 'a late comment nobody should see' }],
+      }),
+    });
+    const slowAsked = model.served();
+    await runCommand(page, 'Toolgate: Review Changes');
+    await answerInputBox(page, 'Working tree', 'Review Changes');
+    await waitUntil('the slow review to reach the model', async () => model.served() > slowAsked, { timeout: 30_000 });
+    const reviewing = page.locator('.notifications-toasts .notification-toast', { hasText: 'the model is reviewing the working tree' });
+    await reviewing.getByRole('button', { name: 'Cancel' }).click();
+    await page.locator('.statusbar', { hasText: 'Toolgate: cancelled' }).waitFor({ state: 'visible', timeout: 10_000 });
+    await page.waitForTimeout(slowMs + 3_000);
+    await runCommand(page, 'View: Focus Problems');
+    const afterCancel = await problems.innerText();
+    if (/late comment/.test(afterCancel) || !/negative numbers/.test(afterCancel)) {
+      throw new Error(`a cancelled review changed Problems:\n${afterCancel.slice(0, 2000)}`);
+    }
+    await shot('review-cancelled.png');
+    log('Cancel on the review notification stopped the review; Problems kept the last one');
 
     // 7. Ask Agent with Review: a run that changes nothing is approved without asking, the
     // tests run (test_mul still fails), and the loop's end is said in a notification.

@@ -2,7 +2,8 @@
 // POST /v1/chat/completions answers each request with the next turn of a script, streamed as
 // SSE when the request asks for it; GET /v1/models lists the one model. Every request is kept.
 //
-// A turn: {content?: string, tool_calls?: [{name, arguments}], requires?: [string]}. `requires`
+// A turn: {content?: string, tool_calls?: [{name, arguments}], requires?: [string],
+// delayMs?: number}. `delayMs` holds the answer back (a model that takes its time). `requires`
 // lists texts the request's messages must hold (an earlier turn of the conversation, say); when
 // one is missing the answer says so instead and the miss is kept in `missing`. When the script
 // runs out the server answers with `fallback` (a plain final answer), so a run always ends.
@@ -53,9 +54,8 @@ export function startScriptedModel(script, { model = 'scripted-model', fallback 
         type: 'function',
         function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) },
       }));
-      if (body.stream) {
-        stream(res, body.model ?? model, entry.content ?? '', calls);
-      } else {
+      const answer = () => (body.stream ? stream(res, body.model ?? model, entry.content ?? '', calls) : complete());
+      const complete = () =>
         sendJson(res, 200, {
           id: `chatcmpl-${turn}`,
           object: 'chat.completion',
@@ -70,6 +70,10 @@ export function startScriptedModel(script, { model = 'scripted-model', fallback 
           ],
           usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
         });
+      if (entry.delayMs) {
+        setTimeout(answer, entry.delayMs);
+      } else {
+        answer();
       }
     });
   });
