@@ -1,14 +1,18 @@
-"""Cancelling a run: by command and from the editor's progress UI; nothing half-applied."""
+"""Cancelling a run (by command, from the editor's progress UI) or a command's request.
+
+Nothing is left half-applied, and what was started stops.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 from tests.lsp.harness import Editor
 from tests.support.processes import alive
 from tests.support.scripted_model import ScriptedModel, tool_call
@@ -107,3 +111,29 @@ async def test_the_server_keeps_serving_while_an_mcp_server_starts_and_cancel_st
 
 def _finished(editor: Editor) -> list[dict[str, object]]:
     return [e for e in editor.events if e["type"] == "run_finished"]
+
+
+async def test_a_withdrawn_test_run_stops_pytest(editor: Editor, repo: Path) -> None:
+    """`$/cancelRequest` on `toolgate.runTests` ends the pytest it started."""
+    beats = repo / "beats.txt"  # the slow test's heartbeat (its pid may be in a namespace)
+    (repo / "test_slow.py").write_text(
+        "import pathlib, time\n\n\n"
+        "def test_slow():\n"
+        "    for _ in range(1200):\n"
+        f"        with pathlib.Path({str(beats)!r}).open('a') as beat:\n"
+        "            beat.write('.')\n"
+        "        time.sleep(0.1)\n"
+    )
+    protocol = editor.client.protocol
+    params = types.ExecuteCommandParams(command="toolgate.runTests", arguments=[{}])
+    answer = asyncio.wrap_future(
+        protocol.send_request(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id="tests-1")
+    )
+    await editor.until(beats.exists, timeout=60)
+    protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="tests-1"))
+    with pytest.raises(JsonRpcRequestCancelled):
+        await answer
+    await asyncio.sleep(1.0)  # for the test to be ended
+    stopped_at = beats.stat().st_size
+    await asyncio.sleep(1.0)  # ten beats, had it gone on
+    assert beats.stat().st_size == stopped_at

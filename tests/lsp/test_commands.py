@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
+from pygls.exceptions import JsonRpcException
 from tests.lsp.harness import Editor, uri_of
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
@@ -104,29 +102,3 @@ async def test_bad_arguments_during_a_run(
     told = last_tool_result(scripted.requests[-1])
     assert told["data"]["hunks_applied"] == [0]
     assert "no pending proposal" in await _error(editor, "toolgate.acceptProposal", pid)
-
-
-async def test_a_withdrawn_test_run_stops_pytest(editor: Editor, repo: Path) -> None:
-    """`$/cancelRequest` on `toolgate.runTests` ends the pytest it started."""
-    beats = repo / "beats.txt"  # the slow test's heartbeat (its pid may be in a namespace)
-    (repo / "test_slow.py").write_text(
-        "import pathlib, time\n\n\n"
-        "def test_slow():\n"
-        "    for _ in range(1200):\n"
-        f"        with pathlib.Path({str(beats)!r}).open('a') as beat:\n"
-        "            beat.write('.')\n"
-        "        time.sleep(0.1)\n"
-    )
-    protocol = editor.client.protocol
-    params = types.ExecuteCommandParams(command="toolgate.runTests", arguments=[{}])
-    answer = asyncio.wrap_future(
-        protocol.send_request(types.WORKSPACE_EXECUTE_COMMAND, params, msg_id="tests-1")
-    )
-    await editor.until(beats.exists, timeout=60)
-    protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="tests-1"))
-    with pytest.raises(JsonRpcRequestCancelled):
-        await answer
-    await asyncio.sleep(1.0)  # for the test to be ended
-    stopped_at = beats.stat().st_size
-    await asyncio.sleep(1.0)  # ten beats, had it gone on
-    assert beats.stat().st_size == stopped_at
