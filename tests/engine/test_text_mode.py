@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.conftest import git
 from tests.engine.helpers import answer, drive, fast_pytest, system_text, tool_names
-from tests.support.scripted_model import ScriptedModel
+from tests.support.scripted_model import ScriptedModel, tool_call
+
+from toolgate.model.modes import ModeMemory
 
 CODE = "def add(a, b):\n    return a + b\n"
 TESTS = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
@@ -141,6 +144,77 @@ async def test_remembered_text_mode_sends_no_tools_next_time(
     assert driven.outcome.answer == "second"
     assert [tool_names(b) for b in scripted.requests[first_run:]] == [[], []]
     assert driven.log["tool_calling_mode"] == "text"
+
+
+def _learned_long_ago(repo: Path, table: str, *, days: int | None) -> None:
+    """Age every entry of a state.json table by `days` (None: no time, as older versions)."""
+    state_file = repo / ".toolgate" / "state.json"
+    state = json.loads(state_file.read_text())
+    for entry in state[table].values():
+        if days is None:
+            del entry["learned_at"]
+        else:
+            learned = datetime.fromisoformat(entry["learned_at"])
+            entry["learned_at"] = (learned - timedelta(days=days)).isoformat()
+    state_file.write_text(json.dumps(state))
+
+
+@pytest.mark.parametrize("days", [8, None], ids=["a-week-ago", "no-time"])
+async def test_a_learned_mode_is_learned_again_after_a_week(
+    repo: Path, scripted: ScriptedModel, days: int | None
+) -> None:
+    """The server was upgraded since it refused tools: they are offered again, and kept."""
+    scripted.reject_tools = True
+    scripted.script = [{"content": tag("git_status")}, answer("first")]
+    await drive(repo, scripted)
+    (learned,) = modes(repo).values()
+    assert learned["mode"] == "text"
+    age = datetime.now(timezone.utc) - datetime.fromisoformat(learned["learned_at"])
+    assert timedelta(0) <= age < timedelta(minutes=5)
+
+    # Six days on, it still holds.
+    _learned_long_ago(repo, "tool_calling_modes", days=6)
+    asked = len(scripted.requests)
+    scripted.script = [{"content": tag("git_status")}, answer("second")]
+    await drive(repo, scripted)
+    assert tool_names(scripted.requests[asked]) == []
+
+    _learned_long_ago(repo, "tool_calling_modes", days=days)
+    scripted.reject_tools = False
+    asked = len(scripted.requests)
+    scripted.script = [tool_call("git_status"), answer("third")]
+    driven = await drive(repo, scripted)
+    assert driven.outcome.answer == "third"
+    assert "git_status" in tool_names(scripted.requests[asked])
+    assert driven.log["tool_calling_mode"] == "native"
+
+
+def test_each_thing_learned_about_an_endpoint_is_learned_again_after_a_week(
+    repo: Path,
+) -> None:
+    memory = ModeMemory(repo)
+    memory.remember("http://h/v1", "m", "text", "tools refused")
+    memory.remember_no_tool_streaming("http://h/v1", "m", "empty stream")
+    memory.remember_structured_output("http://h/v1", "m", "json_object", "json_schema refused")
+    learned = ("text", False, "json_object")
+    unknown = (None, True, None)
+
+    def known() -> tuple[str | None, bool, str | None]:
+        return (
+            memory.get("http://h/v1", "m"),
+            memory.streams_tools("http://h/v1", "m"),
+            memory.structured_output("http://h/v1", "m"),
+        )
+
+    assert known() == learned
+    for table in ("tool_calling_modes", "tools_no_streaming", "structured_output"):
+        _learned_long_ago(repo, table, days=6)
+    assert known() == learned
+    for table in ("tool_calling_modes", "tools_no_streaming", "structured_output"):
+        _learned_long_ago(repo, table, days=2)
+    assert known() == unknown
+    memory.remember("http://h/v1", "m", "text", "tools refused again")
+    assert memory.get("http://h/v1", "m") == "text"
 
 
 @pytest.mark.parametrize(
