@@ -320,6 +320,32 @@ async def test_review_shows_the_models_comments_and_changes_nothing(
     assert client.permissions == [] and client.writes == []
 
 
+async def test_a_review_is_cancelled_while_the_model_is_asked(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    git(project, "add", ".")
+    git(project, "commit", "-qm", "calc")
+    (project / "calc.py").write_text(FIXED)
+    late = {"approved": False, "comments": [{"path": "calc.py", "line": 2, "message": "late"}]}
+    scripted.script = [{"content": json.dumps(late), "sleep": 5}]
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[])
+        turn = asyncio.ensure_future(prompt(conn, session.session_id, "/review"))
+        for _ in range(300):
+            if scripted.requests:
+                break
+            await asyncio.sleep(0.1)
+        await conn.cancel(session_id=session.session_id)
+        response = await asyncio.wait_for(turn, 3)  # not the model's five seconds
+        assert response.stop_reason == "cancelled"
+        assert "Review of" not in said(client)
+        scripted.script = [{"content": json.dumps({"approved": True, "comments": []})}]
+        again = await prompt(conn, session.session_id, "/review")  # the session is free again
+    assert again.stop_reason == "end_turn"
+    assert "approved" in said(client)
+
+
 async def test_undo_with_nothing_to_undo_says_so(project: Path, scripted: ScriptedModel) -> None:
     client = RecordingClient()
     async with connect(client, scripted.base_url) as (conn, _):

@@ -77,6 +77,7 @@ class AcpSession:
     mcp: dict[str, dict[str, Any]] = field(default_factory=dict)  # the client's MCP servers
     ids: CallIds = field(default_factory=CallIds)  # the tool call ids the editor has seen
     run: AgentRun | None = None
+    reviewing: asyncio.Task[str] | None = None  # a `/review` waiting for the model
     busy: bool = False
     cancel_requested: bool = False
 
@@ -431,7 +432,18 @@ class ToolgateAgent:
                 endpoint = await service.endpoint(config)
             except (ConfigError, SetupError) as exc:
                 raise RequestError.invalid_request({"message": str(exc)}) from None
-            said = await commands.review(service.root, config, endpoint)
+            # Only the review can be stopped half-way: it changes nothing. /undo writes files
+            # and runs to its end.
+            review = asyncio.ensure_future(commands.review(service.root, config, endpoint))
+            session.reviewing = review
+            try:
+                await asyncio.wait({review})
+            finally:
+                session.reviewing = None
+                review.cancel()  # when this prompt itself is cancelled
+            if review.cancelled():
+                return PromptResponse(stop_reason="cancelled")
+            said = review.result()
         elif command == "/new":
             try:
                 claim = service.claim(session.id)
@@ -550,6 +562,8 @@ class ToolgateAgent:
         session.cancel_requested = True
         if session.run is not None:
             session.run.cancel("cancelled by the person")
+        if session.reviewing is not None:
+            session.reviewing.cancel()
 
 
 def serve(overrides: dict[str, Any] | None = None) -> int:
