@@ -111,7 +111,11 @@ def test_no_changes_asks_nothing_and_outside_git_is_a_usage_error(
     plain = tmp_path / "plain"
     plain.mkdir()
     done = toolgate("review", *on_scripted(plain, scripted))
-    assert done.returncode == 2 and "git diff failed" in done.stderr
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"toolgate review: {plain.resolve()} is not in a git repository: the changes to review "
+        "are read from git\n"
+    )
 
 
 def test_a_failing_endpoint_exits_1_with_one_line(repo: Path, scripted: ScriptedModel) -> None:

@@ -19,6 +19,7 @@ from toolgate.code_review import (
     working_tree_changes,
 )
 from toolgate.code_review.changes import numbered
+from toolgate.code_review.records import ReviewSetupError
 from toolgate.model.client import ModelSettings
 from toolgate.model.modes import ModeMemory
 
@@ -276,6 +277,7 @@ async def test_working_tree_changes_include_new_files_and_staged_only(repo: Path
     assert staged.files == ["new.py"]
 
 
-async def test_working_tree_changes_outside_git_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(ReviewError, match="git diff failed"):
+async def test_working_tree_changes_outside_git_is_a_setup_error(tmp_path: Path) -> None:
+    with pytest.raises(ReviewSetupError, match="is not in a git repository") as raised:
         await working_tree_changes(tmp_path)
+    assert "\n" not in str(raised.value)  # one line, not git's usage text

@@ -85,6 +85,12 @@ async def working_tree_changes(root: Path, *, staged: bool = False) -> Changes:
     """
     from toolgate.code_review.records import ReviewSetupError
 
+    inside, _ = await _git(root, "rev-parse", "--is-inside-work-tree")
+    if inside != 0:
+        # Said plainly: git's own words here are a page of `git diff --no-index` usage.
+        raise ReviewSetupError(
+            f"{root} is not in a git repository: the changes to review are read from git"
+        )
     argv = ["diff", "--no-color", "--no-ext-diff", "--relative"]
     if staged:
         argv.append("--staged")
@@ -95,7 +101,8 @@ async def working_tree_changes(root: Path, *, staged: bool = False) -> Changes:
             argv.append("HEAD")
     code, out = await _git(root, *argv)
     if code != 0:
-        raise ReviewSetupError(f"git diff failed in {root}: {out.strip()[:300]}")
+        first = next((line for line in out.splitlines() if line.strip()), "no output")
+        raise ReviewSetupError(f"git diff failed in {root}: {first.strip()[:300]}")
     parts = [out]
     if not staged:
         code, listed = await _git(root, "ls-files", "--others", "--exclude-standard", "-z")
