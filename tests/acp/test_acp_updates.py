@@ -276,12 +276,17 @@ async def test_undoing_an_undo_that_wrote_an_unsaved_buffer_brings_the_run_back(
     assert (project / "calc.py").read_text() == (FIXED if run_saved else CALC)
 
 
-async def test_review_shows_the_models_comments_and_changes_nothing(
-    project: Path, scripted: ScriptedModel
-) -> None:
+def _committed_then_fixed(project: Path) -> None:
+    """calc.py committed as it is, then fixed in the working tree: a change to review."""
     git(project, "add", ".")
     git(project, "commit", "-qm", "calc")
     (project / "calc.py").write_text(FIXED)
+
+
+async def test_review_shows_the_models_comments_and_changes_nothing(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    _committed_then_fixed(project)
     comment = {
         "path": "calc.py",
         "line": 2,
@@ -323,9 +328,7 @@ async def test_review_shows_the_models_comments_and_changes_nothing(
 async def test_a_review_is_cancelled_while_the_model_is_asked(
     project: Path, scripted: ScriptedModel
 ) -> None:
-    git(project, "add", ".")
-    git(project, "commit", "-qm", "calc")
-    (project / "calc.py").write_text(FIXED)
+    _committed_then_fixed(project)
     late = {"approved": False, "comments": [{"path": "calc.py", "line": 2, "message": "late"}]}
     scripted.script = [{"content": json.dumps(late), "sleep": 5}]
     client = RecordingClient()

@@ -14,7 +14,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcRequestCancelled
 from tests.lsp.harness import Editor
-from tests.support.processes import alive
+from tests.support.processes import alive, assert_stopped, slow_test
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 from toolgate.config import user_config_path
@@ -115,15 +115,7 @@ def _finished(editor: Editor) -> list[dict[str, object]]:
 
 async def test_a_withdrawn_test_run_stops_pytest(editor: Editor, repo: Path) -> None:
     """`$/cancelRequest` on `toolgate.runTests` ends the pytest it started."""
-    beats = repo / "beats.txt"  # the slow test's heartbeat (its pid may be in a namespace)
-    (repo / "test_slow.py").write_text(
-        "import pathlib, time\n\n\n"
-        "def test_slow():\n"
-        "    for _ in range(1200):\n"
-        f"        with pathlib.Path({str(beats)!r}).open('a') as beat:\n"
-        "            beat.write('.')\n"
-        "        time.sleep(0.1)\n"
-    )
+    beats = slow_test(repo)
     protocol = editor.client.protocol
     params = types.ExecuteCommandParams(command="toolgate.runTests", arguments=[{}])
     answer = asyncio.wrap_future(
@@ -133,7 +125,4 @@ async def test_a_withdrawn_test_run_stops_pytest(editor: Editor, repo: Path) -> 
     protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="tests-1"))
     with pytest.raises(JsonRpcRequestCancelled):
         await answer
-    await asyncio.sleep(1.0)  # for the test to be ended
-    stopped_at = beats.stat().st_size
-    await asyncio.sleep(1.0)  # ten beats, had it gone on
-    assert beats.stat().st_size == stopped_at
+    await assert_stopped(beats)

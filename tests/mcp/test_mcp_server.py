@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.processes import assert_stopped, slow_test
 
 pytest.importorskip("mcp", reason='needs the mcp SDK: pip install "toolgate[mcp]"')
 
@@ -139,15 +140,7 @@ def test_unknown_approve_value_is_a_usage_error(repo: Path) -> None:
 
 async def test_a_cancelled_call_stops_its_test_run(repo: Path) -> None:
     """The client gives up on `run_tests` (`notifications/cancelled`): pytest is ended."""
-    beats = repo / "beats.txt"  # the slow test's heartbeat
-    (repo / "test_slow.py").write_text(
-        "import pathlib, time\n\n\n"
-        "def test_slow():\n"
-        "    for _ in range(1200):\n"
-        f"        with pathlib.Path({str(beats)!r}).open('a') as beat:\n"
-        "            beat.write('.')\n"
-        "        time.sleep(0.1)\n"
-    )
+    beats = slow_test(repo)
     async with _client(repo, "--approve", "auto") as client:
         call = asyncio.create_task(client.call_tool("run_tests", {}))
         for _ in range(600):
@@ -158,10 +151,7 @@ async def test_a_cancelled_call_stops_its_test_run(repo: Path) -> None:
         call.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await call
-        await asyncio.sleep(1.0)  # for the test to be ended
-        stopped_at = beats.stat().st_size
-        await asyncio.sleep(1.0)  # ten beats, had it gone on
-        assert beats.stat().st_size == stopped_at
+        await assert_stopped(beats)
         # The server goes on serving.
         error, result = await _call(client, "read_file", path="test_slow.py")
         assert not error and "def test_slow" in result["data"]["content"]

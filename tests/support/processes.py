@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,3 +45,29 @@ def parent_of(pid: int) -> int | None:
 def processes_with(marker: str) -> list[int]:
     """The live processes whose command line holds `marker` (a word only the test put there)."""
     return [pid for pid, cmdline in processes() if marker.encode() in cmdline and alive(pid)]
+
+
+def slow_test(repo: Path) -> Path:
+    """Write a test into `repo` that beats into a file every 0.1 s for two minutes.
+
+    Answers the heartbeat file: it exists once pytest runs the test, and stops growing when
+    that pytest is ended (whose pid may be in another namespace, so the file tells instead).
+    """
+    beats = repo / "beats.txt"
+    (repo / "test_slow.py").write_text(
+        "import pathlib, time\n\n\n"
+        "def test_slow():\n"
+        "    for _ in range(1200):\n"
+        f"        with pathlib.Path({str(beats)!r}).open('a') as beat:\n"
+        "            beat.write('.')\n"
+        "        time.sleep(0.1)\n"
+    )
+    return beats
+
+
+async def assert_stopped(beats: Path) -> None:
+    """The slow test's heartbeat has stopped (a second to end it, then a second of quiet)."""
+    await asyncio.sleep(1.0)
+    stopped_at = beats.stat().st_size
+    await asyncio.sleep(1.0)  # ten beats, had it gone on
+    assert beats.stat().st_size == stopped_at, "the test run goes on"
