@@ -357,8 +357,8 @@ export class Controller {
   }
 
   /** Run any of the server's commands. */
-  execute<T>(command: string, args: unknown[], token?: api.CancellationToken): Promise<T> {
-    return this.server.execute<T>(command, args, token);
+  execute<T>(command: string, args: unknown[]): Promise<T> {
+    return this.server.execute<T>(command, args);
   }
 
   /** Accept a proposal, all of it or only some hunks. */

@@ -229,7 +229,6 @@ class Chat:
     async def review(self, staged: bool) -> None:
         """Have the model review the changes, and show its comments and verdict."""
         from toolgate.code_review import ReviewError
-        from toolgate.code_review.records import ReviewSetupError
         from toolgate.code_review.service import review_working_tree
 
         what = "staged" if staged else "in the working tree"
@@ -239,7 +238,7 @@ class Chat:
             _, result = await review_working_tree(
                 self.root, self.config, self._say, staged=staged, endpoint=endpoint
             )
-        except (SetupError, ReviewSetupError, ReviewError) as exc:
+        except (SetupError, ReviewError) as exc:  # ReviewSetupError among them
             self._say(f"no review: {str(exc).removeprefix('no review: ')}")
             return
         if result is None:

@@ -83,14 +83,13 @@ def available(root: Path) -> list[AvailableCommand]:
 async def review(root: Path, config: Config, endpoint: Endpoint) -> str:
     """The model's review of the working tree's changes, as the message to show."""
     from toolgate.code_review import ReviewError
-    from toolgate.code_review.records import ReviewSetupError
     from toolgate.code_review.service import review_working_tree
 
     try:
         changes, result = await review_working_tree(
             root, config, lambda notice: log.info("review: %s", notice), endpoint=endpoint
         )
-    except (ReviewSetupError, ReviewError) as exc:
+    except ReviewError as exc:  # ReviewSetupError among them
         return f"No review: {str(exc).removeprefix('no review: ')}"
     if result is None:
         return "Nothing to review: the working tree has no changes against HEAD."
