@@ -72,6 +72,7 @@ close_connection
 # pytest-lsp calls the test client's handlers by the method they are registered for.
 _resolved
 _event
+_session_changed
 
 # ACP handlers: the SDK's router calls an agent's and a client's methods by the protocol's names.
 on_connect

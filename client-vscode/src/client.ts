@@ -11,7 +11,15 @@ import {
 import { noServerProgress } from './progress';
 import * as api from './vscodeapi';
 import type { Controller, ServerApi } from './controller';
-import type { AgentEvent, PlanPayload, Proposal, ProposalResolved, ReviewLoopEnd, SaveDocumentsParams } from './protocol';
+import type {
+  AgentEvent,
+  PlanPayload,
+  Proposal,
+  ProposalResolved,
+  ReviewLoopEnd,
+  SaveDocumentsParams,
+  SessionChanged,
+} from './protocol';
 import { CommandCancelled, Method } from './protocol';
 import { checkToolgate, resolveServerLaunch } from './python';
 import type { InitializationOptions, ToolgateSettings } from './settings';
@@ -140,6 +148,7 @@ export class ServerManager implements ServerApi {
     client.onNotification(Method.event, (event: AgentEvent) => controller.handleEvent(event));
     client.onNotification(Method.plan, (plan: PlanPayload) => controller.handlePlan(plan));
     client.onNotification(Method.reviewLoop, (end: ReviewLoopEnd) => controller.handleReviewLoop(end));
+    client.onNotification(Method.sessionChanged, (changed: SessionChanged) => controller.handleSessionChanged(changed));
     client.onRequest(Method.saveDocuments, (params: SaveDocumentsParams) =>
       controller.handleSaveDocuments(params),
     );

@@ -13,6 +13,7 @@ import type {
   RunTestsResult,
   SaveDocumentsParams,
   SaveDocumentsResult,
+  SessionChanged,
   UndoResult,
 } from './protocol';
 import { ServerCommand } from './protocol';
@@ -40,6 +41,8 @@ export interface ControllerListener {
   onPlan?(plan: PlanPayload): void;
   /** A run was undone (from the chat view or a command), kept in `sessionId`'s conversation. */
   onUndo?(done: UndoResult, sessionId: string | undefined): void;
+  /** Another process (a terminal, another editor) changed a session. */
+  onSessionChanged?(changed: SessionChanged): void;
 }
 
 /** How long to wait for other language servers to analyse an accepted edit. */
@@ -276,6 +279,11 @@ export class Controller {
     const gaps = plan.gaps?.length ?? 0;
     this.output.append(`plan ${plan.planId}: ${plan.goal} — ${plan.status}${gaps ? `, ${gaps} gap(s)` : ''}\n`);
     this.tell((l) => l.onPlan?.(plan));
+  }
+
+  /** toolgate/sessionChanged: a session changed outside this window, for the chat view to follow. */
+  handleSessionChanged(changed: SessionChanged): void {
+    this.tell((l) => l.onSessionChanged?.(changed));
   }
 
   /** toolgate/reviewLoop: the loop's account in the transcript, and its end said plainly. */

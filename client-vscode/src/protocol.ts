@@ -43,6 +43,7 @@ export const Method = {
   saveDocuments: 'toolgate/saveDocuments',
   plan: 'toolgate/plan',
   reviewLoop: 'toolgate/reviewLoop',
+  sessionChanged: 'toolgate/sessionChanged',
 } as const;
 
 /** URI scheme of the read-only documents that hold proposed text. */
@@ -334,6 +335,13 @@ export interface ReviewResult {
 }
 
 /** Body of `toolgate/reviewLoop`: the end of a `toolgate.reviewLoop`. */
+/** Body of toolgate/sessionChanged: another process (a terminal, another editor) changed a session. */
+export interface SessionChanged {
+  sessionId: string;
+  /** The session's file is gone. */
+  deleted: boolean;
+}
+
 export interface ReviewLoopEnd {
   loopId: string;
   sessionId?: string;

@@ -270,6 +270,94 @@ describe('ChatController: sessions', () => {
   });
 });
 
+describe('ChatController: a session changed elsewhere', () => {
+  beforeEach(() => fake.reset());
+
+  const FIRST = { id: 's-2', title: 'Fix add', transcript: [{ kind: 'user', text: 'fix add', runId: 'r-1' }] };
+  const TERMINAL = {
+    id: 's-2',
+    title: 'Fix add',
+    transcript: [
+      { kind: 'user', text: 'fix add', runId: 'r-1' },
+      { kind: 'user', text: 'from the terminal', runId: 'r-2' },
+      { kind: 'assistant', text: 'done there', runId: 'r-2' },
+    ],
+  };
+
+  async function shown() {
+    const context = setup();
+    context.server.answers['toolgate.listSessions'] = SESSIONS;
+    context.server.answers['toolgate.loadSession'] = FIRST;
+    context.memory.set(CURRENT_SESSION_KEY, 's-2');
+    context.controller.setServerState('idle'); // the server is up: the view restores its session
+    await flush();
+    expect(texts(context.last())).toEqual(['fix add']);
+    context.server.calls = [];
+    context.server.answers['toolgate.loadSession'] = TERMINAL;
+    return context;
+  }
+
+  const texts = (state: ChatState) => state.entries.map((e) => ('text' in e ? e.text : e.kind));
+
+  it('draws the conversation on screen again at once when this window is idle', async () => {
+    const { controller, server, last } = await shown();
+    controller.handleSessionChanged({ sessionId: 's-2', deleted: false });
+    await flush();
+    expect(server.calls.map((c) => c.command).sort()).toEqual(['toolgate.listSessions', 'toolgate.loadSession']);
+    expect(texts(last())).toEqual(['fix add', 'from the terminal', 'done there']);
+  });
+
+  it('only lists the sessions again when another one changed', async () => {
+    const { controller, server, last } = await shown();
+    controller.handleSessionChanged({ sessionId: 's-1', deleted: false });
+    await flush();
+    expect(server.calls.map((c) => c.command)).toEqual(['toolgate.listSessions']);
+    expect(texts(last())).toEqual(['fix add']);
+  });
+
+  it('waits while a run of this window is under way, then loads once', async () => {
+    const { controller, server, last } = await shown();
+    controller.handleEvent({ type: 'run_started', runId: 'r-3', sessionId: 's-1', task: 'elsewhere' });
+    controller.handleSessionChanged({ sessionId: 's-2', deleted: false });
+    controller.handleSessionChanged({ sessionId: 's-2', deleted: false });
+    await flush();
+    expect(server.calls.filter((c) => c.command === 'toolgate.loadSession')).toEqual([]);
+    controller.handleEvent({ type: 'run_finished', runId: 'r-3', sessionId: 's-1', status: 'completed' });
+    await flush();
+    expect(server.calls.filter((c) => c.command === 'toolgate.loadSession')).toHaveLength(1);
+    expect(texts(last())).toEqual(['fix add', 'from the terminal', 'done there']);
+  });
+
+  it('does not draw a reload that a message sent meanwhile overtook, and loads after its run', async () => {
+    const { controller, chat, server, last } = await shown();
+    let answer: (value: unknown) => void = () => undefined;
+    server.answers['toolgate.loadSession'] = () => new Promise((resolve) => (answer = resolve));
+    server.answers['toolgate.ask'] = { runId: 'r-3', sessionId: 's-2' };
+    controller.handleSessionChanged({ sessionId: 's-2', deleted: false });
+    await flush();
+    await chat.handle({ type: 'send', text: 'and now?' });
+    controller.handleEvent({ type: 'run_started', runId: 'r-3', sessionId: 's-2', task: 'and now?' });
+    answer(TERMINAL);
+    await flush();
+    expect(texts(last())).toEqual(['fix add', 'and now?']);
+    server.answers['toolgate.loadSession'] = {
+      ...TERMINAL,
+      transcript: [...TERMINAL.transcript, { kind: 'user', text: 'and now?', runId: 'r-3' }],
+    };
+    controller.handleEvent({ type: 'run_finished', runId: 'r-3', sessionId: 's-2', status: 'completed' });
+    await flush();
+    expect(texts(last())).toEqual(['fix add', 'from the terminal', 'done there', 'and now?']);
+  });
+
+  it('says so when the conversation on screen was deleted elsewhere', async () => {
+    const { controller, memory, last } = await shown();
+    controller.handleSessionChanged({ sessionId: 's-2', deleted: true });
+    await flush();
+    expect(last()).toMatchObject({ sessionId: undefined, entries: [], error: 'This conversation was deleted outside this window.' });
+    expect(memory.get(CURRENT_SESSION_KEY)).toBeUndefined();
+  });
+});
+
 describe('messages from the webview', () => {
   it('accepts only well-formed messages', () => {
     expect(isFromWebview({ type: 'send', text: 'hi' })).toBe(true);

@@ -287,3 +287,26 @@ def test_a_new_file_never_replaces_an_existing_one(tmp_path: Path) -> None:
     with pytest.raises(SessionError, match="already exists"):
         store.create("other", session_id=session_id)
     assert SessionFile(store.path(session_id)).load(tmp_path).header["title"] == "kept"
+
+
+def test_only_changes_made_by_another_store_are_named_each_once(tmp_path: Path) -> None:
+    mine, theirs = SessionStore(tmp_path), SessionStore(tmp_path)  # two processes' stores
+    session_id, file = mine.create("t")
+    path = mine.path(session_id)
+    file.append({"t": "title", "title": "mine"})
+    assert mine.changed_elsewhere([path]) == []  # its own writes
+
+    theirs.open(session_id).append({"t": "title", "title": "theirs"})
+    assert mine.changed_elsewhere([path, path]) == [(session_id, False)]
+    assert mine.changed_elsewhere([path]) == []  # named once
+    assert theirs.changed_elsewhere([path]) == []
+
+    mine.open(session_id).append({"t": "title", "title": "mine again"})
+    assert theirs.changed_elsewhere([path]) == [(session_id, False)]
+    theirs.delete(session_id)
+    assert mine.changed_elsewhere([path]) == [(session_id, True)]
+    assert theirs.changed_elsewhere([path]) == []
+
+    other = tmp_path / "elsewhere" / path.name
+    stray = mine.folder / "notes.jsonl"
+    assert mine.changed_elsewhere([other, stray, path.with_suffix(".lock")]) == []

@@ -23,6 +23,7 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 # Toolgate's own notifications, each recorded by the editor below.
 EVENT = "toolgate/event"
 PROPOSAL = "toolgate/proposal"
+SESSION_CHANGED = "toolgate/sessionChanged"
 PROPOSAL_RESOLVED = "toolgate/proposalResolved"
 
 
@@ -45,6 +46,7 @@ class EditorClient(LanguageClient):
     def __init__(self) -> None:
         super().__init__(protocol_cls=PlainCodeActionProtocol, converter_factory=default_converter)
         self.config_pulls: list[str | None] = []
+        self.registrations: list[types.Registration] = []
 
 
 def _configuration(client: EditorClient, params: types.ConfigurationParams) -> Any:
@@ -53,11 +55,21 @@ def _configuration(client: EditorClient, params: types.ConfigurationParams) -> A
     return DEFAULT_CLIENT_FEATURES[types.WORKSPACE_CONFIGURATION](client, params)
 
 
+def _register_capability(client: EditorClient, params: types.RegistrationParams) -> None:
+    """Take a dynamic registration, as an editor does, and note it."""
+    client.registrations.extend(params.registrations)
+
+
 def make_client() -> EditorClient:
     """The test client, built as pytest-lsp documents for replacing one of its handlers."""
     client = EditorClient()
     register_lsp_features(
-        client, {**DEFAULT_CLIENT_FEATURES, types.WORKSPACE_CONFIGURATION: _configuration}
+        client,
+        {
+            **DEFAULT_CLIENT_FEATURES,
+            types.WORKSPACE_CONFIGURATION: _configuration,
+            types.CLIENT_REGISTER_CAPABILITY: _register_capability,
+        },
     )
     return client
 
@@ -97,6 +109,7 @@ class Editor:
     proposals: list[dict[str, Any]] = field(default_factory=list)
     resolved: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
+    session_changes: list[dict[str, Any]] = field(default_factory=list)
     edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
     apply_result: bool = True
     answer: str | None = "Allow"
@@ -127,6 +140,10 @@ class Editor:
         @client.feature(EVENT)
         def _event(params: Any) -> None:
             self.events.append(_plain(params))
+
+        @client.feature(SESSION_CHANGED)
+        def _session_changed(params: Any) -> None:
+            self.session_changes.append(_plain(params))
 
         @client.feature(types.WORKSPACE_APPLY_EDIT)
         def _apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:

@@ -11,6 +11,7 @@ import type {
   Proposal,
   ProposalResolved,
   ScaffoldResult,
+  SessionChanged,
   SessionInfo,
   UndoResult,
 } from '../protocol';
@@ -48,6 +49,12 @@ export class ChatController implements ControllerListener {
   private post: ((message: ToWebview) => void) | undefined;
   private restored = false;
   private pendingPost: ReturnType<typeof setTimeout> | undefined;
+  /** Actions of the webview being carried out now. */
+  private acting = 0;
+  /** Counts what this window starts, so a reload that raced one of them is not drawn. */
+  private generation = 0;
+  /** The session on screen was changed elsewhere while this window was busy: load it once idle. */
+  private outdated = false;
 
   constructor(private readonly deps: ChatDeps) {
     deps.controller.addListener(this);
@@ -94,6 +101,9 @@ export class ChatController implements ControllerListener {
   // ---- what the server sends (through the controller)
 
   onEvent(event: AgentEvent): void {
+    if (event.type === 'run_started') {
+      this.generation++;
+    }
     if (event.type === 'run_started' && this.conversation.belongs(event)) {
       this.status = { state: 'running', detail: 'thinking' };
     } else if (event.type === 'tool_call' && this.conversation.belongs(event)) {
@@ -188,6 +198,68 @@ export class ChatController implements ControllerListener {
     if (state === 'idle' && !this.restored && this.post) {
       void this.restore();
     }
+    this.settle();
+  }
+
+  /**
+   * A session changed outside this window (a terminal's turn or undo, another editor): the
+   * list follows, and so does the conversation on screen, at once when this window is idle,
+   * else when it is idle again. Its own runs' writes are never reported.
+   */
+  onSessionChanged(changed: SessionChanged): void {
+    if (!this.restored) {
+      return; // the view has not loaded anything yet: what it loads will be current
+    }
+    void this.refreshSessions();
+    if (changed.sessionId !== this.conversation.sessionId) {
+      return;
+    }
+    if (changed.deleted) {
+      this.conversation.load(undefined, []);
+      this.title = 'New conversation';
+      this.error = 'This conversation was deleted outside this window.';
+      void this.deps.memento.update(CURRENT_SESSION_KEY, undefined);
+      this.flush();
+      return;
+    }
+    this.outdated = true;
+    this.settle();
+  }
+
+  private busy(): boolean {
+    return this.acting > 0 || ['running', 'planning', 'starting'].includes(this.status.state);
+  }
+
+  /** Load the session on screen again if it changed elsewhere and nothing here is under way. */
+  private settle(): void {
+    if (this.outdated && !this.busy()) {
+      this.outdated = false;
+      void this.reload();
+    }
+  }
+
+  private async reload(): Promise<void> {
+    const sessionId = this.conversation.sessionId;
+    if (!sessionId) {
+      return;
+    }
+    const generation = this.generation;
+    let session: LoadedSession;
+    try {
+      session = await this.fetchSession(sessionId);
+    } catch (error) {
+      this.error = `Could not load the conversation again: ${errorText(error)}`;
+      this.flush();
+      return;
+    }
+    if (generation !== this.generation || this.busy() || sessionId !== this.conversation.sessionId) {
+      // Something started here meanwhile: what it draws is current until it ends.
+      this.outdated = sessionId === this.conversation.sessionId;
+      this.settle();
+      return;
+    }
+    await this.show(session, sessionId);
+    this.flush();
   }
 
   // ---- sessions
@@ -224,7 +296,14 @@ export class ChatController implements ControllerListener {
   }
 
   private async load(sessionId: string): Promise<void> {
-    const session = await this.deps.controller.execute<LoadedSession>(ServerCommand.loadSession, [{ sessionId }]);
+    await this.show(await this.fetchSession(sessionId), sessionId);
+  }
+
+  private fetchSession(sessionId: string): Promise<LoadedSession> {
+    return this.deps.controller.execute<LoadedSession>(ServerCommand.loadSession, [{ sessionId }]);
+  }
+
+  private async show(session: LoadedSession, sessionId: string): Promise<void> {
     this.conversation.load(session.id ?? sessionId, session.transcript ?? []);
     for (const item of session.transcript ?? []) {
       if (item.kind === 'plan') {
@@ -251,17 +330,21 @@ export class ChatController implements ControllerListener {
       }
       return;
     }
-    if (!(await this.deps.ensureServer())) {
-      this.error = 'The Toolgate server is not running (see the output channel "Toolgate Server").';
-      this.flush();
-      return;
-    }
+    this.acting++;
+    this.generation++;
     try {
+      if (!(await this.deps.ensureServer())) {
+        this.error = 'The Toolgate server is not running (see the output channel "Toolgate Server").';
+        return;
+      }
       await this.carryOut(message);
     } catch (error) {
       this.error = errorText(error);
+    } finally {
+      this.acting--;
+      this.flush();
+      this.settle();
     }
-    this.flush();
   }
 
   /** The arguments `toolgate/plan` gave for scaffolding each gap, by plan and step. */

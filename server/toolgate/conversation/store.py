@@ -15,7 +15,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -79,12 +79,20 @@ class Loaded:
 class SessionFile:
     """One session's file: appends complete lines, reads them back."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self, path: Path, on_write: Callable[[tuple[int, int]], None] | None = None
+    ) -> None:
         self.path = path
         self._tail_checked = False
         # Size and modification time of the file as this object last wrote or read it: a
         # different stamp on disk means someone else changed it since.
         self.stamp: tuple[int, int] | None = None
+        self._on_write = on_write  # told the stamp after each write
+
+    def _wrote(self, fd: int) -> None:
+        self.stamp = _fstamp(fd)
+        if self._on_write is not None:
+            self._on_write(self.stamp)
 
     def create(self, header: dict[str, Any]) -> None:
         """Write the header of a new session; refuses to replace an existing file."""
@@ -95,7 +103,7 @@ class SessionFile:
             handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())
-            self.stamp = _fstamp(handle.fileno())
+            self._wrote(handle.fileno())
         self._tail_checked = True
 
     def append(self, record: dict[str, Any]) -> None:
@@ -115,7 +123,7 @@ class SessionFile:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-            self.stamp = _fstamp(handle.fileno())
+            self._wrote(handle.fileno())
 
     @staticmethod
     def _cut_torn_tail(handle: Any) -> None:
@@ -213,6 +221,32 @@ class SessionStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.folder = root / ".toolgate" / "sessions"
+        # Each session file's stamp as this store last wrote it (None: deleted it), or as
+        # `changed_elsewhere` last reported it: what differs was changed by someone else.
+        self._known: dict[str, tuple[int, int] | None] = {}
+
+    def _file(self, session_id: str) -> SessionFile:
+        def wrote(stamp: tuple[int, int]) -> None:
+            self._known[session_id] = stamp
+
+        return SessionFile(self.path(session_id), wrote)
+
+    def changed_elsewhere(self, paths: Iterable[Path]) -> list[tuple[str, bool]]:
+        """The sessions among `paths` that another process changed, and whether each is gone.
+
+        A change this store made itself is left out; so is one already reported, so each
+        outside change is reported once, however many times its file is named.
+        """
+        changed = []
+        for path in dict.fromkeys(paths):
+            if path.parent != self.folder or path.suffix != ".jsonl" or not _ID.match(path.stem):
+                continue
+            stamp = file_stamp(path)
+            if path.stem in self._known and self._known[path.stem] == stamp:
+                continue
+            self._known[path.stem] = stamp
+            changed.append((path.stem, stamp is None))
+        return changed
 
     def path(self, session_id: str) -> Path:
         """The file of a session id; refuses ids that are not ours (no path tricks)."""
@@ -224,7 +258,7 @@ class SessionStore:
         """A new, empty session on disk."""
         toolgate_dir(self.root)  # its .gitignore keeps sessions out of the repository
         session_id = session_id or new_session_id()
-        file = SessionFile(self.path(session_id))
+        file = self._file(session_id)
         header = {
             "format": FORMAT,
             "version": VERSION,
@@ -244,7 +278,7 @@ class SessionStore:
         path = self.path(session_id)
         if not path.is_file():
             raise SessionError(f"unknown session {session_id!r} (no {path})")
-        return SessionFile(path)
+        return self._file(session_id)
 
     def ids(self) -> Iterator[str]:
         """Every session id stored here."""
@@ -257,6 +291,7 @@ class SessionStore:
         """Remove a session's file."""
         path = self.open(session_id).path
         path.unlink()
+        self._known[session_id] = None
         with contextlib.suppress(FileNotFoundError):
             self.lock_path(session_id).unlink()
 

@@ -57,6 +57,8 @@ from toolgate.lsp.framing import FrameReader, max_message_bytes, serve_frames, s
 from toolgate.lsp.planning import plan_actions
 from toolgate.lsp.planning import register as register_planning
 from toolgate.lsp.protocol import ToolgateProtocol, toolgate_converter
+from toolgate.lsp.session_watch import register as register_session_watch
+from toolgate.lsp.session_watch import watch_sessions
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
 from toolgate.lsp.undo import register as register_undo
 
@@ -614,6 +616,7 @@ class ToolgateServer(LanguageServer):
 server = ToolgateServer()
 register_planning(server)
 register_undo(server)
+register_session_watch(server)
 register_code_review(server)
 
 
@@ -632,9 +635,10 @@ def _relative(ls: ToolgateServer, uri: str | None, *, name: str = "uri") -> str 
 
 
 @server.feature(types.INITIALIZED)
-def initialized(ls: ToolgateServer, params: types.InitializedParams) -> None:
-    """Log which workspace the server serves."""
+async def initialized(ls: ToolgateServer, params: types.InitializedParams) -> None:
+    """Log which workspace the server serves; ask the client to watch the session files."""
     ls.log(f"Toolgate {__version__} serving {ls.root}")
+    await watch_sessions(ls)
 
 
 @server.feature(types.INITIALIZE)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -316,6 +316,13 @@ class SessionService:
         if not title:
             raise SessionError("a session's title cannot be empty")
         self.open(session_id).set_title(title)
+
+    def changed_elsewhere(self, paths: Iterable[Path]) -> list[tuple[str, bool]]:
+        """The sessions among `paths` another process changed, and whether each is gone.
+
+        Each outside change is named once; this service's own writes never are.
+        """
+        return self.store.changed_elsewhere(paths)
 
     def delete(self, session_id: str) -> None:
         """Delete a session, unless a run is continuing it."""
