@@ -3,6 +3,7 @@
 // finished run (Toolgate: Run Tests → the failure in Problems); a follow-up that depends on the
 // first turn (the scripted model checks that turn is in its messages); reload the window and
 // find the session again.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { answerInputBox, runCommand, waitUntil } from './codeserver.mjs';
 
@@ -210,9 +211,10 @@ export function afterRunScript({ accepted }) {
  * the one the accepted fix left. Then the run's Undo button puts calc.py back, and the undo's
  * own button (Redo) brings the fix back; then two plans: one with a gap (scaffolded, then
  * dropped), one ready (approved: it runs); then a reload of the window brings the plans and
- * every run's end back, in order, with their undo.
+ * every run's end back, in order, with their undo. Last, `toolgate undo` in a terminal: the
+ * chat view on screen draws it without a reload.
  */
-export async function afterRunScenario({ page, model, workspace, original, expected, shot, log }) {
+export async function afterRunScenario({ page, model, workspace, original, expected, python, shot, log }) {
   const calcPath = `${workspace}/calc.py`;
   const frame = await openChat(page);
   await waitUntil('the chat view to say the server is ready', async () =>
@@ -364,7 +366,7 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   if (JSON.stringify(ends) !== JSON.stringify([runId, undoRunId, redoRunId, planRun])) {
     throw new Error(`the run ends after the reload are not in order: ${ends.join(', ')}`);
   }
-  const endText = async (id) => again.locator(`.run-end[data-run="${id}"]`).innerText();
+  const endText = async (id, view = again) => view.locator(`.run-end[data-run="${id}"]`).innerText();
   const undoButton = (id) => again.locator(`.run-end[data-run="${id}"] button[data-action="undoRun"]`);
   if (!/calc\.py/.test(await endText(runId)) || !/Undo this run/.test(await undoButton(runId).innerText())) {
     throw new Error(`the run's end after the reload: ${await endText(runId)}`);
@@ -431,4 +433,19 @@ export async function afterRunScenario({ page, model, workspace, original, expec
     throw new Error(`the run ends live and after the reload differ:\n${liveEnds.join('\n')}\n---\n${reloadedEnds.join('\n')}`);
   }
   log(`Undo Last Run from the palette showed ${paletteRunId} at once, as after a reload`);
+
+  // 7. `toolgate undo` in a terminal undoes the latest run (the palette's undo, so the fix
+  // comes back): the server hears of the session file from the editor's watcher, and the chat
+  // view on screen draws the terminal's undo without a reload.
+  const said = execFileSync(python, ['-m', 'toolgate', 'undo', '--workspace', workspace], { encoding: 'utf8', timeout: 60_000 });
+  log(`toolgate undo in a terminal said: ${said.trim().split('\n')[0]}`);
+  if (fs.readFileSync(calcPath, 'utf8') !== expected) {
+    throw new Error('toolgate undo in a terminal did not bring the fix back');
+  }
+  const terminalEnd = third.locator('.run-end', { hasText: `Undid run ${paletteRunId}` });
+  await waitUntil('the terminal\'s undo in the chat without a reload', async () =>
+    (await terminalEnd.count()) === 1 && /undone/.test(await endText(paletteRunId, third)),
+  { timeout: 30_000 });
+  await shot('chat-terminal-undo.png');
+  log('the chat view drew the undo made in a terminal without a reload');
 }

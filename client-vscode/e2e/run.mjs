@@ -218,7 +218,9 @@ async function main() {
     log('server started');
 
     if (opts['after-run']) {
-      await afterRunScenario({ page, model, workspace, original: ORIGINAL_CALC, expected: ACCEPTED_CALC, shot, log });
+      await afterRunScenario({
+        page, model, workspace, original: ORIGINAL_CALC, expected: ACCEPTED_CALC, python: opts.python, shot, log,
+      });
       checkLogs = 'secrets';
       log('after-run scenario passed');
       return;

@@ -31,6 +31,7 @@ async def start_editor(
     *,
     apply_edit: bool = True,
     verbose: bool = False,
+    relative_patterns: bool | None = None,
 ) -> Editor:
     config = VERBOSE_SERVER if verbose else SERVER
     client: LanguageClient = await config.start()  # type: ignore[assignment]
@@ -39,6 +40,9 @@ async def start_editor(
     caps = client_capabilities(capabilities)
     if not apply_edit and caps.workspace is not None:
         caps.workspace.apply_edit = False
+    watched = caps.workspace.did_change_watched_files if caps.workspace else None
+    if relative_patterns is not None and watched is not None:
+        watched.relative_pattern_support = relative_patterns  # else as the profile says
     await client.initialize_session(
         types.InitializeParams(
             capabilities=caps,

@@ -13,6 +13,7 @@ from typing import Any
 
 from lsprotocol import types
 from tests.cli.helpers import toolgate, toolgate_task
+from tests.lsp.conftest import start_editor
 from tests.lsp.harness import Editor, EditorClient, uri_of
 from tests.support.scripted_model import ScriptedModel, tool_call
 
@@ -39,14 +40,43 @@ async def _ask(editor: Editor, task: str, session_id: str | None = None) -> str:
     return str(started["sessionId"])
 
 
-async def test_the_server_asks_the_editor_to_watch_the_session_files(editor: Editor) -> None:
+async def _watchers(editor: Editor) -> list[Any]:
     client = editor.client
     assert isinstance(client, EditorClient)
     await editor.until(lambda: client.registrations, 10, on=types.WINDOW_LOG_MESSAGE)
     [registration] = client.registrations
     assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
-    watchers = registration.register_options["watchers"]  # plain JSON on the client's side
-    assert [w["globPattern"] for w in watchers] == [SESSION_FILES]
+    return [w["globPattern"] for w in registration.register_options["watchers"]]  # plain JSON
+
+
+async def test_the_server_asks_the_editor_to_watch_the_session_files(
+    repo: Path, options: dict[str, Any]
+) -> None:
+    # A client that takes patterns relative to a folder (VS Code 1.74 on) watches that one.
+    editor = await start_editor(repo, options, "visual-studio-code", relative_patterns=True)
+    try:
+        assert await _watchers(editor) == [
+            {"baseUri": uri_of(repo), "pattern": ".toolgate/sessions/*.jsonl"}
+        ]
+    finally:
+        await editor.close()
+
+
+async def test_a_client_without_relative_patterns_is_given_a_glob(editor: Editor) -> None:
+    assert await _watchers(editor) == [SESSION_FILES]
+
+
+async def test_a_client_that_cannot_watch_for_the_server_is_not_asked(
+    repo: Path, options: dict[str, Any], scripted: ScriptedModel
+) -> None:
+    editor = await start_editor(repo, options, "neovim")
+    try:
+        scripted.script = [{"content": "Fine."}]
+        await _ask(editor, "Hello?")  # long after `initialized`
+        assert isinstance(editor.client, EditorClient)
+        assert editor.client.registrations == []
+    finally:
+        await editor.close()
 
 
 async def test_a_terminal_turn_and_undo_are_named_and_the_servers_own_writes_are_not(

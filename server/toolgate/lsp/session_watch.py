@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from toolgate.lsp.convert import uri_to_path
+from toolgate.lsp.convert import path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
     from toolgate.lsp.server import ToolgateServer
@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SESSION_CHANGED = "toolgate/sessionChanged"
-SESSION_FILES = "**/.toolgate/sessions/*.jsonl"
+SESSIONS_GLOB = ".toolgate/sessions/*.jsonl"
+# For clients without relative patterns (LSP 3.17): any folder's, narrowed down on arrival.
+SESSION_FILES = "**/" + SESSIONS_GLOB
 _REGISTRATION = "toolgate-session-files"
 
 
@@ -43,8 +45,14 @@ async def watch_sessions(ls: ToolgateServer) -> None:
     watched = capabilities.did_change_watched_files if capabilities else None
     if ls.root is None or not (watched and watched.dynamic_registration):
         return
+    # A pattern relative to the workspace lets the client watch one folder, not the tree.
+    pattern: types.GlobPattern = (
+        types.RelativePattern(base_uri=path_to_uri(ls.root), pattern=SESSIONS_GLOB)
+        if watched.relative_pattern_support
+        else SESSION_FILES
+    )
     options = types.DidChangeWatchedFilesRegistrationOptions(
-        watchers=[types.FileSystemWatcher(glob_pattern=SESSION_FILES)]
+        watchers=[types.FileSystemWatcher(glob_pattern=pattern)]
     )
     registration = types.Registration(
         id=_REGISTRATION,
