@@ -310,3 +310,28 @@ def test_only_changes_made_by_another_store_are_named_each_once(tmp_path: Path) 
     other = tmp_path / "elsewhere" / path.name
     stray = mine.folder / "notes.jsonl"
     assert mine.changed_elsewhere([other, stray, path.with_suffix(".lock")]) == []
+
+
+def test_a_session_changed_elsewhere_is_said_when_it_is_next_continued(tmp_path: Path) -> None:
+    said: list[str] = []
+    here, elsewhere = (
+        SessionService(tmp_path, Config, notice=said.append),
+        SessionService(tmp_path, Config),
+    )
+    claim = here.claim(new=True)
+    session_id = claim.session_id
+    _turn(claim.conversation, "r-1", "first", "one")
+    here.release(claim)
+    here.release(here.claim(session_id))
+    assert said == []  # its own turn changed nothing it did not know
+
+    other = elsewhere.claim(session_id)
+    _turn(other.conversation, "r-2", "from a terminal", "two")
+    elsewhere.release(other)
+    again = here.claim(session_id)
+    assert said == [
+        f"session {session_id} changed elsewhere since it was last used here: 1 turn(s) were "
+        "added, which the model sees"
+    ]
+    assert [e.message["content"] for e in again.conversation.entries][-1] == "two"
+    here.release(again)

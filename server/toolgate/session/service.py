@@ -233,6 +233,14 @@ class SessionService:
         conversation = Conversation.from_loaded(file.load(self.root), file)
         for message in conversation.notices:
             self._notice(message)
+        if cached is not None:
+            # Said where a turn is about to start, so the person is not surprised by what the
+            # model now knows (a terminal's turns, another editor's).
+            added = conversation.turns - cached.turns
+            self._notice(
+                f"session {session_id} changed elsewhere since it was last used here"
+                + (f": {added} turn(s) were added, which the model sees" if added > 0 else "")
+            )
         return conversation
 
     def _keep(self, session_id: str, conversation: Conversation) -> None:
