@@ -334,7 +334,6 @@ export interface ReviewResult {
   diagnostics?: number;
 }
 
-/** Body of `toolgate/reviewLoop`: the end of a `toolgate.reviewLoop`. */
 /** Body of toolgate/sessionChanged: another process (a terminal, another editor) changed a session. */
 export interface SessionChanged {
   sessionId: string;
@@ -342,6 +341,7 @@ export interface SessionChanged {
   deleted: boolean;
 }
 
+/** Body of `toolgate/reviewLoop`: the end of a `toolgate.reviewLoop`. */
 export interface ReviewLoopEnd {
   loopId: string;
   sessionId?: string;

@@ -323,7 +323,9 @@ def test_a_session_changed_elsewhere_is_said_when_it_is_next_continued(tmp_path:
     _turn(claim.conversation, "r-1", "first", "one")
     here.release(claim)
     here.release(here.claim(session_id))
-    assert said == []  # its own turn changed nothing it did not know
+    here.mark(session_id, plan_record({"planId": "p-1", "goal": "g", "steps": []}))
+    here.release(here.claim(session_id))
+    assert said == []  # its own turn and its own plan record changed nothing it did not know
 
     other = elsewhere.claim(session_id)
     _turn(other.conversation, "r-2", "from a terminal", "two")

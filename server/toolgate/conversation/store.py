@@ -231,6 +231,11 @@ class SessionStore:
 
         return SessionFile(self.path(session_id), wrote)
 
+    def is_known(self, session_id: str) -> bool:
+        """Whether a session's file is as this store last wrote it or reported it changed."""
+        stamp = file_stamp(self.path(session_id))
+        return session_id in self._known and self._known[session_id] == stamp
+
     def changed_elsewhere(self, paths: Iterable[Path]) -> list[tuple[str, bool]]:
         """The sessions among `paths` that another process changed, and whether each is gone.
 
@@ -241,9 +246,9 @@ class SessionStore:
         for path in dict.fromkeys(paths):
             if path.parent != self.folder or path.suffix != ".jsonl" or not _ID.match(path.stem):
                 continue
-            stamp = file_stamp(path)
-            if path.stem in self._known and self._known[path.stem] == stamp:
+            if self.is_known(path.stem):
                 continue
+            stamp = file_stamp(path)
             self._known[path.stem] = stamp
             changed.append((path.stem, stamp is None))
         return changed

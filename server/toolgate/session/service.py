@@ -233,9 +233,10 @@ class SessionService:
         conversation = Conversation.from_loaded(file.load(self.root), file)
         for message in conversation.notices:
             self._notice(message)
-        if cached is not None:
+        if cached is not None and not self.store.is_known(session_id):
             # Said where a turn is about to start, so the person is not surprised by what the
-            # model now knows (a terminal's turns, another editor's).
+            # model now knows (a terminal's turns, another editor's). A record this process
+            # marked on the session itself, or a change its editor was told of, is not news.
             added = conversation.turns - cached.turns
             self._notice(
                 f"session {session_id} changed elsewhere since it was last used here"
