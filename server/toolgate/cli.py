@@ -23,9 +23,11 @@ example:
       --base-url http://127.0.0.1:8080/v1
 
 exit status:
-  0    completed: the model ended the run and its last change or command was not refused
-  1    incomplete: the last gated call was refused and nothing landed after it, or
-       the model refused the task; or failed, limit_reached, blocked_by_policy,
+  0    completed: the model ended the run, its last change landed and its last
+       command was not refused
+  1    incomplete: the last gated call was refused, or the last change failed, and
+       nothing landed after it, or the model refused the task; or failed,
+       limit_reached, blocked_by_policy,
        cancelled (the last line says which)
   2    usage or configuration error (nothing was sent to the model)
   130  interrupted with Ctrl-C

@@ -102,8 +102,10 @@ def run_lines(doc: dict[str, Any], root: Path) -> list[str]:
 
 def _outcome(call: dict[str, Any]) -> str:
     """What became of a call: who decided, and what it gave back."""
+    from toolgate.agent.account import decision_words
+
     result = call.get("result") or {}
-    decision = call.get("decision")
+    decision = decision_words(str(call.get("decision")), result.get("error"))
     if result.get("success"):
         data = result.get("data")
         said = data.get("message") if isinstance(data, dict) else None

@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-from toolgate.agent.account import account_lines
+from toolgate.agent.account import account_lines, decision_words
 from toolgate.agent.events import (
     ASSISTANT_TEXT,
     LATENT_REQUEST,
@@ -287,13 +287,7 @@ class Printer:
         partly, self._partly = self._partly, None
         if partly and decision in ("approved", "auto"):
             return partly
-        rule = fields.get("rule")
-        if rule:  # a setting refused it, never a person; the error names the setting
-            return "refused by policy" if "policy" in rule else f"refused: {rule}"
-        if decision == "denied":
-            error = fields.get("error") or ""
-            return "refused by policy" if "policy" in error else "failed"
-        return str(decision)
+        return decision_words(str(decision), fields.get("error"), fields.get("rule"))
 
     def end_text(self) -> None:
         """Close the model's words: the markdown view draws its last frame, a line ends."""

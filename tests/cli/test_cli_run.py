@@ -53,6 +53,38 @@ def test_json_lines_on_stdout_and_deny_without_a_terminal(
     assert "write_file" in done.stderr  # the transcript still goes to stderr
 
 
+def test_a_last_change_that_failed_is_not_completed(repo: Path, scripted: ScriptedModel) -> None:
+    # A small model's usual ending: its edit did not apply, and it says it is done anyway.
+    scripted.script = [
+        tool_call("edit_file", path="README.md", search="no such text", replace="x"),
+        {"content": "Done: the README is fixed."},
+    ]
+    done = _run(repo, scripted, "--approve", "auto")
+    assert done.returncode == 1, done.stderr
+    status = next(line for line in done.stderr.splitlines() if line.startswith("run "))
+    assert "incomplete" in status
+    assert "did not land (edit_file: `search` text not found in README.md" in status
+    # The log tells it the same way: the edit failed; nothing denied it.
+    (log,) = (repo / ".toolgate" / "runs").glob("*.json")
+    shown = toolgate("runs", "show", log.stem, "--workspace", str(repo)).stdout
+    assert "✗ failed — `search` text not found in README.md" in shown
+    assert "denied" not in shown
+
+
+def test_a_failed_change_tried_again_until_it_lands_is_completed(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    title = (repo / "README.md").read_text().splitlines()[0]
+    scripted.script = [
+        tool_call("edit_file", path="README.md", search="no such text", replace="x"),
+        tool_call("edit_file", path="README.md", search=title, replace=title + "!"),
+        {"content": "Done."},
+    ]
+    done = _run(repo, scripted, "--approve", "auto")
+    assert done.returncode == 0, done.stderr
+    assert (repo / "README.md").read_text().splitlines()[0] == title + "!"
+
+
 def test_limit_exits_1(repo: Path, scripted: ScriptedModel) -> None:
     scripted.fallback = tool_call("git_status")
     done = _run(repo, scripted, "--max-steps", "2", "--approve", "deny")

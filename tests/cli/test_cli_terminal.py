@@ -167,7 +167,9 @@ def test_a_partly_accepted_change_says_so_and_a_failed_edit_is_not_denied(
         term.expect("[partly accepted: 1 of 2 hunks]")
         after = term.expect("run ")
         assert "edit_file [failed]" in after and "[denied]" not in after
-        assert term.wait(timeout=60) == 0
+        # The last change asked for did not land, so "Done." is not taken at its word.
+        assert term.wait(timeout=60) == 1
+        assert "the last change the model asked for did not land (edit_file:" in term.seen
     assert (repo / "f.txt").read_text() == original.replace("line 2\n", "line two\n")
 
 

@@ -129,7 +129,9 @@ async def test_malformed_and_invalid_arguments_are_results(
         answer(),
     ]
     driven = await drive(repo, scripted)
-    assert driven.outcome.status == "completed"
+    # The write never landed: the answer after it is not taken at its word.
+    assert driven.outcome.status == "incomplete"
+    assert "did not land (write_file:" in (driven.outcome.reason or "")
     results = results_read(scripted)
     assert len(results) == 7
     assert "not valid JSON" in results[0]["error"]

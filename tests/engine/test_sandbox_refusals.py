@@ -103,7 +103,8 @@ async def test_every_refusal_is_a_result_and_disk_is_untouched(
     scripted.script = [calls(*[(name, args) for name, args, _ in cases]), answer()]
     before = snapshot(repo, outside)
     driven = await drive(repo, scripted, overrides={"limits": {"max_file_bytes": LIMIT}})
-    assert driven.outcome.status == "completed", driven.outcome
+    # Every change was refused, so the answer after them is not taken at its word.
+    assert driven.outcome.status == "incomplete", driven.outcome
     results = results_read(scripted)
     assert len(results) == len(cases)
     wrong = []
@@ -120,15 +121,16 @@ async def test_every_refusal_is_a_result_and_disk_is_untouched(
 
 
 @pytest.mark.parametrize(
-    ("name", "args"),
+    ("name", "args", "status"),
     [
-        ("read_file", {"path": "../outside/secret.txt"}),
-        ("write_file", {"path": "linkdir/new.txt", "content": "pwned\n"}),
-        ("edit_file", {"path": ".git/config", "search": "[core]", "replace": "[x]"}),
+        # A refused read changes nothing the answer could claim; a refused change does.
+        ("read_file", {"path": "../outside/secret.txt"}, "completed"),
+        ("write_file", {"path": "linkdir/new.txt", "content": "pwned\n"}, "incomplete"),
+        ("edit_file", {"path": ".git/config", "search": "[core]", "replace": "[x]"}, "incomplete"),
     ],
 )
 async def test_one_refusal_per_turn(
-    layout: dict[str, Path], scripted: ScriptedModel, name: str, args: dict[str, Any]
+    layout: dict[str, Path], scripted: ScriptedModel, name: str, args: dict[str, Any], status: str
 ) -> None:
     # The same refusals alone in their turn, so a turn-level shortcut cannot hide one.
     repo, outside = layout["repo"], layout["outside"]
@@ -137,7 +139,7 @@ async def test_one_refusal_per_turn(
     driven = await drive(repo, scripted)
     (result,) = results_read(scripted)
     assert result["success"] is False and result["error"]
-    assert driven.outcome.status == "completed"
+    assert driven.outcome.status == status
     assert snapshot(repo, outside) == before
 
 

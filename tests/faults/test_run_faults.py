@@ -18,7 +18,7 @@ from tests.engine.helpers import answer, calls, drive, snapshot
 from tests.support.scripted_model import ScriptedModel
 
 TALLY: Counter[str] = Counter()
-STATUSES = {"completed", "failed", "limit_reached", "blocked_by_policy", "cancelled"}
+STATUSES = {"completed", "incomplete", "failed", "limit_reached", "blocked_by_policy", "cancelled"}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -58,18 +58,21 @@ FAULTS: dict[str, dict[str, Any]] = {
             {"tool_calls": [_write("new.txt", "x" * 200)], "cut_after": 3},
             answer(),
         ],
+        "status": "incomplete",
     },
     "non_json_arguments": {
         "script": [
             {"tool_calls": [{"name": "write_file", "arguments": "{path: new.txt, oops"}]},
             answer(),
         ],
+        "status": "incomplete",
     },
     "ten_mb_arguments": {
         "script": [
             {"tool_calls": [_write("big.txt", "y" * (10 * 1024 * 1024))], "piece": 65536},
             answer(),
         ],
+        "status": "incomplete",
     },
     "unknown_tool": {
         "script": [

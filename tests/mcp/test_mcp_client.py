@@ -118,7 +118,8 @@ async def test_server_tools_run_after_a_yes_and_the_server_stops_at_the_end(
         {"content": "done"},
     ]
     reviewer = Approving(Workspace(repo))
-    notices = await _run(repo, scripted, reviewer)
+    # The last call the person allowed failed: "done" is not taken at its word.
+    notices = await _run(repo, scripted, reviewer, status="incomplete")
     assert notices == [f"starting MCP servers: echo ({sys.executable} {ECHO})"]
 
     offered = _offered(scripted.requests[0])

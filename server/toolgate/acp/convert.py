@@ -95,7 +95,7 @@ def progress(
 
 STOP_REASONS: dict[str, StopReason] = {
     "completed": "end_turn",
-    "incomplete": "end_turn",  # a change the person refused: the turn ended, nothing more to do
+    "incomplete": "end_turn",  # a change refused or failed: the turn ended, nothing more to do
     "cancelled": "cancelled",
     "limit_reached": "max_turn_requests",  # max_steps, max_llm_calls, max_run_seconds
     "blocked_by_policy": "refusal",  # the model kept asking for what the policy denies

@@ -19,6 +19,19 @@ from toolgate.agent.events import (
 _LANDED = ("accepted", "partially_accepted")
 
 
+def decision_words(decision: str, error: str | None = None, rule: str | None = None) -> str:
+    """How a call was decided, in words a person does not misread.
+
+    The gate logs a call that failed before anybody saw it (no match, bad arguments) as
+    `denied`, like one a setting turned away; only the second was refused by anything.
+    """
+    if rule:  # a setting refused it, never a person; the error names the setting
+        return "refused by policy" if "policy" in rule else f"refused: {rule}"
+    if decision == "denied":
+        return "refused by policy" if "policy" in (error or "") else "failed"
+    return decision
+
+
 def _hunk_counts(diff: str) -> list[tuple[int, int]]:
     """Lines added and removed per hunk of a unified diff, in order."""
     hunks: list[tuple[int, int]] = []

@@ -8,7 +8,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -342,7 +342,8 @@ class AgentRun:
         """How a run the model ended went: `completed` only when it did what it says it did.
 
         An empty answer with no call at all is what a non-API page answering 200 gives; a run
-        whose last gated call was refused ends with words that may claim what never landed.
+        whose last change or asked-for command was refused, or whose last change failed, ends
+        with words that may claim what never landed.
         """
         calls = [c for step in self.runlog.doc["steps"] for c in step["calls"]]
         if not calls and not (self.answer or "").strip():
@@ -350,14 +351,30 @@ class AgentRun:
                 "the model sent an empty answer and no tool call; check that the base URL is an "
                 "OpenAI-compatible API (it should end in /v1)"
             )
-        decided = [c for c in calls if c.get("decision") in ("approved", "rejected")]
-        if decided and decided[-1]["decision"] == "rejected":
-            refused = sum(1 for c in decided if c["decision"] == "rejected")
+        acts = [
+            c for c in calls if c.get("decision") in ("approved", "rejected") or self._changes(c)
+        ]
+        if acts and acts[-1]["decision"] == "rejected":
+            refused = sum(1 for c in acts if c["decision"] == "rejected")
             return INCOMPLETE, (
                 f"{refused} gated call(s) the model made were refused and nothing landed after "
                 "the last of them; its answer may say otherwise"
             )
+        if acts and not (acts[-1].get("result") or {}).get("success"):
+            # Failed before anybody saw it (no match, bad arguments, a policy's deny) or when
+            # applied: a script reading exit 0 would trust a change that is not there.
+            last = acts[-1]
+            error = (last.get("result") or {}).get("error") or "it failed"
+            return INCOMPLETE, (
+                f"the last change the model asked for did not land ({last.get('name')}: "
+                f"{error}); its answer may say otherwise"
+            )
         return COMPLETED, None
+
+    def _changes(self, logged: Mapping[str, Any]) -> bool:
+        """Whether a logged call is to a tool that changes the workspace."""
+        tool = self.registry.get(str(logged.get("name") or ""))
+        return tool is not None and tool.kind == "change"
 
     async def release(self) -> None:
         """Close what the run holds open for its tools (its MCP sessions).
