@@ -200,7 +200,7 @@ class Chat:
         from toolgate.testing.results import TestRun
 
         bus = EventBus()
-        bus.subscribe(Printer(show_diffs=False))
+        bus.subscribe(Printer(show_diffs=False, model=False))
         runs: list[TestRun] = []
         self._say(f"running {command or 'the tests'}…")
         try:
@@ -220,7 +220,8 @@ class Chat:
             f"({s.duration_seconds:.1f} s)"
         )
         for failure in run.failures[:20]:
-            self._say(f"  ✗ {failure.test_id} ({failure.file}:{failure.line}): {failure.message}")
+            message = failure.message.replace("\n", "\n      ")  # under its own line
+            self._say(f"  ✗ {failure.test_id} ({failure.file}:{failure.line}): {message}")
         if len(run.failures) > 20:
             self._say(f"  … and {len(run.failures) - 20} more")
         if run.report_missing and not result.success:

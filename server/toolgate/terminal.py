@@ -266,14 +266,16 @@ class Printer:
         colour: bool | None = None,
         show_diffs: bool = True,
         markdown: bool = False,
+        model: bool = True,
     ) -> None:
+        """`model`: a model answers after the events (False: nothing waits for one, no spinner)."""
         self.err = err
         self.out = out
         self.json_lines = json_lines
         self.show_diffs = show_diffs  # off when a TerminalReviewer shows each diff itself
         self.colour = wants_colour(err) if colour is None else colour
         self._mid_text = False
-        self.spinner = Spinner(err) if wants_spinner(err) else None
+        self.spinner = Spinner(err) if model and wants_spinner(err) else None
         # The model's words drawn as markdown while they stream, on a terminal with colour.
         self.answer_view: MarkdownView | None = None
         if markdown and self.colour and wants_spinner(err):

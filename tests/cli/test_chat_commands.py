@@ -44,6 +44,24 @@ def test_tests_runs_them_through_the_gate_and_names_the_failures(
     assert (repo / "test_calc.py").exists()
 
 
+def test_tests_on_a_terminal_leaves_no_spinner_at_the_prompt(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    # No model answers the person's own test run: nothing may draw "waiting for" after it.
+    (repo / "test_calc.py").write_text("def test_two():\n    assert 1 == 2, 'one\\ntwo'\n")
+    with _chat(repo, scripted, TERM="xterm") as term:
+        term.expect(PROMPT)
+        term.type("/tests\r")
+        shown = term.expect("tests: 0 passed, 1 failed")
+        shown += term.expect(PROMPT)
+        time.sleep(1.5)  # a spinner redraws every 0.1 s
+        term.type("/exit\r")
+        assert term.wait(timeout=30) == 0
+        shown += term.seen
+    assert "waiting for" not in shown
+    assert "\n      assert 1 == 2" in shown.replace("\r", "")  # later lines stay indented
+
+
 def test_review_prints_the_models_comments_and_changes_nothing(
     repo: Path, scripted: ScriptedModel
 ) -> None:
