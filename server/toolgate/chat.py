@@ -278,7 +278,7 @@ class Chat:
             return
         record = apply_undo(self.workspace, plan)
         self.service.keep_undo(record.run_id, plan.run_id, [item.path for item in plan.changes])
-        self._say(f"undone: {len(plan.changes)} file(s) put back")
+        self._say(f"run {plan.run_id}: {plan.outcome()}")
 
 
 def _read(prompt: str) -> str | None:

@@ -62,18 +62,13 @@ def main(args: argparse.Namespace) -> int:
     else:
         for item in plan.files:
             print(f"{item.action:14} {item.path}  ({item.reason})")
-        count = f"{len(plan.changes)} file{'' if len(plan.changes) == 1 else 's'}"
-        if not plan.changes:
-            done = "nothing to restore"
-        else:
-            done = f"would restore {count}" if args.dry_run else f"restored {count}"
-        print(f"toolgate undo: run {plan.run_id}: {done}", file=sys.stderr)
-        if plan.conflicts:
-            print(
-                f"toolgate undo: {len(plan.conflicts)} file(s) changed since the run were left "
-                "alone; --force restores them too",
-                file=sys.stderr,
-            )
+        print(
+            f"toolgate undo: run {plan.run_id}: {plan.outcome(dry_run=args.dry_run)}",
+            file=sys.stderr,
+        )
+        left = plan.left_alone()
+        if left:
+            print(f"toolgate undo: {left}; --force restores them too", file=sys.stderr)
         if "undoRunId" in payload:
             print(
                 f"toolgate undo: recorded as {payload['undoRunId']}; "

@@ -245,7 +245,7 @@ async def test_undo_asks_with_the_diff_and_puts_the_run_back(
     assert (project / "calc.py").read_text() == CALC and not (project / "notes.txt").exists()
     assert client.writes[-1] == (str(project / "calc.py"), CALC)  # through the editor
     message = said(client)
-    assert "Left as it is" in message and "2 file(s) put back" in message
+    assert "Left as it is" in message and "restored 2 files" in message
     assert len(scripted.requests) == 4  # the model was not asked about the commands
 
 
@@ -269,7 +269,7 @@ async def test_undoing_an_undo_that_wrote_an_unsaved_buffer_brings_the_run_back(
     assert again.stop_reason == "end_turn"
     message = said(client)
     assert "changed since" not in message and "left alone" not in message, message
-    assert message.count("1 file(s) put back") == 2
+    assert message.count("restored 1 file") == 2
     assert client.buffers[calc] == FIXED  # the run's change is back, in the editor's buffer
     assert client.writes[-1] == (calc, FIXED)
     # the disk was never written by the agent: the editor saves when the person says so

@@ -49,7 +49,7 @@ def test_a_chat_of_turns_with_an_approval_ctrl_c_new_and_load(
         term.expect("name.txt: remove")
         term.expect("[y/N]")
         term.type("y\r")
-        term.expect("undone: 1 file(s) put back")
+        term.expect(": restored 1 file")
         term.expect(PROMPT)
         assert not (repo / "name.txt").exists()
         # The second turn's request carried the first turn.

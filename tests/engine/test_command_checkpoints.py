@@ -110,6 +110,9 @@ async def test_a_test_run_that_writes_files_is_undone_and_a_later_edit_is_respec
     # The person changes the fixture after the run: undo leaves it alone and says so.
     (repo / "fixture.txt").write_text("the person's own text\n")
     assert _undo(repo, "--dry-run") == {"data.txt": "restore", "fixture.txt": "changed_since"}
-    _undo(repo, status=1)  # 1: a file was left alone
+    done = toolgate("undo", "--workspace", str(repo))
+    assert done.returncode == 1, done.stderr  # 1: a file was left alone, and it says so
+    assert ": restored 1 file\n" in done.stderr
+    assert "1 file changed since the run was left alone; --force" in done.stderr
     assert (repo / "data.txt").read_text() == "original data\n"
     assert (repo / "fixture.txt").read_text() == "the person's own text\n"

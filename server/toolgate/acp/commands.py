@@ -227,9 +227,10 @@ async def undo(
             written[item.path] = text
     finish_undo(workspace, plan, record, written)
     keep(record.run_id, plan.run_id, [item.path for item in plan.changes])
-    done = f"{len(plan.changes)} file(s) put back"
+    done = plan.outcome()
     updates.put(session_id, convert.progress(call_id, "completed", [convert.text_content(done)]))
     said = f"Undid run {plan.run_id}: {done} (recorded as {record.run_id}, itself undoable)."
-    if plan.conflicts:
-        said += f" {len(plan.conflicts)} file(s) changed since the run were left alone."
+    left = plan.left_alone()
+    if left:
+        said += f" {left[0].upper()}{left[1:]}."
     return said

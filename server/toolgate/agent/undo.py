@@ -68,6 +68,23 @@ class UndoPlan:
         """The files left alone because somebody changed them since the run."""
         return [f for f in self.files if f.action == CONFLICT]
 
+    def outcome(self, *, dry_run: bool = False) -> str:
+        """What undoing did, or would do, in the words every front end uses."""
+        n = len(self.changes)
+        if not n:
+            return "nothing to restore"
+        files = f"{n} file{'' if n == 1 else 's'}"
+        return f"would restore {files}" if dry_run else f"restored {files}"
+
+    def left_alone(self) -> str | None:
+        """The files changed since the run that undo did not touch, if any."""
+        n = len(self.conflicts)
+        if not n:
+            return None
+        if n == 1:
+            return "1 file changed since the run was left alone"
+        return f"{n} files changed since the run were left alone"
+
     def revert_hint(self) -> str | None:
         """How to revert the run's commits, which undo never rewrites."""
         if not self.commits:
