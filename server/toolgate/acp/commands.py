@@ -230,7 +230,7 @@ async def undo(
     done = plan.outcome()
     updates.put(session_id, convert.progress(call_id, "completed", [convert.text_content(done)]))
     said = f"Undid run {plan.run_id}: {done} (recorded as {record.run_id}, itself undoable)."
-    left = plan.left_alone()
-    if left:
-        said += f" {left[0].upper()}{left[1:]}."
+    untouched = plan.left_alone()
+    if untouched:
+        said += f" {untouched[0].upper()}{untouched[1:]}."
     return said
