@@ -141,6 +141,22 @@ describe('run ends and plans', () => {
     expect(html).not.toContain('approvePlan');
   });
 
+  it('offers no scaffold for a step that names no capability', () => {
+    const card = plan();
+    if (card.kind === 'plan') {
+      card.plan.steps[1] = {
+        stepId: 'render',
+        capability: 'tool',
+        tool: null,
+        gap: { reason: 'invalid_capability', message: "'tool' is not a capability name", toolName: 'tool' },
+      };
+    }
+    const html = renderEntry(card, none);
+    expect(html).toContain('&#39;tool&#39; is not a capability name (invalid capability)');
+    expect(html).not.toContain('data-action="scaffold"');
+    expect(html).toContain('data-action="dropPlan"');
+  });
+
   it('allows Approve on a ready plan, or once every gap is scaffolded, and no buttons once decided', () => {
     const ready = renderEntry(plan({ status: 'ready', steps: [{ stepId: 'read', capability: 'fs.read', tool: 'read_file' }] }), none);
     expect(ready).toContain('data-action="approvePlan" data-plan="p-1"');

@@ -159,3 +159,19 @@ async def test_a_cancelled_workflow_ends_with_its_account(lsp_editor: Editor, re
     assert await lsp_editor.command("toolgate.cancel", started["runId"]) == {"cancelled": True}
     finished = await lsp_editor.finished()
     assert finished["status"] == "cancelled" and finished["missing"] == ["wait text.shout"]
+
+
+async def test_a_step_that_names_no_capability_offers_nothing_to_scaffold(
+    lsp_editor: Editor, scripted: ScriptedModel
+) -> None:
+    # Small models write the word "tool" where a capability belongs: no new tool fills that.
+    plan = json.loads(json.dumps(PARTIAL_PLAN))
+    plan["steps"][1]["capability"] = "tool"
+    scripted.script = [{"content": json.dumps(plan)}]
+    reply = await lsp_editor.command("toolgate.plan", {"task": "publish the README"})
+    (gap,) = reply["gaps"]
+    assert gap["reason"] == "invalid_capability"
+    assert "scaffold" not in gap
+    titles = [a["title"] for a in await lsp_editor.code_actions(reply["uri"])]
+    assert not any(t.startswith("Scaffold") for t in titles), titles
+    assert "Run this plan" not in titles  # a plan with a gap does not run

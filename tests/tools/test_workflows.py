@@ -77,6 +77,18 @@ def test_a_plan_with_a_gap_does_not_run_and_names_the_gap(
     assert [s["tool"] for s in report["steps"]] == ["read_file", None, "write_file"]
 
 
+def test_a_step_that_names_no_capability_says_how_to_fix_it(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    plan = json.loads(json.dumps(RENDER_PLAN))
+    plan["steps"][1]["capability"] = "tool"  # what small models write where a capability belongs
+    scripted.script = [{"content": json.dumps(plan)}]
+    done = _plan(repo, scripted)
+    assert "render tool: invalid_capability" in done.stdout
+    assert "scaffold:" not in done.stdout  # `tools new --capability tool` would be refused
+    assert "fix: the step must name a capability as domain.action" in done.stdout
+
+
 def test_low_confidence_is_a_gap_even_when_a_tool_matches(
     repo: Path, scripted: ScriptedModel
 ) -> None:

@@ -156,7 +156,8 @@ function planBlock(plan: PlanCard): string {
         const why = GAP_REASON[step.gap.reason] ?? step.gap.reason.replace(/_/g, ' ');
         gap =
           `<div class="gap-detail">${escapeHtml(step.gap.message)} (${escapeHtml(why)})` +
-          (!plan.decision
+          // A step that names no capability cannot be filled by a new tool: nothing to scaffold.
+          (!plan.decision && step.gap.reason !== 'invalid_capability'
             ? ` ${button('scaffold', `Scaffold missing tool ${step.gap.toolName}`, { ...id, step: step.stepId }, 'secondary')}`
             : '') +
           `</div>`;

@@ -42,6 +42,7 @@ def register(server: ToolgateServer) -> None:
     @server.command("toolgate.plan")
     async def plan(ls: Any, args: PlanArguments) -> dict[str, Any]:
         """`[{"task"}]` → the resolved plan with its gaps; also sent as `toolgate/plan`."""
+        from toolgate.planning.gaps import scaffoldable
         from toolgate.planning.service import PlanningError, make_plan
         from toolgate.tools.manifest import ManifestError
 
@@ -54,6 +55,8 @@ def register(server: ToolgateServer) -> None:
             raise JsonRpcInvalidParams(str(exc)) from None
         payload = {**made.to_dict(), "uri": path_to_uri(made.path)}
         for gap in payload["gaps"]:
+            if not scaffoldable(gap["reason"]):
+                continue
             gap["scaffold"] = {
                 "command": "toolgate.scaffoldTool",
                 "arguments": [
@@ -256,9 +259,13 @@ def plan_actions(server: ToolgateServer, path: Path) -> list[types.CodeAction]:
     gaps = doc.get("gaps") if isinstance(doc, dict) else None
     if not isinstance(gaps, list):
         return []
+    from toolgate.planning.gaps import scaffoldable
+
     actions: list[types.CodeAction] = []
     for gap in gaps:
         if not isinstance(gap, dict) or not isinstance(gap.get("missing_capability"), str):
+            continue
+        if not scaffoldable(str(gap.get("reason"))):
             continue
         name = str(gap.get("proposed_tool_name") or gap["missing_capability"].replace(".", "_"))
         arguments = {

@@ -72,7 +72,15 @@ def print_plan(resolved: ResolvedPlan, out: Any = None) -> None:
                 f"(priority {gap.priority})",
                 file=out,
             )
-            print(f"    scaffold: {gap.scaffold_command()}", file=out)
+            command = gap.scaffold_command()
+            if command is not None:
+                print(f"    scaffold: {command}", file=out)
+            else:
+                print(
+                    "    fix: the step must name a capability as domain.action: ask for the "
+                    "plan again, or edit the kept plan and run it with toolgate workflow run",
+                    file=out,
+                )
 
 
 def print_account(outcome: WorkflowOutcome, out: Any = None) -> None:

@@ -12,9 +12,14 @@ from typing import Any
 
 from toolgate.config import DEFAULT_MIN_CONFIDENCE
 from toolgate.planning.plan import Plan, Step, references
-from toolgate.tools.capabilities import LOW_CONFIDENCE, CapabilityRegistry, Provider
+from toolgate.tools.capabilities import INVALID, LOW_CONFIDENCE, CapabilityRegistry, Provider
 
 READY, PARTIAL = "ready", "partial"
+
+
+def scaffoldable(reason: str) -> bool:
+    """Whether a new tool can fill a gap of this reason: not when the step names no capability."""
+    return reason != INVALID
 
 
 @dataclass
@@ -45,8 +50,10 @@ class Gap:
             "priority": self.priority,
         }
 
-    def scaffold_command(self) -> str:
-        """The `toolgate tools new` line that starts the missing tool."""
+    def scaffold_command(self) -> str | None:
+        """The `toolgate tools new` line that starts the missing tool, when one can fill it."""
+        if not scaffoldable(self.reason):
+            return None
         parts = [f"toolgate tools new {self.proposed_tool_name}"]
         parts.append(f"--capability {self.missing_capability}")
         parts += [f"--input {k}" for k in self.proposed_input_schema.get("properties", {})]
