@@ -54,6 +54,18 @@ def test_continue_and_session_carry_the_conversation(repo: Path, scripted: Scrip
     assert {s["turns"] for s in _sessions(repo)} == {1, 3}
 
 
+def test_a_long_first_message_is_titled_alike_in_the_list_and_the_session(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    task = "Add a function mul(a, b) to calc.py that returns a * b, and a test in test_calc.py"
+    scripted.script = [{"content": "Done."}]
+    assert _run(repo, scripted, task).returncode == 0
+    (listed,) = _sessions(repo)
+    assert listed["title"] == "Add a function mul(a, b) to calc.py that returns a * b, a…"
+    shown = toolgate("sessions", "show", str(listed["id"]), "--workspace", str(repo))
+    assert shown.stdout.splitlines()[0] == f"session {listed['id']}: {listed['title']}"
+
+
 def test_an_unknown_session_is_a_usage_error(repo: Path, scripted: ScriptedModel) -> None:
     done = _run(repo, scripted, "x", "--session", "s-does-not-exist")
     assert done.returncode == 2

@@ -67,7 +67,7 @@ class Conversation:
             if kind == "turn":
                 pending = []
                 if not conversation.title:
-                    conversation.title = _title(str(record.get("text") or ""))
+                    conversation.title = title_of(str(record.get("text") or ""))
                 conversation.turns = max(conversation.turns, int(record.get("turn", 0)))
                 if record.get("run_id"):
                     conversation.runs.append((int(record.get("turn", 0)), str(record["run_id"])))
@@ -137,7 +137,7 @@ class Conversation:
             {"t": "msg", "turn": self.turns, "m": message},
         )
         if not self.title:
-            self.title = _title(text)
+            self.title = title_of(text)
         return self.turns
 
     def add(self, message: dict[str, Any], tools: tuple[str, ...] = ()) -> None:
@@ -274,7 +274,8 @@ def _context(value: Any) -> dict[str, int] | None:
     return {"used": used, "size": size}
 
 
-def _title(text: str) -> str:
+def title_of(text: str) -> str:
+    """A session's title from its first message: one line, cut at 60 characters."""
     first = " ".join(text.split())
     return first if len(first) <= 60 else first[:57].rstrip() + "…"
 

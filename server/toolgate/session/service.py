@@ -20,7 +20,7 @@ from toolgate.agent.events import EventBus
 from toolgate.agent.loop import AgentRun, RunOutcome
 from toolgate.agent.redact import Redactor
 from toolgate.config import Config, ConfigError, TrustItem
-from toolgate.conversation.history import Conversation, transcript
+from toolgate.conversation.history import Conversation, title_of, transcript
 from toolgate.conversation.marks import undo_record
 from toolgate.conversation.store import (
     SessionBusy,
@@ -470,7 +470,7 @@ def _scan(path: Path, session_id: str) -> SessionInfo | None:
         first = next((ln for ln in lines[1:] if ln.startswith(b'{"t":"turn"')), None)
         if first is not None:
             try:
-                title = " ".join(str(json.loads(first).get("text", "")).split())[:60]
+                title = title_of(str(json.loads(first).get("text", "")))
             except ValueError:
                 title = ""
     return SessionInfo(session_id, title, created, last, turns)
