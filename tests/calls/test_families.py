@@ -70,6 +70,7 @@ CASES = [
     ("mistral_v11", '[TOOL_CALLS]read_file{"path": "a.py"}'),
     ("phi4_mini", 'functools[{"name": "read_file", "arguments": {"path": "a.py"}}]'),
     ("continue_tool", "```tool\nTOOL_NAME: read_file\nBEGIN_ARG: path\na.py\nEND_ARG\n```"),
+    ("spaced_tag", '< tool name="read_file" args>{"path": "a.py"}</tool>'),
 ]
 
 

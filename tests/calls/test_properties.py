@@ -80,6 +80,8 @@ FRAGMENTS = [
     '<function_calls>\nread_file(path="olmo")\n</function_calls>',
     "<start_function_call>call:read_file{path:<escape>g<escape>}<end_function_call>",
     '[TOOL_CALLS]read_file{"path": "devstral"}',
+    '< tool name="read_file" args>{"path": "spaced"}</tool>',
+    "a < tool name is prose < 3 ",
     "\n```tool\nTOOL_NAME: read_file\nBEGIN_ARG: path\ncontinue\nEND_ARG\n```\n",
     '<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:0{"path"',
     '<|tool_call|>[{"name": "read_file", "arguments": {"path": "unclosed',

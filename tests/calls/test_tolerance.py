@@ -94,3 +94,34 @@ def test_a_quoted_args_attribute_without_its_close_tag_runs_nothing() -> None:
         for size in (1, 4, 9):
             calls, errors = _chunked(text, size)
             assert calls == [] and [e.error for e in errors] == [result.errors[0].error]
+
+
+def test_a_tag_with_a_blank_after_the_angle_bracket_is_read() -> None:
+    # The embedded model's own output, after four well-formed calls in the same answer.
+    text = (
+        '<tool name="list_directory" args>{}</tool>\n'
+        '< tool name="git_status" args>{}</tool>\n'
+        '< tool name="git_add" args>{"files":["calc.py"]}</tool>\n'
+        '< tool name="run_tests" args>{</tool>\n'
+        "The tests passed; 2 < 3 and a < tool count are prose.\n"
+    )
+    result = parse_text(text, TOOLS)
+    assert [(c.name, c.arguments, c.syntax) for c in result.calls] == [
+        ("list_directory", {}, "tag"),
+        ("git_status", {}, "spaced_tag"),
+        ("git_add", {"files": ["calc.py"]}, "spaced_tag"),
+    ]
+    (error,) = result.errors
+    assert error.error.startswith("spaced_tag: broken JSON in the arguments of 'run_tests'")
+    assert '<tool name="NAME" args>' in error.error  # the form to write instead
+    assert result.content == "The tests passed; 2 < 3 and a < tool count are prose.\n"
+    for size in (1, 3, 7, len(text)):
+        calls, errors = _chunked(text, size)
+        assert calls == result.calls and len(errors) == 1
+
+
+def test_a_spaced_tag_whose_body_is_not_name_and_arguments_says_so() -> None:
+    result = parse_text("< tool name= oops, no closing angle</tool>", TOOLS)
+    assert result.calls == []
+    (error,) = result.errors
+    assert 'after "< tool name=" expected "NAME" args>{JSON}' in error.error

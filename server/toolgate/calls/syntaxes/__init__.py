@@ -29,6 +29,7 @@ from toolgate.calls.syntaxes.kimi_k2 import KimiK2
 from toolgate.calls.syntaxes.lfm2 import Lfm2
 from toolgate.calls.syntaxes.llama4 import Llama4
 from toolgate.calls.syntaxes.olmo3 import Olmo3
+from toolgate.calls.syntaxes.spaced_tag import SpacedTag
 
 ENTRY_POINT_GROUP = "toolgate.syntaxes"
 
@@ -46,6 +47,7 @@ BUILTIN: tuple[type[Syntax], ...] = (
     CommandR,
     Olmo3,
     FunctionGemma,
+    SpacedTag,
 )
 
 __all__ = [
