@@ -1,7 +1,9 @@
 """Real model outputs from other projects' parser tests, read as those tests expect.
 
 Each file in `corpus/` holds the cases of one family: the text a model wrote, the calls the
-source's test expects, and the source (project and file). A family Toolgate claims in
+source's test expects, and the source (project and file). A case whose source types the values by
+its tool's schema carries that schema as `tools`; the others get tools typed like the expected
+calls. A family Toolgate claims in
 docs/TEXT_PROTOCOL.md must read at least 95% of its cases; the report lists each miss and why.
 Run `python -m tests.calls.test_corpus` to print the scores.
 """
@@ -31,12 +33,10 @@ CLAIMED = 0.95
 # opening literal, so it is prose.
 # mistral: text before the list after [TOOL_CALLS] (`[TOOL_CALLS] junk [...]`) is an error here,
 # where vLLM searches past it.
-# deepseek_v32: a format not read at all (DSML); its cases record the gap.
 # aider: the path as the fence's first line (`diff-fenced`) is not read; an empty SEARCH (a new
 # file) is an error that asks for write_file; a path in a fence of its own is not taken.
 UNCLAIMED = {
     "aider",
-    "deepseek_v32",
     "granite",
     "harmony",
     "hermes",
@@ -61,7 +61,7 @@ def tools_for(calls: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def read(case: dict[str, Any]) -> str | None:
     """None when the case is read as its source expects, else why not."""
-    result = parse_text(case["text"], tools_for(case["calls"]))
+    result = parse_text(case["text"], case.get("tools") or tools_for(case["calls"]))
     got = [{"name": c.name, "arguments": c.arguments} for c in result.calls]
     if got == case["calls"]:
         return None
@@ -85,6 +85,7 @@ def test_every_corpus_case_names_its_source_and_expected_calls(family: str) -> N
     for case in json.loads((CORPUS / f"{family}.json").read_text("utf-8")):
         assert case["source"].count("/") >= 2 and " " in case["source"], case["id"]
         assert isinstance(case["calls"], list) and isinstance(case["text"], str)
+        assert isinstance(case.get("tools", {}), dict), case["id"]
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from toolgate.calls.syntaxes.aider import Aider
 from toolgate.calls.syntaxes.arrow import ArrowBlock
 from toolgate.calls.syntaxes.base import Syntax
+from toolgate.calls.syntaxes.deepseek_dsml import DeepSeekDsml
 from toolgate.calls.syntaxes.fenced_json import FencedJson
 from toolgate.calls.syntaxes.hermes import Hermes
 from toolgate.calls.syntaxes.llama_json import LlamaJson
@@ -27,6 +28,7 @@ CONTENT_ENDED: tuple[type[Syntax], ...] = (
     ShortTag,
     Hermes,
     QwenXml,
+    DeepSeekDsml,
     LlamaJson,
     XmlElement,
     Mistral,
