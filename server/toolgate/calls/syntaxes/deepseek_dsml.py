@@ -8,10 +8,11 @@
 
 V4 names the block `tool_calls`; V4.1 names it `calls` and writes a blank after `｜DSML｜` in
 every tag (`<｜DSML｜ invoke name="…">`). A parameter marked `string="true"` is text kept as
-written, one marked `string="false"` is JSON; where the tool's schema gives the argument a
-type, the value is typed by it instead, as DeepSeek's own parsers do. An invoke may hold its
-arguments as one JSON object. Each call is emitted the moment its `</｜DSML｜invoke>` arrives,
-before the block ends; invokes written without the block around them are read too.
+written; one marked `string="false"`, or not marked, is JSON when it parses as JSON. Where the
+tool's schema gives the argument a type, the value is typed by it instead, as DeepSeek's own
+parsers do. An invoke may hold its arguments as one JSON object. Each call is emitted the
+moment its `</｜DSML｜invoke>` arrives, before the block ends; invokes written without the
+block around them are read too.
 Written by DeepSeek V3.2, V3.2-Speciale, V4 and V4.1.
 """
 
@@ -175,7 +176,7 @@ def _value(raw: str, string: str | None, schema: Any) -> Any:
     """A parameter's value: typed by its schema when that gives a type, else by `string`."""
     if isinstance(schema, Mapping) and schema.get("type"):
         return typed_value(raw, schema)
-    if string == "false":
+    if string != "true":  # "false", or left out: JSON when it is JSON
         try:
             return json.loads(raw, strict=False)
         except (ValueError, RecursionError):
