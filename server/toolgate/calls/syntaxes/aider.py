@@ -10,11 +10,21 @@
     >>>>>>> REPLACE
     ```
 
+Aider's `diff-fenced` form names the file inside the fence, on the line before the head:
+
+    ```python
+    mathweb/flask/app.py
+    <<<<<<< SEARCH
+    …
+    >>>>>>> REPLACE
+    ```
+
 Each block is an `edit_file` call: `search` and `replace` are the sections' lines, line ends
 included. A fence may hold several blocks, with a path line before a block to change the
-file; a block with no path of its own edits the file of the block before it. Written by
-models prompted by Aider's `diff` edit format (Claude, GPT-4o, DeepSeek, Qwen and most models
-people use with Aider).
+file; a block with no path of its own edits the file of the block before it, and other lines
+between blocks are passed over, as Aider passes over them. Written by models prompted by
+Aider's `diff` and `diff-fenced` edit formats (Claude, GPT-4o, DeepSeek, Gemini, Qwen and most
+models people use with Aider).
 
 It opens with a path line and a fence, not a literal: its opening is a fence's (`AtFence`).
 """
@@ -37,11 +47,12 @@ EXAMPLE = (
 _HEAD = re.compile(r"<{5,9} SEARCH>?[ \t]*\r?\n?")
 _DIVIDER = re.compile(r"={5,9}[ \t]*\r?\n?")
 _UPDATED = re.compile(r">{5,9} REPLACE[ \t]*\r?\n?")
-# A fence is an edit when its first body line is the head. (Aider's `diff-fenced` form, with
-# the path as that first line, is not read: waiting for every fence's first line to end costs
-# the 16-byte streaming figure more than its target allows.)
+# A fence is an edit when its first body line is the head, or a path with the head after it.
 _OPENING = re.compile(r"<{5,9} SEARCH>?[ \t]*\r?\n")
 _HEAD_PREFIX = re.compile(r"<{0,9}(?: (?:S(?:E(?:A(?:R(?:C(?:H>?[ \t]*\r?)?)?)?)?)?)?)?")
+# A first line that may be a path (no blank inside it), whole or still growing.
+_PATH_LINE = re.compile(r"[ \t]*([^\s`]+)[ \t]*\r?\n")
+_PATH_START = re.compile(r"[ \t]*[^\s`]*[ \t]*\r?")
 
 
 def opens_edit(seg: str, final: bool) -> bool | None:
@@ -51,9 +62,16 @@ def opens_edit(seg: str, final: bool) -> bool | None:
     """
     if _OPENING.match(seg):
         return True
-    if final:
+    path = _PATH_LINE.match(seg)
+    if path is not None and clean_path(path.group(1)):  # the `diff-fenced` form
+        rest = seg[path.end() :]
+        if _OPENING.match(rest):
+            return True
+        grows = not final and "\n" not in rest and _HEAD_PREFIX.fullmatch(rest)
+        return None if grows else False
+    if final or "\n" in seg:
         return False
-    return None if "\n" not in seg and _HEAD_PREFIX.fullmatch(seg) else False
+    return None if _HEAD_PREFIX.fullmatch(seg) or _PATH_START.fullmatch(seg) else False
 
 
 def clean_path(line: str) -> str:
@@ -77,8 +95,8 @@ def read_edits(body: str, path: str) -> list[Found | Failed]:
                 path = clean_path(line)
                 i += 1
                 continue
-            out.append(_failure(f"unexpected text {line.strip()[:60]!r} outside a block"))
-            return out
+            i += 1  # words between blocks (`...`, a remark): Aider reads past them too
+            continue
         j = i + 1
         while j < len(lines) and not _DIVIDER.fullmatch(lines[j]):
             j += 1
@@ -120,7 +138,7 @@ def read_edit_fence(p: Cursor, k: Construct, body: str, text: str, closed: bool)
 
 
 def at_fence(p: Cursor, m: re.Match[str], nl: int, lang: str) -> bool | None:
-    """A fence whose first body line is `<<<<<<< SEARCH`, when `edit_file` is offered."""
+    """A fence of SEARCH/REPLACE blocks (its head, or a path and its head, first), for `edit_file`."""
     if nl < 0 or "edit_file" not in p.tools:
         return None
     seg = p.buf[nl + 1 : nl + 1 + WINDOW]
