@@ -73,7 +73,7 @@ def example_call(tool: Mapping[str, Any], syntax: str = "tag") -> str:
     props = params.get("properties") or {}
     required = [r for r in params.get("required") or [] if r in props]
     args = {key: _sample(key, props[key]) for key in required}
-    return WRITERS[syntax][1](str(fn.get("name", "")), args)
+    return WRITERS[syntax].write(str(fn.get("name", "")), args)
 
 
 def text_mode_instructions(tools: Sequence[Mapping[str, Any]], syntax: str = "tag") -> str:
@@ -95,15 +95,17 @@ def text_mode_instructions(tools: Sequence[Mapping[str, Any]], syntax: str = "ta
         how = "To call a tool, write the call in this form:"
         one, several, code, done = "call", "calls", "a call", "no tool call"
         match = "the arguments must match"
+    form = WRITERS[syntax]
     return "\n".join(
         [
             tools_section(tools),
             "",
-            how,
-            WRITERS[syntax][0],
+            form.how or how,
+            form.shape,
             "Examples:",
             *examples,
             "Rules:",
+            *(f"- {note}" for note in form.notes),
             f"- One call per {one}; {match} the tool's schema.",
             f"- You may write several {several} in one answer; they run in order.",
             f"- After your {several}, stop and wait: each result comes back in a "

@@ -9,9 +9,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 Writer = Callable[[str, Mapping[str, Any]], str]
+
+
+class Form(NamedTuple):
+    """A call format the prompt may ask for: its shape, a writer of one call, and its wording.
+
+    `how` replaces the generic line that introduces the shape, and `notes` are rules added to
+    the generic ones: a family trained on its own instructions follows that wording best.
+    """
+
+    shape: str
+    write: Writer
+    how: str = ""
+    notes: tuple[str, ...] = ()
 
 
 def _json(value: Any) -> str:
@@ -26,17 +39,41 @@ def _py(value: Any) -> str:
     return repr(value) if not isinstance(value, bool | type(None)) else _json(value)
 
 
-# name → (how a call opens, a writer of one call); the opening line is what the prompt teaches
-WRITERS: dict[str, tuple[str, Writer]] = {
-    "tag": (
+def _gemma(value: Any) -> str:
+    """A value as Gemma 4 writes it: strings between `<|"|>`, bare keys, JSON's other values."""
+    if isinstance(value, str):
+        return f'<|"|>{value}<|"|>'
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{k}:{_gemma(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_gemma(v) for v in value) + "]"
+    return _json(value)
+
+
+def _dsml(name: str, args: Mapping[str, Any]) -> str:
+    """One call in a DSML block, one parameter per line, as DeepSeek's chat template writes it."""
+    params = "".join(
+        f'<｜DSML｜parameter name="{k}" string="{"true" if isinstance(v, str) else "false"}">'
+        f"{_xml_value(v)}</｜DSML｜parameter>\n"
+        for k, v in args.items()
+    )
+    return (
+        f'<｜DSML｜function_calls>\n<｜DSML｜invoke name="{name}">\n{params}'
+        "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+    )
+
+
+# name → the form; its shape is what the prompt teaches
+WRITERS: dict[str, Form] = {
+    "tag": Form(
         '<tool name="NAME" args>{ JSON arguments }</tool>',
         lambda name, args: f'<tool name="{name}" args>{_json(args)}</tool>',
     ),
-    "hermes": (
+    "hermes": Form(
         '<tool_call>{"name": NAME, "arguments": { JSON arguments }}</tool_call>',
         lambda name, args: f"<tool_call>{_json({'name': name, 'arguments': args})}</tool_call>",
     ),
-    "qwen_xml": (
+    "qwen_xml": Form(
         "<function=NAME><parameter=ARGUMENT>value</parameter></function>",
         lambda name, args: (
             f"<function={name}>"
@@ -44,19 +81,19 @@ WRITERS: dict[str, tuple[str, Writer]] = {
             + "</function>"
         ),
     ),
-    "mistral": (
+    "mistral": Form(
         '[TOOL_CALLS][{"name": NAME, "arguments": { JSON arguments }}]',
         lambda name, args: f"[TOOL_CALLS]{_json([{'name': name, 'arguments': args}])}",
     ),
-    "llama_json": (
+    "llama_json": Form(
         '{"name": NAME, "parameters": { JSON arguments }} alone on its line',
         lambda name, args: _json({"name": name, "parameters": args}),
     ),
-    "pythonic": (
+    "pythonic": Form(
         "[NAME(argument=value, …)] alone on its line",
         lambda name, args: f"[{name}({', '.join(f'{k}={_py(v)}' for k, v in args.items())})]",
     ),
-    "glm": (
+    "glm": Form(
         "<tool_call>NAME<arg_key>ARGUMENT</arg_key><arg_value>value</arg_value></tool_call>",
         lambda name, args: (
             f"<tool_call>{name}"
@@ -67,7 +104,7 @@ WRITERS: dict[str, tuple[str, Writer]] = {
             + "</tool_call>"
         ),
     ),
-    "deepseek": (
+    "deepseek": Form(
         "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{ JSON arguments }"
         "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
         lambda name, args: (
@@ -75,13 +112,37 @@ WRITERS: dict[str, tuple[str, Writer]] = {
             f"{_json(args)}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
         ),
     ),
-    "kimi_k2": (
+    "kimi_k2": Form(
         "<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0"
         "<|tool_call_argument_begin|>{ JSON arguments }<|tool_call_end|>"
         "<|tool_calls_section_end|>",
         lambda name, args: (
             f"<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0"
             f"<|tool_call_argument_begin|>{_json(args)}<|tool_call_end|><|tool_calls_section_end|>"
+        ),
+    ),
+    "gemma4": Form(
+        '<|tool_call>call:NAME{ARGUMENT:<|"|>text<|"|>,OTHER_ARGUMENT:3}<tool_call|>',
+        lambda name, args: f"<|tool_call>call:{name}{_gemma(dict(args))}<tool_call|>",
+        notes=(
+            'Write strings between <|"|> and <|"|>, and numbers, true, false and null bare; '
+            "keys take no quotes; objects are {key:value,…} and lists [value,…].",
+        ),
+    ),
+    "deepseek_dsml": Form(
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="$FUNCTION_NAME">\n'
+        '<｜DSML｜parameter name="$PARAMETER_NAME" string="true|false">$PARAMETER_VALUE'
+        "</｜DSML｜parameter>\n...\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+        _dsml,
+        how=(
+            'You can invoke functions by writing a "<｜DSML｜function_calls>" block like the '
+            "following as part of your reply to the user:"
+        ),
+        notes=(
+            "String and scalar parameters should be specified as is without any escaping or "
+            "quotes, while lists and objects should use JSON format. The \"string\" attribute "
+            'should be set to "true" for string type parameters and "false" for other types '
+            "(numbers, booleans, arrays, objects).",
         ),
     ),
 }
