@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from toolgate.calls import CallParseError, ParsedCall, parse_text
+from toolgate.calls import CallParseError, ParsedCall, StreamingCallParser, parse_text
 from toolgate.calls.syntaxes import BUILTIN
+from toolgate.calls.syntaxes.deepseek_dsml import NAME
 
 from .helpers import TOOLS, run_in_chunks
 
@@ -71,6 +72,18 @@ CASES = [
     ("phi4_mini", 'functools[{"name": "read_file", "arguments": {"path": "a.py"}}]'),
     ("continue_tool", "```tool\nTOOL_NAME: read_file\nBEGIN_ARG: path\na.py\nEND_ARG\n```"),
     ("spaced_tag", '< tool name="read_file" args>{"path": "a.py"}</tool>'),
+    ("gemma4", '<|tool_call>call:read_file{path:<|"|>a.py<|"|>}<tool_call|>'),
+    (
+        "deepseek_dsml",
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="read_file">\n'
+        '<｜DSML｜parameter name="path" string="true">a.py</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n</｜DSML｜function_calls>",
+    ),
+    (
+        "deepseek_dsml",
+        '<｜DSML｜ calls>\n<｜DSML｜ invoke name="read_file">\n<｜DSML｜ parameter name="path" '
+        'string="true">a.py</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>',
+    ),
 ]
 
 
@@ -266,11 +279,35 @@ def test_a_path_line_between_aider_blocks_changes_the_file() -> None:
     ]
 
 
-def test_aider_diff_fenced_form_is_not_read() -> None:
-    # the path as the fence's first line: the fence is decided on that line, so it is prose
-    text = "```\nb.py\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```"
-    calls, errors, content = _edits(text, 4)
-    assert calls == [] and errors == [] and content == text
+@pytest.mark.parametrize("size", [0, 1, 3, 16])
+def test_aider_diff_fenced_form_is_an_edit_in_any_chunking(size: int) -> None:
+    # the path as the fence's first line (Aider's `diff-fenced`); words between blocks pass
+    text = (
+        "Here's the change:\n\n```python\nb.py\n<<<<<<< SEARCH\nold\n=======\nnew\n"
+        ">>>>>>> REPLACE\n\n...\n\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n\nDone.\n"
+    )
+    calls, errors, content = _edits(text, size)
+    assert errors == []
+    assert [c[1] for c in calls] == [
+        {"path": "b.py", "search": "old\n", "replace": "new\n"},
+        {"path": "b.py", "search": "x\n", "replace": "y\n"},
+    ]
+    assert content == "Here's the change:\n\nDone.\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "```\nsrc/a.py\nprint(1)\n```\n",
+        "```python\nimport os\n<<<<<<< SEARCH\n```\n",
+        "```\nsrc/a.py\n<<<<<<< SEA",
+        "```\n" + "x" * 300 + "\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n",
+    ],
+)
+def test_a_fence_whose_first_line_is_not_a_path_and_head_stays_an_example(text: str) -> None:
+    for size in (0, 1, 4, 16):
+        calls, errors, content = _edits(text, size)
+        assert calls == [] and errors == [] and content == text
 
 
 @pytest.mark.parametrize(
@@ -323,4 +360,217 @@ def test_a_number_written_with_leading_zeros_in_a_python_call_is_that_number() -
     result = parse_text(text, tools)
     assert [(c.name, c.arguments) for c in result.calls] == [
         ("set_date", {"month": 7, "note": "007"})
+    ]
+
+
+def _items(text: str, tools: dict[str, Any], size: int = 0) -> tuple[list[Any], str]:
+    return run_in_chunks(text, list(range(size, len(text), size)) if size else [], tools)
+
+
+GEMMA_TOOLS: dict[str, Any] = {
+    "get_weather": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+    },
+    "note": {"type": "object", "properties": {}},
+}
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 16])
+def test_gemma4_values_nest_and_keep_their_text(size: int) -> None:
+    text = (
+        'Checking.<|tool_call>call:note{title:<|"|>a, b: {c}<|"|>, n:-3, f:1.5e3, ok:true, '
+        'none:null, tags:[<|"|>x]<|"|>,2,{k:<|"|>v<|"|>}], meta:{deep:{z:false}}}<tool_call|>Done.'
+    )
+    items, content = _items(text, GEMMA_TOOLS, size)
+    assert [(i.name, i.arguments, i.syntax) for i in items] == [
+        (
+            "note",
+            {
+                "title": "a, b: {c}",
+                "n": -3,
+                "f": 1500.0,
+                "ok": True,
+                "none": None,
+                "tags": ["x]", 2, {"k": "v"}],
+                "meta": {"deep": {"z": False}},
+            },
+            "gemma4",
+        )
+    ]
+    assert content == "Checking.Done."
+
+
+@pytest.mark.parametrize(
+    ("text", "arguments"),
+    [
+        # typed by the schema: a number written as a string, a string written bare
+        ('<|tool_call>call:get_weather{city:Paris, days:<|"|>3<|"|>}<tool_call|>', None),
+        # the opening delimiter left out (Gemma 4 does this): the string runs to the closing one
+        ('<|tool_call>call:get_weather{city:Paris, France<|"|>,days:3}<tool_call|>', "France"),
+        # `<turn|>` in place of `<tool_call|>`, and the output's end where servers strip it
+        ('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<turn|>', None),
+        ('<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}', None),
+        ('<|channel>thought\nhm<channel|>call:get_weather{city:<|"|>Paris<|"|>,days:3}', None),
+        ('call:get_weather{city:<|"|>Paris<|"|>,days:3}\n', None),
+    ],
+)
+def test_gemma4_as_its_own_parsers_read_it(text: str, arguments: str | None) -> None:
+    city = "Paris, France" if arguments else "Paris"
+    for size in (0, 1, 5, 16):
+        items, _ = _items(text, GEMMA_TOOLS, size)
+        assert [(i.name, i.arguments) for i in items] == [
+            ("get_weather", {"city": city, "days": 3})
+        ], size
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'call:unknown{city:<|"|>Paris<|"|>}\n',  # not a registered tool: prose
+        'call:get_weather{city:<|"|>Paris<|"|>} and more on the line',
+        'recall:get_weather{city:<|"|>Paris<|"|>}',
+        'See `<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>`.',
+    ],
+)
+def test_gemma4_forms_that_are_prose(text: str) -> None:
+    for size in (0, 1, 7):
+        items, content = _items(text, GEMMA_TOOLS, size)
+        assert items == [] and content == text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('<|tool_call>call:get_weather{city:<|"|>Paris', "a string at character"),
+        ("<|tool_call>call:get_weather{city:Paris", "the output ended before its closing }"),
+        ("<|tool_call>get_weather{city:1}<tool_call|>", "expected call:NAME{…}"),
+        ("<|tool_call>call:get_weather{city:1} trailing<tool_call|>", "unexpected text after"),
+        ('call:get_weather{city:<|"|>Paris', "unclosed call:get_weather{"),
+    ],
+)
+def test_a_broken_gemma4_call_is_one_error_never_a_call(text: str, message: str) -> None:
+    for size in (0, 1, 7):
+        items, _ = _items(text, GEMMA_TOOLS, size)
+        assert len(items) == 1 and isinstance(items[0], CallParseError), items
+        assert message in items[0].error and "<|tool_call>call:NAME{" in items[0].error
+
+
+DSML = "｜DSML｜"
+DSML_TOOLS: dict[str, Any] = {
+    "get_weather": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+    },
+    "note": {"type": "object", "properties": {}},
+}
+
+
+def _invoke(name: str, *params: tuple[str, str, str], space: str = "") -> str:
+    body = "".join(
+        f'<{DSML}{space}parameter name="{k}" string="{s}">{v}</{DSML}{space}parameter>\n'
+        for k, s, v in params
+    )
+    return f'<{DSML}{space}invoke name="{name}">\n{body}</{DSML}{space}invoke>\n'
+
+
+def test_each_dsml_call_is_emitted_the_moment_its_invoke_closes() -> None:
+    parser = StreamingCallParser(DSML_TOOLS)
+    first = _invoke("get_weather", ("city", "true", "Paris"))
+    assert parser.feed(f"Let me look.\n\n<{DSML}tool_calls>\n") == []
+    assert parser.feed(first[:-12]) == []
+    (call,) = parser.feed(first[-12:])  # `</｜DSML｜invoke>` completes the first call
+    assert (call.name, call.arguments, call.syntax) == ("get_weather", {"city": "Paris"}, NAME)
+    (second,) = parser.feed(_invoke("note", ("text", "true", "hi")))
+    assert second.arguments == {"text": "hi"}
+    assert parser.feed(f"</{DSML}tool_calls>") + parser.finish() == []
+    assert parser.content == "Let me look."
+
+
+@pytest.mark.parametrize("size", [0, 1, 4, 16])
+def test_dsml_values_are_typed_by_string_or_by_the_schema(size: int) -> None:
+    text = (
+        f"<{DSML}function_calls>\n"
+        + _invoke(
+            "note",
+            ("text", "true", "  kept as written  "),
+            ("count", "false", "42"),
+            ("items", "false", '[1, {"a": null}]'),
+            ("prose", "false", "not JSON"),
+        )
+        + _invoke("get_weather", ("city", "false", "Paris"), ("days", "true", "3"))
+        + _invoke("get_weather", ("arguments", "false", '{"city": "Rome"}'))
+        + f'<{DSML}invoke name="get_weather">\n{{"city": "Oslo", "days": 2}}\n</{DSML}invoke>\n'
+        + f"</{DSML}function_calls>"
+    )
+    items, content = _items(text, DSML_TOOLS, size)
+    assert [(i.name, i.arguments) for i in items] == [
+        (
+            "note",
+            {
+                "text": "  kept as written  ",
+                "count": 42,
+                "items": [1, {"a": None}],
+                "prose": "not JSON",
+            },
+        ),
+        ("get_weather", {"city": "Paris", "days": 3}),
+        ("get_weather", {"city": "Rome"}),  # the `arguments` wrapper DeepSeek's parsers unwrap
+        ("get_weather", {"city": "Oslo", "days": 2}),
+    ]
+    assert content == ""
+
+
+@pytest.mark.parametrize("size", [0, 1, 5, 16])
+def test_dsml_invokes_without_their_block_run_and_take_a_stray_closing_tag(size: int) -> None:
+    text = (
+        "Checking.\n" + _invoke("get_weather", ("city", "true", "SF")) + f"</{DSML}tool_calls>\nok"
+    )
+    items, content = _items(text, DSML_TOOLS, size)
+    assert [(i.name, i.arguments) for i in items] == [("get_weather", {"city": "SF"})]
+    assert content == "Checking.\n\nok"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            f"<{DSML}tool_calls>\n" + _invoke("get_weather", ("city", "true", "SF"))[:-20],
+            f'unclosed <{DSML}invoke name="get_weather">: the output ended before',
+        ),
+        (f"<{DSML}tool_calls>\nsome words\n</{DSML}tool_calls>", "deepseek_dsml: unexpected text"),
+        (f"<{DSML}tool_calls></{DSML}tool_calls>", "deepseek_dsml: no invoke inside"),
+        (
+            f"<{DSML}tool_calls>\n"
+            + f'<{DSML}invoke name="get_weather">\nstray\n</{DSML}invoke>\n</{DSML}tool_calls>',
+            "deepseek_dsml: unexpected text inside",
+        ),
+    ],
+)
+def test_a_broken_dsml_block_is_one_error_never_a_call(text: str, message: str) -> None:
+    for size in (0, 1, 7):
+        items, _ = _items(text, DSML_TOOLS, size)
+        assert len(items) == 1 and isinstance(items[0], CallParseError), items
+        assert items[0].error.startswith(message), items[0].error
+
+
+def test_a_dsml_block_whose_closing_tag_never_came_keeps_the_calls_that_closed() -> None:
+    # every invoke closed and ran; only the block's own end is missing: no error to report
+    text = f"<{DSML}tool_calls>\n" + _invoke("get_weather", ("city", "true", "SF"))
+    result = parse_text(text, DSML_TOOLS)
+    assert [c.arguments for c in result.calls] == [{"city": "SF"}] and result.errors == []
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 16])
+def test_glm_values_keep_their_whitespace_as_glm47s_parser_keeps_it(size: int) -> None:
+    tools = {"get_weather": {"type": "object", "properties": {"city": {"type": "string"}}}}
+    text = (
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>  Beijing  </arg_value>"
+        "</tool_call>\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>\n Oslo\t\n"
+        "</arg_value>\n</tool_call>"
+    )
+    items, _ = _items(text, tools, size)
+    assert [(i.arguments, i.syntax) for i in items] == [
+        ({"city": "  Beijing  "}, "glm"),
+        ({"city": "\n Oslo\t\n"}, "glm"),
     ]

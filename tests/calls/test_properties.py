@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from toolgate.calls import StreamingCallParser, parse_text
 
 from .helpers import TOOLS, run_in_chunks
+from .test_corpus import CORPUS, FAMILIES, tools_for
 
 FRAGMENTS = [
     "Let me look at the file first.\n",
@@ -86,6 +87,21 @@ FRAGMENTS = [
     '<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:0{"path"',
     '<|tool_call|>[{"name": "read_file", "arguments": {"path": "unclosed',
     "<|tool_calls_sec",
+    '<|tool_call>call:read_file{path:<|"|>gemma, {4}<|"|>}<tool_call|>',
+    '<|tool_call>call:git_add{files:[<|"|>a<|"|>,<|"|>b]<|"|>]}<turn|>',
+    '<|tool_call>call:read_file{path:<|"|>cut',
+    '\ncall:read_file{path:<|"|>line}<|"|>}\n',
+    "\ncall:read_fil",
+    "<|channel>thought\nhm<channel|>call:git_status{}",
+    '<｜DSML｜function_calls>\n<｜DSML｜invoke name="read_file">\n<｜DSML｜parameter name="path" '
+    'string="true">ds</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+    '<｜DSML｜ calls>\n<｜DSML｜ invoke name="git_add">\n<｜DSML｜ parameter name="files" '
+    'string="false">["a"]</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>',
+    '<｜DSML｜invoke name="git_status">\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>',
+    '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="read_file">\n<｜DSML｜parameter name="path"',
+    "<｜DSML｜ nothing> <｜DS",
+    "\n```python\nsrc/c.py\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n...\n```\n",
+    "<tool_call>read_file<arg_key>path</arg_key><arg_value>  spaced  </arg_value></tool_call>",
 ]
 
 # Constructs whose completion involves no bracket or angle bracket: only their fence or line ends.
@@ -109,6 +125,9 @@ TIMING_FRAGMENTS = [
     "\n```py `x`\n<tool:git_status>{}\n",  # a backtick in the info: inline code, no fence
     "\n~~~\r\n<tool:git_status>{}\n  ~~~~  \r\n",
     "\n```" + "i" * 300 + "\n[TOOL_CALLS]\n```\n",  # an info line longer than the look-ahead
+    "\n```\nsrc/a.py\nprint(1)\n```\n",  # a path-like first line with no SEARCH after it
+    "\n```\nsrc/d.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n```\n",
+    "\n```\n" + "p" * 300 + "\n```\n",  # a first line longer than the look-ahead
 ]
 
 
@@ -165,6 +184,14 @@ ALPHABET = st.sampled_from(
         "[TOOL_CALLS]",
         "[ARGS]",
         "<|python_tag|>",
+        "<|tool_call>",
+        "<tool_call|>",
+        '<|"|>',
+        "call:",
+        "<｜DSML｜",
+        "</｜DSML｜",
+        "invoke",
+        "<<<<<<< SEARCH",
         "&quot;",
         "é",
         "日",
@@ -235,6 +262,10 @@ def test_parsing_time_is_linear_on_hostile_input() -> None:
         "\n```json\n" * 5000,
         "<tool_call>" * 5000,
         "<function=read_file><parameter=path>" * 3000,
+        '<|tool_call>call:read_file{path:<|"|>' * 3000,
+        "\ncall:read_file{" * 5000,
+        '<｜DSML｜tool_calls><｜DSML｜invoke name="read_file">' * 3000,
+        "\n```\na.py\n" * 5000,
     ]
     for text in hostile:
         start = time.perf_counter()
@@ -394,3 +425,14 @@ def test_no_item_is_held_back_on_arbitrary_text(tokens: list[str], size: int) ->
     counts = _emitted_per_feed(text, size)
     for i, count in enumerate(counts):
         assert count == _emitted_by_prefix(text[: (i + 1) * size]), (text, size, i)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_corpus_case_is_read_alike_in_one_shot_and_in_16_byte_chunks(family: str) -> None:
+    # each family, with the tools its cases are scored against: the same calls, errors, content
+    for case in json.loads((CORPUS / f"{family}.json").read_text("utf-8")):
+        text, tools = case["text"], case.get("tools") or tools_for(case["calls"])
+        whole = parse_text(text, tools)
+        items, content = run_in_chunks(text, list(range(16, len(text), 16)), tools)
+        assert sorted(map(repr, items)) == sorted(map(repr, [*whole.calls, *whole.errors])), case
+        assert content == whole.content, case["id"]

@@ -140,7 +140,7 @@ WRITERS: dict[str, Form] = {
         ),
         notes=(
             "String and scalar parameters should be specified as is without any escaping or "
-            "quotes, while lists and objects should use JSON format. The \"string\" attribute "
+            'quotes, while lists and objects should use JSON format. The "string" attribute '
             'should be set to "true" for string type parameters and "false" for other types '
             "(numbers, booleans, arrays, objects).",
         ),

@@ -19,8 +19,8 @@ from toolgate.calls.syntaxes.base import Failed, Found, Prose, Reading, Syntax, 
 from toolgate.calls.syntaxes.command_r import CommandR
 from toolgate.calls.syntaxes.deepseek import DeepSeek
 from toolgate.calls.syntaxes.function_gemma import FunctionGemma
-from toolgate.calls.syntaxes.gemma4 import Gemma4
 from toolgate.calls.syntaxes.functionary import Functionary
+from toolgate.calls.syntaxes.gemma4 import Gemma4
 from toolgate.calls.syntaxes.glm import Glm
 from toolgate.calls.syntaxes.granite import Granite
 from toolgate.calls.syntaxes.harmony import Harmony

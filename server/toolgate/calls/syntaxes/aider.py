@@ -138,7 +138,7 @@ def read_edit_fence(p: Cursor, k: Construct, body: str, text: str, closed: bool)
 
 
 def at_fence(p: Cursor, m: re.Match[str], nl: int, lang: str) -> bool | None:
-    """A fence of SEARCH/REPLACE blocks (its head, or a path and its head, first), for `edit_file`."""
+    """A fence that starts with a SEARCH/REPLACE head, or a path and the head (`edit_file`)."""
     if nl < 0 or "edit_file" not in p.tools:
         return None
     seg = p.buf[nl + 1 : nl + 1 + WINDOW]

@@ -127,7 +127,7 @@ def st_dsml(p: Cursor) -> bool:
         p.take(ws)
         fail(
             p,
-            f"{NAME}: unexpected text inside {k.what}; expected <｜DSML｜invoke name=\"NAME\"> "
+            f'{NAME}: unexpected text inside {k.what}; expected <｜DSML｜invoke name="NAME"> '
             f"or {k.after}",
             skip_to=k.after,
         )
@@ -164,7 +164,7 @@ def _call(p: Cursor, text: str) -> None:
         pos = m.end()
     if body[pos:].strip():
         p.error(
-            f"{NAME}: unexpected text inside <｜DSML｜invoke name=\"{name}\">: "
+            f'{NAME}: unexpected text inside <｜DSML｜invoke name="{name}">: '
             f"{body[pos:].strip()[:40]!r}; expected {DESCRIPTION}",
             text,
         )
