@@ -44,7 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     base = Path(args.path)
     root = base.parent
-    sources = sorted(base.rglob("*.py"))
+    sources = [base] if base.is_file() else sorted(base.rglob("*.py"))
     funcs = sorted((f for p in sources for f in functions(p, root)), reverse=True)
     modules = sorted(
         ((len(p.read_text("utf-8").splitlines()), p.relative_to(root).as_posix()) for p in sources),
