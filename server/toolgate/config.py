@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -351,20 +352,37 @@ def workspace_config_files(root: Path) -> list[tuple[Path, dict[str, Any]]]:
     return found
 
 
+@dataclass
+class _Source:
+    """The document being merged: where it comes from, and whether the person wrote it."""
+
+    name: str
+    trusted: bool
+    config: Config
+
+    def hold(self, key: str, value: Any, kind: str = "widening") -> None:
+        """Keep a setting back until the person confirms it."""
+        self.config.pending_trust.append(TrustItem(kind, key, value, self.name))
+
+
 def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -> None:
     """Merge one validated document into the config, holding back what needs trust."""
-    model = doc.get("model", {})
+    origin = _Source(source, trusted, config)
+    if "profile" in doc:
+        config.profile = doc["profile"]
+    for name, apply in _TABLES:
+        if name in doc:
+            apply(config, doc[name], origin)
+
+
+def _apply_model(config: Config, model: dict[str, Any], origin: _Source) -> None:
     if "name" in model:
         config.model = model["name"]
     if "base_url" in model:
-        if trusted:
-            config.base_url = model["base_url"]
-        else:
-            config.pending_trust.append(
-                TrustItem("base_url", "model.base_url", model["base_url"], source)
-            )
-            config.base_url = model["base_url"]
-    if "api_key_env" in model and trusted:
+        if not origin.trusted:
+            origin.hold("model.base_url", model["base_url"], kind="base_url")
+        config.base_url = model["base_url"]
+    if "api_key_env" in model and origin.trusted:
         config.api_key = os.environ.get(model["api_key_env"]) or config.api_key
     for key, attr in (
         ("tool_choice", "tool_choice"),
@@ -376,108 +394,130 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
     ):
         if key in model:
             setattr(config, attr, model[key])
-    if "profile" in doc:
-        config.profile = doc["profile"]
-    policy = doc.get("policy", {})
+
+
+def _apply_policy(config: Config, policy: dict[str, Any], origin: _Source) -> None:
     for tool, decision in policy.get("approvals", {}).items():
         widening = _widens(config.approvals.get(tool), tool, decision)
-        if widening and not trusted:
-            config.pending_trust.append(
-                TrustItem("widening", f"policy.approvals.{tool}", decision, source)
-            )
+        if widening and not origin.trusted:
+            origin.hold(f"policy.approvals.{tool}", decision)
         else:
             config.approvals[tool] = decision
     if "deny_tools" in policy:
         config.deny_tools = sorted(set(config.deny_tools) | set(policy["deny_tools"]))
     if "allow_tools" in policy:
         wanted = list(policy["allow_tools"])
-        if config.allow_tools is not None and not trusted:
+        if config.allow_tools is not None and not origin.trusted:
             wanted = [t for t in wanted if t in config.allow_tools]  # can only narrow
         config.allow_tools = wanted
     if "allowed_commands" in policy:
-        new = [c for c in policy["allowed_commands"] if c not in config.allowed_commands]
-        if trusted:
-            config.allowed_commands = list(policy["allowed_commands"])
-        else:
-            # Narrowing is immediate; each new command waits for the person.
-            kept = [c for c in policy["allowed_commands"] if c in config.allowed_commands]
-            config.allowed_commands = kept
-            for command in new:
-                config.pending_trust.append(
-                    TrustItem("widening", "policy.allowed_commands", command, source)
-                )
-    for name, server in doc.get("mcp", {}).get("servers", {}).items():
+        _apply_allowed_commands(config, policy["allowed_commands"], origin)
+
+
+def _apply_allowed_commands(config: Config, commands: list[str], origin: _Source) -> None:
+    if origin.trusted:
+        config.allowed_commands = list(commands)
+        return
+    # Narrowing is immediate; each new command waits for the person.
+    new = [c for c in commands if c not in config.allowed_commands]
+    config.allowed_commands = [c for c in commands if c in config.allowed_commands]
+    for command in new:
+        origin.hold("policy.allowed_commands", command)
+
+
+def _apply_mcp(config: Config, mcp: dict[str, Any], origin: _Source) -> None:
+    for name, server in mcp.get("servers", {}).items():
         # Starting a server runs a program: a workspace's own servers wait for the person.
-        if trusted:
+        if origin.trusted:
             config.mcp_servers[name] = dict(server)
         else:
-            config.pending_trust.append(
-                TrustItem("widening", f"mcp.servers.{name}", dict(server), source)
-            )
-    _apply_sandbox(config, doc.get("sandbox"), source, trusted=trusted)
-    limits = doc.get("limits", {})
-    for key, value in limits.items():
-        setattr(config.limits, key, value)
-    planning = doc.get("planning", {})
-    plan_now = config.planning
-    if "deny_capabilities" in planning:
-        denied = set(plan_now.get("deny_capabilities", [])) | set(planning["deny_capabilities"])
-        plan_now["deny_capabilities"] = sorted(denied)
-    if "min_confidence" in planning:
-        # A workspace may ask for more confidence, never for less.
-        current = plan_now.get("min_confidence", DEFAULT_MIN_CONFIDENCE)
-        if trusted or planning["min_confidence"] > current:
-            plan_now["min_confidence"] = planning["min_confidence"]
-    if "allow_capabilities" in planning:
-        wanted = list(planning["allow_capabilities"])
-        allowed = plan_now.get("allow_capabilities")
-        if allowed is not None and not trusted:
-            wanted = [c for c in wanted if c in allowed]  # can only narrow
-        plan_now["allow_capabilities"] = wanted
-    config.review.update(doc.get("review", {}))
-    for name, table in doc.get("agent_tools", {}).items():
-        settings = config.agent_tools[name]
-        for key, value in table.items():
-            # A workspace may switch a tool off, never back on once the person switched it off.
-            if key == "enabled" and value and not settings.enabled and not trusted:
-                continue
-            setattr(settings, key, value)
-    calling = doc.get("tool_calling", {})
-    for key, value in calling.items():
-        if key == "retention":
-            for rkey, rvalue in value.items():
-                setattr(config.tool_calling, rkey, rvalue)
-        elif key == "syntax_modules" and not trusted:
-            # Importing a module runs its code: a workspace's own modules wait for the person.
-            known = config.tool_calling.syntax_modules
-            config.tool_calling.syntax_modules = [m for m in value if m in known]
-            for module in value:
-                if module not in known:
-                    config.pending_trust.append(
-                        TrustItem("widening", "tool_calling.syntax_modules", module, source)
-                    )
-        else:
-            setattr(config.tool_calling, key, value)
+            origin.hold(f"mcp.servers.{name}", dict(server))
 
 
 # How much each sandbox mode confines: a workspace file may only raise it without a confirmation.
 _SANDBOX_STRENGTH = {"off": 0, "auto": 1, "required": 2}
 
 
-def _apply_sandbox(config: Config, table: Any, source: str, *, trusted: bool) -> None:
-    if table is None:
-        return
+def _apply_sandbox(config: Config, table: Any, origin: _Source) -> None:
     if isinstance(table, str):
         table = {"mode": table}
     mode = table.get("mode", config.sandbox.mode)
     network = table.get("network", config.sandbox.network)
-    if not trusted and _SANDBOX_STRENGTH[mode] < _SANDBOX_STRENGTH[config.sandbox.mode]:
-        config.pending_trust.append(TrustItem("widening", "sandbox.mode", mode, source))
+    if not origin.trusted and _SANDBOX_STRENGTH[mode] < _SANDBOX_STRENGTH[config.sandbox.mode]:
+        origin.hold("sandbox.mode", mode)
         mode = config.sandbox.mode
-    if not trusted and network and not config.sandbox.network:
-        config.pending_trust.append(TrustItem("widening", "sandbox.network", True, source))
+    if not origin.trusted and network and not config.sandbox.network:
+        origin.hold("sandbox.network", True)
         network = False
     config.sandbox = SandboxSettings(mode=mode, network=network)
+
+
+def _apply_limits(config: Config, limits: dict[str, Any], origin: _Source) -> None:
+    for key, value in limits.items():
+        setattr(config.limits, key, value)
+
+
+def _apply_planning(config: Config, planning: dict[str, Any], origin: _Source) -> None:
+    now = config.planning
+    if "deny_capabilities" in planning:
+        denied = set(now.get("deny_capabilities", [])) | set(planning["deny_capabilities"])
+        now["deny_capabilities"] = sorted(denied)
+    if "min_confidence" in planning:
+        # A workspace may ask for more confidence, never for less.
+        current = now.get("min_confidence", DEFAULT_MIN_CONFIDENCE)
+        if origin.trusted or planning["min_confidence"] > current:
+            now["min_confidence"] = planning["min_confidence"]
+    if "allow_capabilities" in planning:
+        wanted = list(planning["allow_capabilities"])
+        allowed = now.get("allow_capabilities")
+        if allowed is not None and not origin.trusted:
+            wanted = [c for c in wanted if c in allowed]  # can only narrow
+        now["allow_capabilities"] = wanted
+
+
+def _apply_review(config: Config, review: dict[str, Any], origin: _Source) -> None:
+    config.review.update(review)
+
+
+def _apply_agent_tools(config: Config, agent_tools: dict[str, Any], origin: _Source) -> None:
+    for name, table in agent_tools.items():
+        settings = config.agent_tools[name]
+        for key, value in table.items():
+            # A workspace may switch a tool off, never back on once the person switched it off.
+            if key == "enabled" and value and not settings.enabled and not origin.trusted:
+                continue
+            setattr(settings, key, value)
+
+
+def _apply_tool_calling(config: Config, calling: dict[str, Any], origin: _Source) -> None:
+    for key, value in calling.items():
+        if key == "retention":
+            for rkey, rvalue in value.items():
+                setattr(config.tool_calling, rkey, rvalue)
+        elif key == "syntax_modules" and not origin.trusted:
+            # Importing a module runs its code: a workspace's own modules wait for the person.
+            known = config.tool_calling.syntax_modules
+            config.tool_calling.syntax_modules = [m for m in value if m in known]
+            for module in value:
+                if module not in known:
+                    origin.hold("tool_calling.syntax_modules", module)
+        else:
+            setattr(config.tool_calling, key, value)
+
+
+# Each table of a document and the function that merges it, in the order they are merged (the
+# order in which what waits for the person is listed).
+_TABLES: tuple[tuple[str, Callable[[Config, Any, _Source], None]], ...] = (
+    ("model", _apply_model),
+    ("policy", _apply_policy),
+    ("mcp", _apply_mcp),
+    ("sandbox", _apply_sandbox),
+    ("limits", _apply_limits),
+    ("planning", _apply_planning),
+    ("review", _apply_review),
+    ("agent_tools", _apply_agent_tools),
+    ("tool_calling", _apply_tool_calling),
+)
 
 
 def _widens(current: str | None, tool: str, decision: str) -> bool:

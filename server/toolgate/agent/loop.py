@@ -49,13 +49,13 @@ from toolgate.conversation.history import Conversation
 from toolgate.model.client import (
     ChatModel,
     ModelError,
-    NativeCall,
     OpenAIChatModel,
     StreamDelta,
     ToolsRejected,
 )
 from toolgate.model.meter import RequestRefused
 from toolgate.model.modes import AUTO, NATIVE, TEXT, ModeMemory
+from toolgate.model.tool_deltas import NativeCall
 from toolgate.records import ToolCall, ToolResult
 from toolgate.review.reviewer import Reviewer
 from toolgate.tools.activity import ActivityContext

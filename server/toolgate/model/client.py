@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from toolgate.model.tool_deltas import NativeCall, ToolCallDeltas
 
 if TYPE_CHECKING:
     import openai
@@ -30,15 +33,6 @@ class ModelError(Exception):
 
 class ToolsRejected(ModelError):
     """The endpoint refused the `tools` parameter: the model needs the text protocol."""
-
-
-@dataclass
-class NativeCall:
-    """A native tool call as streamed: arguments still a JSON string."""
-
-    id: str
-    name: str
-    arguments: str = ""
 
 
 @dataclass
@@ -94,6 +88,16 @@ class ModelSettings:
     # The `response_format` type the endpoint is known to take ("text": none), so that a plan
     # or a review does not ask in the forms it refuses (the embedded model: "json_object").
     structured_output: str | None = None
+
+
+@dataclass
+class _Ending:
+    """What the last delta of a turn reports, gathered while the turn streams."""
+
+    calls: ToolCallDeltas = field(default_factory=ToolCallDeltas)
+    finish: str | None = None
+    prompt_tokens: int | None = None
+    usage: dict[str, int] | None = None
 
 
 def _whole(thought: str, text: str, refusal: str) -> list[StreamDelta]:
@@ -170,76 +174,15 @@ class OpenAIChatModel:
         import openai
 
         request = self._request(messages, tools)
-        calls: dict[int, NativeCall] = {}
-        finish: str | None = None
-        prompt_tokens: int | None = None
-        usage: dict[str, int] | None = None
+        end = _Ending()
         try:
             if not self.settings.stream or (tools and not self.stream_tools):
-                text, finish, usage, thought, refusal = await self._once(request, calls)
-                for delta in _whole(thought, text, refusal):
-                    yield delta
+                answer = self._whole_answer(request, end)
             else:
-                held: str | None = ""  # held back while it may be only a call stub
-                refused = False
-                stream = await self._open_stream(request)
-                async for chunk in stream:
-                    prompt_tokens = _prompt_tokens(chunk) or prompt_tokens
-                    usage = _usage(chunk) or usage
-                    if not chunk.choices:
-                        continue
-                    choice = chunk.choices[0]
-                    delta = choice.delta
-                    thought = _reasoning(delta)
-                    if thought:
-                        yield StreamDelta(reasoning=thought)
-                    refused_now = getattr(delta, "refusal", None)
-                    if isinstance(refused_now, str) and refused_now:
-                        refused = True
-                        yield StreamDelta(refusal=refused_now)
-                    if delta is not None and delta.content:
-                        if tools and held is not None:
-                            held += delta.content
-                            if not _STUB_PREFIX.fullmatch(held):
-                                yield StreamDelta(text=held)
-                                held = None
-                        else:
-                            yield StreamDelta(text=delta.content)
-                    for tc in (delta.tool_calls if delta is not None else None) or []:
-                        index = tc.index if tc.index is not None else len(calls)
-                        call = calls.setdefault(index, NativeCall(id="", name=""))
-                        if tc.id:
-                            call.id = tc.id
-                        if tc.function is not None:
-                            # Some servers repeat the whole name in every delta: set, never append.
-                            if tc.function.name:
-                                call.name = tc.function.name
-                            if tc.function.arguments:
-                                call.arguments += tc.function.arguments
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
-                # A refusal is an answer: only a stream with neither calls, words nor a refusal
-                # is the stub some servers send in place of calls.
-                if (
-                    tools
-                    and held is not None
-                    and not calls
-                    and not refused
-                    and _STUB.fullmatch(held)
-                ):
-                    # Nothing, or a stub, where calls or an answer were due: ask once more
-                    # without streaming, which such servers answer correctly, and say so.
-                    self.stream_tools = False
-                    if self.on_no_tool_streaming is not None:
-                        self.on_no_tool_streaming(
-                            f"a streamed request with tools got {held.strip()!r} or nothing; "
-                            "the same request without streaming is answered"
-                        )
-                    text, finish, usage, thought, refusal = await self._once(request, calls)
-                    for delta in _whole(thought, text, refusal):
-                        yield delta
-                elif held:
-                    yield StreamDelta(text=held)
+                answer = self._streamed(request, bool(tools), end)
+            async with aclosing(answer):
+                async for delta in answer:
+                    yield delta
         except openai.APIStatusError as exc:
             error = self._status_error(exc, bool(tools))
             if error.kind == "not_found":
@@ -258,16 +201,70 @@ class OpenAIChatModel:
             if report is None:
                 raise
             raise ModelError("local_server_exited", report) from None
-        ordered = [calls[i] for i in sorted(calls)]
-        for n, call in enumerate(ordered):
-            call.id = call.id or f"call_{n}"
         yield StreamDelta(
             done=True,
-            calls=ordered,
-            finish_reason=finish,
-            prompt_tokens=prompt_tokens or (usage or {}).get("prompt_tokens") or None,
-            usage=usage,
+            calls=end.calls.calls(),
+            finish_reason=end.finish,
+            prompt_tokens=end.prompt_tokens or (end.usage or {}).get("prompt_tokens") or None,
+            usage=end.usage,
         )
+
+    async def _whole_answer(
+        self, request: dict[str, Any], end: _Ending
+    ) -> AsyncGenerator[StreamDelta, None]:
+        """One unstreamed request, given as the deltas a stream would have given."""
+        text, end.finish, end.usage, thought, refusal = await self._once(request, end.calls)
+        for delta in _whole(thought, text, refusal):
+            yield delta
+
+    async def _streamed(
+        self, request: dict[str, Any], tools: bool, end: _Ending
+    ) -> AsyncGenerator[StreamDelta, None]:
+        """One streamed request, passed on delta by delta; its calls and counts go to `end`."""
+        held: str | None = ""  # held back while it may be only a call stub
+        refused = False
+        stream = await self._open_stream(request)
+        async for chunk in stream:
+            end.prompt_tokens = _prompt_tokens(chunk) or end.prompt_tokens
+            end.usage = _usage(chunk) or end.usage
+            if not chunk.choices:
+                continue
+            choice = chunk.choices[0]
+            delta = choice.delta
+            thought = _reasoning(delta)
+            if thought:
+                yield StreamDelta(reasoning=thought)
+            refused_now = getattr(delta, "refusal", None)
+            if isinstance(refused_now, str) and refused_now:
+                refused = True
+                yield StreamDelta(refusal=refused_now)
+            if delta is not None and delta.content:
+                if tools and held is not None:
+                    held += delta.content
+                    if not _STUB_PREFIX.fullmatch(held):
+                        yield StreamDelta(text=held)
+                        held = None
+                else:
+                    yield StreamDelta(text=delta.content)
+            for tool_delta in (delta.tool_calls if delta is not None else None) or []:
+                end.calls.add(tool_delta)
+            if choice.finish_reason:
+                end.finish = choice.finish_reason
+        # A refusal is an answer: only a stream with neither calls, words nor a refusal is the
+        # stub some servers send in place of calls.
+        if tools and held is not None and not end.calls and not refused and _STUB.fullmatch(held):
+            # Nothing, or a stub, where calls or an answer were due: ask once more without
+            # streaming, which such servers answer correctly, and say so.
+            self.stream_tools = False
+            if self.on_no_tool_streaming is not None:
+                self.on_no_tool_streaming(
+                    f"a streamed request with tools got {held.strip()!r} or nothing; "
+                    "the same request without streaming is answered"
+                )
+            async for whole in self._whole_answer(request, end):
+                yield whole
+        elif held:
+            yield StreamDelta(text=held)
 
     async def _open_stream(self, request: dict[str, Any]) -> Any:
         """A streamed request that asks for its usage, or without, where that is refused."""
@@ -316,7 +313,7 @@ class OpenAIChatModel:
         )
 
     async def _once(
-        self, request: dict[str, Any], calls: dict[int, NativeCall]
+        self, request: dict[str, Any], calls: ToolCallDeltas
     ) -> tuple[str, str | None, dict[str, int] | None, str, str]:
         """One unstreamed request: text, finish reason, usage, reasoning, refusal; fills `calls`."""
         response = await self._client.chat.completions.create(**request)
@@ -324,8 +321,9 @@ class OpenAIChatModel:
         for i, tc in enumerate(choice.message.tool_calls or []):
             fn = getattr(tc, "function", None)
             if fn is not None:
-                calls[i] = NativeCall(
-                    id=tc.id or f"call_{i}", name=fn.name, arguments=fn.arguments or ""
+                calls.add_whole(
+                    i,
+                    NativeCall(id=tc.id or f"call_{i}", name=fn.name, arguments=fn.arguments or ""),
                 )
         return (
             choice.message.content or "",
