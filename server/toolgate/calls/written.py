@@ -50,7 +50,10 @@ _JSON_NAME = re.compile(r'"name"\s*:\s*"([^"\\\r\n]{1,200})"')
 # Between the JSON calls of one answer: blanks, or the `;` and `,` some servers put there.
 _BETWEEN = re.compile(r"[\s;,]*")
 _CLOSERS = re.compile(r"[\s}\]]*")
-_NAMESPACED = re.compile(r"(?m)^[ \t]*functions\.([A-Za-z_][\w-]*)(?::\d+)?[ \t]*(:|\(|$)")
+# `functions.NAME:` ends its line or opens the arguments: `functions.py: helpers` is prose.
+_NAMESPACED = re.compile(
+    r"(?m)^[ \t]*functions\.([A-Za-z_][\w-]*)(?::\d+)?[ \t]*(?::[ \t]*(?=[{\[]|$)|\(|$)"
+)
 _FENCE = re.compile(r"[ \t]*(?:`{3,}|~{3,})[^\n]*")
 _OPENED = re.compile(r"\[?\s*([A-Za-z_][\w-]*)\s*\(")
 _ARGUMENT_START = re.compile(r"\s*(?:\)|[A-Za-z_]\w*\s*=|[\"'{\[]|\Z)")
