@@ -254,17 +254,6 @@ async def test_explicit_native_is_never_overridden(repo: Path, scripted: Scripte
     assert driven.log["tool_calling_mode"] == "native"
 
 
-async def test_explicit_native_does_not_parse_text(repo: Path, scripted: ScriptedModel) -> None:
-    text = "Here: " + tag("write_file", path="note.txt", content="x")
-    scripted.script = [{"content": text}]
-    driven = await drive(repo, scripted, overrides={"tool_calling": {"mode": "native"}})
-    assert driven.outcome.status == "completed"
-    assert driven.outcome.answer == text
-    assert not (repo / "note.txt").exists()
-    assert driven.log["tool_calling_mode"] == "native"
-    assert not (repo / ".toolgate" / "state.json").exists()
-
-
 async def test_explicit_text_mode_never_sends_tools(repo: Path, scripted: ScriptedModel) -> None:
     scripted.script = [{"content": tag("read_file", path="README.md")}, answer()]
     driven = await drive(repo, scripted, overrides={"tool_calling": {"mode": "text"}})

@@ -34,6 +34,7 @@ from toolgate.agent.redact import Redactor
 from toolgate.agent.repeats import REPEATED, RepeatGuard
 from toolgate.agent.retention import fit_result, result_json
 from toolgate.agent.runlog import RunLog
+from toolgate.agent.text_in_native import CallsInText, never_ran
 from toolgate.agent.undo_news import undo_news
 from toolgate.calls import CallParseError, ParsedCall, StreamingCallParser
 from toolgate.calls.prompt import (
@@ -233,6 +234,7 @@ class AgentRun:
         self.llm_calls = 0
         self.answer: str | None = None
         self._repeats = RepeatGuard(registry, ctx)
+        self._calls_in_text = CallsInText(self._parser, self.limits.max_tool_retries)
         self._turn_calls = 0
         self._content_at = 0.0
         self._sent_bytes = 0
@@ -351,6 +353,9 @@ class AgentRun:
                 "the model sent an empty answer and no tool call; check that the base URL is an "
                 "OpenAI-compatible API (it should end in /v1)"
             )
+        unran = never_ran(calls)  # the last call was written as text (agent/text_in_native.py)
+        if unran:
+            return INCOMPLETE, unran
         acts = [
             c for c in calls if c.get("decision") in ("approved", "rejected") or self._changes(c)
         ]
@@ -486,6 +491,21 @@ class AgentRun:
                 if hint and hints < self.limits.max_tool_retries:
                     hints += 1
                     self._add({"role": "user", "content": hint})
+                    continue
+                # A call written as text, with no call made, is a failed call and never the
+                # answer (agent/text_in_native.py): told, then text mode, then the end.
+                unmade = (
+                    None if hint else self._calls_in_text.judge(turn.text, self.mode, step_number)
+                )
+                if unmade is not None:
+                    self._parse_error(unmade.error.error, unmade.error.raw_excerpt)
+                    self.runlog.record_call(step, unmade.log_entry())
+                    self.runlog.save()
+                    if unmade.switch:
+                        self._switch(TEXT, unmade.switch)
+                    if unmade.stop:
+                        raise _Stop(FAILED, unmade.stop)
+                    self._add({"role": "user", "content": unmade.message})
                     continue
                 self.answer = turn.text
                 if hint is INVENTED_RESULT_HINT:
