@@ -385,11 +385,10 @@ export function commandHandlers(deps: CommandDeps): Record<string, (...args: unk
           return;
         }
         const text = `Toolgate tests: ${s.passed} passed, ${s.failed} failed, ${s.errors} errors, ${s.skipped} skipped`;
-        if (s.total === 0 && result.exitCode !== 0 && result.exitCode !== 5) {
-          // No results at all: say so rather than leave an empty Problems panel unexplained.
-          void api.showWarningMessage(
-            `Toolgate tests: pytest gave no results (exit status ${result.exitCode ?? 'none'}), so nothing is in Problems. Check that pytest runs in this workspace.`,
-          );
+        if (result.notRun) {
+          // No results, none collected, a timeout: say what happened, never a pass, rather
+          // than leave an empty Problems panel unexplained.
+          void api.showWarningMessage(`Toolgate tests did not run: ${result.notRun}`);
           return;
         }
         if (s.failed + s.errors > 0) {

@@ -137,6 +137,8 @@ export interface AgentEvent {
   reason?: string | null;
   answer?: string | null;
   summary?: TestSummary | null;
+  /** tests_finished: what happened when the tests did not run (null when they ran). */
+  notRun?: string | null;
   message?: string;
   [key: string]: unknown;
 }
@@ -193,6 +195,8 @@ export interface RunTestsResult {
   failures: unknown[];
   /** pytest's exit status (null when it could not start). */
   exitCode?: number | null;
+  /** What happened when the tests did not run (no results, none collected, a timeout). */
+  notRun?: string | null;
 }
 
 /** Result of toolgate.ask. */

@@ -76,6 +76,9 @@ export class TranscriptFormatter {
           Object.entries(event).filter(([key]) => key !== 'type' && key !== 'runId'),
         ))}`;
       case 'tests_finished': {
+        if (event.notRun) {
+          return `tests did not run: ${event.notRun}`;
+        }
         const summary = (event.summary ?? {}) as Record<string, number>;
         return `tests: ${summary.passed ?? 0} passed, ${summary.failed ?? 0} failed, ${summary.errors ?? 0} errors, ${summary.skipped ?? 0} skipped`;
       }

@@ -310,16 +310,20 @@ describe('commands', () => {
     );
   });
 
-  it('Run Tests says so when pytest gave no results instead of leaving Problems empty', async () => {
+  it('Run Tests says what happened when the tests did not run, never a pass', async () => {
     const { handlers, server } = setup();
     server.answers[ServerCommand.runTests] = {
       summary: { total: 0, passed: 0, failed: 0, skipped: 0, errors: 0, duration_seconds: 0.1 },
       failures: [],
-      exitCode: 4,
+      exitCode: 5,
+      notRun: 'no test was collected (pytest looked in . for files named test_*.py or *_test.py)',
     };
     await handlers[Command.runTests]();
-    expect(fake.messages[0].level).toBe('warning');
-    expect(fake.messages[0].message).toContain('pytest gave no results (exit status 4)');
+    expect(fake.messages).toHaveLength(1);
+    expect(fake.messages[0]).toMatchObject({
+      level: 'warning',
+      message: 'Toolgate tests did not run: no test was collected (pytest looked in . for files named test_*.py or *_test.py)',
+    });
   });
 
   it('Set API Key stores the key in SecretStorage and tells the server; empty removes it', async () => {

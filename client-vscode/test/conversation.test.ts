@@ -84,6 +84,16 @@ describe('Conversation', () => {
     ]);
   });
 
+  it('says a run_tests card did not run its tests rather than show zero counts', () => {
+    const chat = new Conversation();
+    chat.apply({ type: 'tool_call', runId: 'r-1', callId: 'c1', tool: 'run_tests', arguments: {}, decision: 'auto' });
+    const summary = { total: 0, passed: 0, failed: 0, skipped: 0, errors: 0, duration_seconds: 0.1 };
+    chat.apply({ type: 'tests_finished', runId: 'r-1', summary, notRun: 'No module named pytest in /p/.venv/bin/python' });
+    const [card] = chat.list();
+    expect(card).toMatchObject({ kind: 'tool', name: 'run_tests', summary: 'tests did not run: No module named pytest in /p/.venv/bin/python' });
+    expect(card).not.toHaveProperty('tests');
+  });
+
   it('ends a run with what it changed, offering its undo once', () => {
     const chat = new Conversation();
     const account = { files: [{ path: 'calc.py', added: 1, removed: 1 }, { path: 'new.py', added: 3, removed: 0 }] };

@@ -33,6 +33,13 @@ describe('TranscriptFormatter', () => {
     );
   });
 
+  it('says what happened when the tests did not run, not their zero counts', () => {
+    const formatter = new TranscriptFormatter();
+    const summary = { total: 0, passed: 0, failed: 0, errors: 0, skipped: 0, duration_seconds: 3 };
+    const line = formatter.format({ type: 'tests_finished', runId: 'r-1', summary, notRun: 'timed out after 3 s; its process group was killed' }, at);
+    expect(line).toBe('[09:05:07] tests did not run: timed out after 3 s; its process group was killed\n');
+  });
+
   it('shortens long arguments', () => {
     const formatter = new TranscriptFormatter();
     const line = formatter.format({ type: 'tool_call', tool: 'write_file', arguments: { content: 'x'.repeat(2000) }, decision: 'ask' }, at);

@@ -198,6 +198,7 @@ class Chat:
     async def tests(self, command: str | None) -> None:
         """Run the tests through the gate, as the model's `run_tests` runs them, and show them."""
         from toolgate.testing.results import TestRun
+        from toolgate.testing.verdict import not_run_reason
 
         bus = EventBus()
         bus.subscribe(Printer(show_diffs=False, model=False))
@@ -214,6 +215,10 @@ class Chat:
             self._say(f"the tests did not run: {result.error or 'no result'}")
             return
         run = runs[-1]
+        not_run = not_run_reason(run)
+        if not_run is not None:
+            self._say(f"the tests did not run: {not_run}")
+            return
         s = run.summary
         self._say(
             f"tests: {s.passed} passed, {s.failed} failed, {s.errors} errors, {s.skipped} skipped "
@@ -224,8 +229,6 @@ class Chat:
             self._say(f"  ✗ {failure.test_id} ({failure.file}:{failure.line}): {message}")
         if len(run.failures) > 20:
             self._say(f"  … and {len(run.failures) - 20} more")
-        if run.report_missing and not result.success:
-            self._say(f"  {result.error}")
 
     async def review(self, staged: bool) -> None:
         """Have the model review the changes, and show its comments and verdict."""

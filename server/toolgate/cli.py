@@ -26,8 +26,9 @@ exit status:
   0    completed: the model ended the run, its last change landed and its last
        command was not refused
   1    incomplete: the last gated call was refused, or the last change failed, and
-       nothing landed after it, or the model's last tool call was written as text
-       and never ran, or the model refused the task; or failed,
+       nothing landed after it, or the last test run did not run its tests, or
+       the model's last tool call was written as text and never ran, or the
+       model refused the task; or failed,
        limit_reached, blocked_by_policy,
        cancelled (the last line says which)
   2    usage or configuration error (nothing was sent to the model)

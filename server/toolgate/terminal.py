@@ -362,6 +362,8 @@ class Printer:
                 self._partly = (
                     f"partly accepted: {len(f.get('hunks_applied') or [])} of {total} hunks"
                 )
+        elif event.type == TESTS_FINISHED and f.get("not_run"):
+            self._line(f"  tests did not run: {f['not_run']}", _RED)
         elif event.type == TESTS_FINISHED:
             s = f.get("summary", {})
             failing = f.get("failing") or []

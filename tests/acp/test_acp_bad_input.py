@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from tests.acp.client import agent_env
 from tests.cli.helpers import WITHOUT_LOCAL_RUNTIME
+from tests.support.jsonrpc import shape_problem
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 pytestmark = pytest.mark.asyncio
@@ -35,6 +36,7 @@ class RawClient:
         line = await asyncio.wait_for(self.process.stdout.readline(), timeout)
         assert line, "toolgate acp closed stdout"
         message = json.loads(line)  # stdout carries nothing but protocol
+        assert shape_problem(message) is None, (shape_problem(message), message)
         self.lines.append(message)
         return message
 
@@ -91,6 +93,19 @@ async def test_bad_lines_get_errors_and_the_agent_goes_on(
         assert (await client.next())["error"]["code"] == -32700
         await client.send(b"[1, 2, 3]\n")
         assert (await client.next())["error"]["code"] == -32600
+        # Ids that are no JSON-RPC id, and objects that are no message: each is answered with
+        # `"id": null` (checked with every line's shape in `next`).
+        for line in (
+            b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "session/new", "params": {}}\n',
+            b'{"jsonrpc": "2.0", "id": [1], "method": "session/nonsense"}\n',
+            b'{"jsonrpc": "2.0", "id": true, "method": "session/new"}\n',
+            b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": 7}\n',
+            b"{}\n",
+            b'{"jsonrpc": "2.0"}\n',
+        ):
+            await client.send(line)
+            answer = await client.next()
+            assert answer["id"] is None and answer["error"]["code"] == -32600, (line, answer)
         big = request(
             7,
             "session/prompt",

@@ -13,7 +13,13 @@ from acp import RequestError
 from acp.schema import McpServerStdio
 from tests.acp.client import RecordingClient, connect, prompt
 from tests.acp.conftest import CALC, FIXED
+from tests.engine.helpers import ScriptedReviewer, calls
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
+
+from toolgate.agent.events import EventBus
+from toolgate.config import load_config
+from toolgate.session import Endpoint, SessionService
+from toolgate.workspace import Workspace
 
 pytestmark = pytest.mark.asyncio
 
@@ -159,6 +165,53 @@ async def test_load_replays_a_stored_session_and_list_names_it(
         await prompt(conn, session.session_id, "and now?")
     contents = [m.get("content") for m in scripted.requests[-1]["messages"]]
     assert "what does add do?" in json.dumps(contents)
+
+
+async def test_load_replays_each_call_with_the_status_it_ended_with_live(
+    project: Path, scripted: ScriptedModel
+) -> None:
+    """Accepted and partly accepted changes replay `completed`; rejected and refused `failed`."""
+    lines = [f"line {n}\n" for n in range(1, 13)]
+    (project / "twelve.txt").write_text("".join(lines))
+    both_ends = ["LINE 1\n", *lines[1:11], "LINE 12\n"]  # two hunks, one accepted
+    scripted.script = [
+        calls(
+            ("write_file", {"path": "new.py", "content": "VALUE = 1\n"}),
+            ("write_file", {"path": "twelve.txt", "content": "".join(both_ends)}),
+            ("edit_file", {"path": "calc.py", "search": "a - b", "replace": "a + b"}),
+            ("write_file", {"path": "../outside.py", "content": "x = 1\n"}),
+        ),
+        {"content": "Some of it landed."},
+    ]
+    service = SessionService(project, lambda: load_config(project))
+    claim = service.claim(None, new=True)
+    reviewer = ScriptedReviewer(Workspace(project), changes=[None, {0}, "keep the subtraction"])
+    turn = await service.start(
+        claim,
+        "change things",
+        config=load_config(project),
+        reviewer=reviewer,
+        bus=EventBus(),
+        endpoint=Endpoint(scripted.base_url, scripted.model),
+    )
+    await service.finish(turn)
+    assert (project / "new.py").exists() and (project / "calc.py").read_text() == CALC
+
+    client = RecordingClient()
+    async with connect(client, scripted.base_url) as (conn, _):
+        await conn.load_session(cwd=str(project), session_id=claim.session_id, mcp_servers=[])
+    started = [u.title for u in client.kinds("tool_call")]
+    assert started == [
+        "write_file new.py",
+        "write_file twelve.txt",
+        "edit_file calc.py",
+        "write_file ../outside.py",
+    ]
+    ended = client.kinds("tool_call_update")
+    assert [u.status for u in ended] == ["completed", "completed", "failed", "failed"]
+    said = [" ".join(c.content.text for c in u.content or []) for u in ended]
+    assert "rejected" in said[2] and "keep the subtraction" in said[2], said[2]
+    assert "outside" in said[3], said[3]
 
 
 async def test_path_escape_is_refused_before_any_request(

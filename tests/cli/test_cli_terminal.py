@@ -191,6 +191,13 @@ def test_a_workspace_venv_without_pytest_says_so(repo: Path, scripted: ScriptedM
     done = toolgate_task("run", "Run the tests.", repo, scripted, "--approve", "deny")
     assert "No module named pytest" in done.stderr, done.stderr
     assert ".venv/bin/python" in done.stderr
+    # Said as what happened, in the run's lines and its account; never "passed".
+    shown = done.stdout + done.stderr
+    assert "tests did not run: No module named pytest in " in shown, shown
+    assert "tests: passed" not in shown and "0 passed" not in shown, shown
+    # "Ran them." claims what never happened: the run is incomplete.
+    assert done.returncode == 1, shown
+    assert "the last test run did not run" in shown
 
 
 def test_without_model_a_refused_connection_is_named_not_a_missing_model(repo: Path) -> None:

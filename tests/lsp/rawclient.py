@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pygls.uris import to_fs_path
+from tests.support.jsonrpc import shape_problem
 
 SERVER = [sys.executable, "-m", "toolgate", "lsp"]
 
@@ -49,6 +50,8 @@ class RawClient:
         self.apply_edits = True
         self._responses: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         self._unmatched: list[dict[str, Any]] = []
+        # Every frame the server wrote that is no JSON-RPC 2.0 message: (why, the frame).
+        self.misshapen: list[tuple[str, str]] = []
         self._next_id = 0
         self._tasks: list[asyncio.Task[None]] = []
         self.on_request: Callable[[dict[str, Any]], Any] | None = None
@@ -144,6 +147,9 @@ class RawClient:
             if length is None:
                 continue
             message = json.loads(await stdout.readexactly(length))
+            problem = shape_problem(message)
+            if problem is not None:
+                self.misshapen.append((problem, json.dumps(message)[:300]))
             await self._dispatch(message)
 
     async def _dispatch(self, message: dict[str, Any]) -> None:

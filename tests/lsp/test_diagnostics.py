@@ -140,3 +140,19 @@ async def test_fix_code_action_starts_a_run(
     assert "test_calc.py::test_add" in task
     assert f"test_calc.py:{ADD_LINE + 1}" in task
     assert "two and two" in task
+
+
+async def test_tests_that_did_not_run_are_said_so_to_the_editor(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    (repo / "calc.py").write_text(CALC)  # no test file at all: pytest collects nothing
+    result = await editor.command("toolgate.runTests", {})
+    assert result["exitCode"] == 5
+    assert "no test was collected (pytest looked in ." in result["notRun"], result
+    scripted.script = [tool_call("run_tests"), {"content": "Tests are green."}]
+    await editor.command("toolgate.ask", {"task": "run the tests"})
+    finished = await editor.finished()
+    (tests,) = [e for e in editor.events if e["type"] == "tests_finished"]
+    assert "no test was collected" in tests["notRun"], tests
+    assert finished["status"] == "incomplete", finished
+    assert finished["account"]["tests"]["outcome"] == "not_run", finished["account"]

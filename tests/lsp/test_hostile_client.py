@@ -63,6 +63,8 @@ async def client(project: Path, scripted: ScriptedModel) -> AsyncIterator[RawCli
     await raw.notify("initialized", {})
     yield raw
     await raw.close()
+    # Whatever it was sent, every frame the server wrote is a JSON-RPC 2.0 message.
+    assert raw.misshapen == [], raw.misshapen[:5]
 
 
 async def _pending(raw: RawClient, timeout: float = 60.0) -> list[dict[str, Any]]:
@@ -159,9 +161,14 @@ async def test_malformed_frames_are_refused_with_the_request_id(client: RawClien
     # Garbage headers, an overlong header line, a missing Content-Length.
     await client.write(b"X-Junk: " + b"y" * 100_000 + b"\r\nContent-Length: 2\r\n\r\n{}")
     await client.write(b"Content-Type: nothing\r\n\r\n")
+    # An object that is neither a request nor a response.
+    await client.write(frame(b'{"jsonrpc": "2.0"}'))
     await asyncio.sleep(0.5)
     errors = [m["error"]["code"] for m in client.unmatched()]
-    assert -32700 in errors and INVALID_REQUEST in errors
+    assert errors.count(-32700) == 1 and errors.count(INVALID_REQUEST) == 4, client.unmatched()
+    # No id could be read from any of them: JSON-RPC 2.0 answers those with `"id": null`.
+    assert all("id" in m and m["id"] is None for m in client.unmatched()), client.unmatched()
+    assert client.misshapen == [], client.misshapen
     await _alive(client)
 
 

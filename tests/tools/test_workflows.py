@@ -112,6 +112,54 @@ def test_low_confidence_is_a_gap_even_when_a_tool_matches(
     assert gap["reason_details"]["candidate"] == "search_code"
 
 
+# Seed 003's plan contract, to the field: steps and no goal.
+SEED_PLAN = {
+    "steps": [
+        {
+            "step_id": "read",
+            "capability": "fs.read",
+            "tool": "read_file",
+            "inputs": {"path": "README.md"},
+            "on_failure": "fail",
+            "capability_contract": {"required_inputs": ["path"], "required_outputs": ["content"]},
+            "coverage_confidence": 0.95,
+            "coverage_rationale": "read_file reads a file",
+        },
+        {
+            "step_id": "shout",
+            "capability": "text.shout",
+            "tool": "yell",
+            "inputs": {"text": "${steps.read.output.content}"},
+            "on_failure": "skip",
+            "capability_contract": {"required_inputs": ["text"], "required_outputs": ["text"]},
+            "coverage_confidence": 0.8,
+            "coverage_rationale": "both tools upper-case a text; yell is the one meant",
+        },
+    ]
+}
+
+
+def test_a_plan_in_the_seeds_shape_takes_the_request_as_its_goal_and_its_tools(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    write_tool(repo, manifest("shout"))
+    write_tool(repo, manifest("yell", priority=10))  # ranked after shout, but the plan names it
+    scripted.script = [{"content": json.dumps(SEED_PLAN)}]
+    done = toolgate_task("plan", "shout the README", repo, scripted, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    planned = json.loads(done.stdout)
+    assert planned["status"] == "ready" and planned["goal"] == "shout the README"
+    assert [s["tool"] for s in planned["steps"]] == ["read_file", "yell"]
+    (kept,) = (repo / ".toolgate" / "plans").glob("p-*.json")
+    assert json.loads(kept.read_text())["goal"] == "shout the README"
+    # A step that names a tool which does not provide its capability gets the registry's own.
+    wrong = json.loads(json.dumps(SEED_PLAN))
+    wrong["steps"][1]["tool"] = "read_file"
+    scripted.script = [{"content": json.dumps(wrong)}]
+    again = json.loads(toolgate_task("plan", "shout it", repo, scripted, "--json").stdout)
+    assert [s["tool"] for s in again["steps"]] == ["read_file", "shout"]
+
+
 def test_an_invalid_plan_gets_one_correction(repo: Path, scripted: ScriptedModel) -> None:
     scripted.script = [
         {"content": '{"goal": "g", "steps": [{"step_id": "a"}]}'},

@@ -337,7 +337,10 @@ export class Conversation {
         const entry = [...this.entries]
           .reverse()
           .find((e): e is ToolEntry => e.kind === 'tool' && e.runId === runId && e.name === 'run_tests');
-        if (entry && event.summary) {
+        if (entry && event.notRun) {
+          // Zero counts of tests that never ran are no pass: say what happened instead.
+          entry.summary = `tests did not run: ${event.notRun}`;
+        } else if (entry && event.summary) {
           entry.tests = event.summary;
         }
         break;

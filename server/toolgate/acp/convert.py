@@ -93,6 +93,16 @@ def progress(
     return helpers.update_tool_call(call_id, status=status, content=content, locations=locations)  # type: ignore[arg-type]  # plain dicts
 
 
+def replayed_status(stored: Any) -> str:
+    """A stored call's ACP status when a session is replayed: how it ended live.
+
+    Live, a call ends `completed` only when its result succeeded. The transcript keeps `ok`
+    for that, and `failed`, `denied` (refused before anybody was asked) or `rejected` (by the
+    person, or by a rule for them) otherwise; a call kept with no status replays as before.
+    """
+    return "completed" if stored in ("ok", None) else "failed"
+
+
 STOP_REASONS: dict[str, StopReason] = {
     "completed": "end_turn",
     "incomplete": "end_turn",  # a change refused or failed: the turn ended, nothing more to do

@@ -16,6 +16,8 @@ from typing import Any
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 _HEAD_BYTES = 4096  # what is kept of an oversized line to find its id
+# What makes a JSON object a message at all: a request or notification, or a response.
+_MESSAGE_FIELDS = frozenset({"method", "id", "result", "error"})
 _ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")')
 
 
@@ -35,8 +37,17 @@ def _id_in(head: bytes) -> Any:
         return None
 
 
+def _is_id(value: Any) -> bool:
+    """Whether a value may be a JSON-RPC id (a string or a number; null is read as none)."""
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
 def check_line(line: bytes) -> bytes | None:
-    """The error to answer for a complete line, or None when it may go on to the SDK."""
+    """The error to answer for a complete line, or None when it may go on to the SDK.
+
+    An error for a request whose id could not be read carries `"id": null` (JSON-RPC 2.0,
+    section 5): the SDK would echo an object or a boolean as the id, which no client can match.
+    """
     if not line.strip():
         return None
     try:
@@ -45,6 +56,15 @@ def check_line(line: bytes) -> bytes | None:
         return error_line(None, -32700, "parse error: the line is not JSON")
     if not isinstance(message, dict):
         return error_line(None, -32600, "invalid request: a message must be a JSON object")
+    if not _MESSAGE_FIELDS & message.keys():
+        return error_line(
+            None,
+            -32600,
+            "invalid request: a message needs a method (a request or a notification) "
+            "or an id (a response)",
+        )
+    if message.get("id") is not None and not _is_id(message["id"]):
+        return error_line(None, -32600, "invalid request: the id must be a string or number")
     if "method" in message and not isinstance(message["method"], str):
         return error_line(message.get("id"), -32600, "invalid request: method must be a string")
     return None

@@ -300,7 +300,7 @@ class ToolgateAgent:
                 call_id, name = ids.begin(str(entry["callId"])), str(entry.get("name") or "")
                 args = entry.get("arguments") or {}
                 self.updates.put(session_id, convert.started(service.root, call_id, name, args))
-                status = "failed" if entry.get("status") in ("failed", "denied") else "completed"
+                status = convert.replayed_status(entry.get("status"))
                 summary = entry.get("summary") or ""
                 content = [convert.text_content(summary)] if summary else None
                 self.updates.put(session_id, convert.progress(call_id, status, content))

@@ -45,6 +45,12 @@ def _hunk_counts(diff: str) -> list[tuple[int, int]]:
     return hunks
 
 
+def last_test_run_not_run(events: list[dict[str, Any]]) -> str | None:
+    """Why the run's last test run did not run its tests (None when it did, or none ran)."""
+    finished = [e for e in events if logged_type(e) == TESTS_FINISHED]
+    return str(finished[-1]["not_run"]) if finished and finished[-1].get("not_run") else None
+
+
 def build_account(
     events: list[dict[str, Any]], steps: list[dict[str, Any]], seconds: float, run_log: str
 ) -> dict[str, Any]:
@@ -92,6 +98,8 @@ def build_account(
             "outcome": "failed" if failed else "passed",
             "failing": list(last.get("failing", [])),
         }
+        if last.get("not_run"):  # no results, nothing collected, timed out: never a pass
+            tests.update(outcome="not_run", reason=str(last["not_run"]))
     return {
         "files": [{"path": path, **counts} for path, counts in files.items()],
         "proposals": proposals,
@@ -136,7 +144,9 @@ def account_lines(account: dict[str, Any]) -> list[str]:
     if account.get("commands"):
         lines.append("commands: " + "; ".join(account["commands"]))
     tests = account.get("tests")
-    if tests:
+    if tests and tests.get("outcome") == "not_run":
+        lines.append(f"tests did not run: {tests.get('reason')}")
+    elif tests:
         text = f"tests: {tests['outcome']} ({tests['passed']} passed, {tests['failed']} failed)"
         if tests.get("failing"):
             text += " — failing: " + ", ".join(tests["failing"])

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolgate.agent.account import build_account
+from toolgate.agent.account import build_account, last_test_run_not_run
 from toolgate.agent.events import (
     ASSISTANT_REASONING,
     ASSISTANT_TEXT,
@@ -373,6 +373,12 @@ class AgentRun:
             return INCOMPLETE, (
                 f"the last change the model asked for did not land ({last.get('name')}: "
                 f"{error}); its answer may say otherwise"
+            )
+        untested = last_test_run_not_run(self.runlog.doc["events"])
+        if untested:
+            # "Tests are green" after tests that never ran: not a finished task either.
+            return INCOMPLETE, (
+                f"the last test run did not run ({untested}); its answer may say otherwise"
             )
         return COMPLETED, None
 

@@ -178,7 +178,12 @@ def event_payload(event: Event, call_args: dict[str, Any]) -> dict[str, Any] | N
     elif kind == events.MODE_CHANGED:
         payload = {"type": "mode_changed", "mode": f["mode"], "reason": f.get("reason")}
     elif kind == events.TESTS_FINISHED:
-        payload = {"type": "tests_finished", "summary": f.get("summary")}
+        # notRun: why the tests did not run (no results, none collected, timed out), else null
+        payload = {
+            "type": "tests_finished",
+            "summary": f.get("summary"),
+            "notRun": f.get("not_run"),
+        }
     elif kind == events.TOOL_PROGRESS:
         # A tool's stderr: the chat view shows it, and so does the run's progress.
         payload = {"type": "tool_progress", "tool": f["tool_name"], "line": f["line"]}

@@ -53,6 +53,8 @@ MAX_DEPTH = 100
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+# What makes a JSON object a message at all: a request or notification, or a response.
+_MESSAGE_FIELDS = frozenset({"method", "id", "result", "error"})
 _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}:,]|-?\d+|[^\s\[\]{}:,"]+', re.DOTALL)
 
 
@@ -185,12 +187,22 @@ class ToolgateProtocol(LanguageServerProtocol):
         except ValueError as exc:
             log.warning("a message that is not JSON was refused: %s", exc)
             error = JsonRpcParseError(f"not JSON: {exc}").to_response_error()
-            self._send_response(None, error=error)  # type: ignore[arg-type]  # id null: JSON-RPC 2.0
+            self._send_response(None, error=error)
             return
         if not isinstance(data, dict):
             self._send_response(
-                None,  # type: ignore[arg-type]  # id null: JSON-RPC 2.0 for an unreadable id
+                None,
                 error=JsonRpcInvalidRequest("a message must be a JSON object").to_response_error(),
+            )
+            return
+        if not _MESSAGE_FIELDS & data.keys():
+            # Neither a request, a notification nor a response: nothing to hand on, nobody to
+            # answer but with a null id.
+            self._send_response(
+                None,
+                error=JsonRpcInvalidRequest(
+                    "a message needs a method (a request or a notification) or an id (a response)"
+                ).to_response_error(),
             )
             return
         if data.get("jsonrpc") != "2.0":
@@ -312,9 +324,27 @@ class ToolgateProtocol(LanguageServerProtocol):
             log.warning("refused request %r: %s", refusal.msg_id, refusal.error.message)
             self._send_response(refusal.msg_id, error=refusal.error.to_response_error())
         elif refusal.is_request:
-            self._send_response(None, error=refusal.error.to_response_error())  # type: ignore[arg-type]  # id null
+            self._send_response(None, error=refusal.error.to_response_error())
         else:
             log.warning("refused notification %r: %s", refusal.method, refusal.error.message)
+
+    def _send_response(
+        self,
+        msg_id: MsgId | None,
+        result: Any | None = None,
+        error: types.ResponseError | None = None,
+    ) -> None:
+        """As pygls does; an error for a request whose id could not be read says `"id": null`.
+
+        lsprotocol's converter leaves out every field that is None, and a response without an
+        id is no JSON-RPC 2.0 response (section 5): strict clients drop it or hang up.
+        """
+        if msg_id is not None:
+            super()._send_response(msg_id, result, error)
+        elif error is not None:  # a result without its request's id would answer nothing
+            self._send_data(
+                {"jsonrpc": "2.0", "id": None, "error": self._converter.unstructure(error)}
+            )
 
     def _execute_handler(
         self,

@@ -610,6 +610,7 @@ class ToolgateServer(LanguageServer):
             "summary": data["summary"],
             "failures": data["failures"],
             "exitCode": data["exit_code"],
+            "notRun": data.get("not_run"),  # why the tests did not run; null when they ran
         }
 
 

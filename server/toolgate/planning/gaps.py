@@ -12,7 +12,13 @@ from typing import Any
 
 from toolgate.config import DEFAULT_MIN_CONFIDENCE
 from toolgate.planning.plan import Plan, Step, references
-from toolgate.tools.capabilities import INVALID, LOW_CONFIDENCE, CapabilityRegistry, Provider
+from toolgate.tools.capabilities import (
+    INVALID,
+    LOW_CONFIDENCE,
+    CapabilityRegistry,
+    Provider,
+    contract_problems,
+)
 
 READY, PARTIAL = "ready", "partial"
 
@@ -178,5 +184,13 @@ def resolve_plan(
             )
             resolved.append(ResolvedStep(step, None))
             continue
-        resolved.append(ResolvedStep(step, found.provider))
+        resolved.append(ResolvedStep(step, _named(step, plan, registry) or found.provider))
     return ResolvedPlan(plan, resolved, gaps)
+
+
+def _named(step: Step, plan: Plan, registry: CapabilityRegistry) -> Provider | None:
+    """The tool the step names, when it provides the step's capability and keeps its contract."""
+    named = registry.get(step.tool) if step.tool else None
+    if named is None or step.capability not in named.capabilities:
+        return None
+    return None if contract_problems(named, plan.contract(step)) else named

@@ -34,15 +34,15 @@ class Step:
     required_outputs: tuple[str, ...] = ()
     coverage_confidence: float = 1.0
     coverage_rationale: str = ""
+    tool: str | None = None  # the tool the plan names for the step, if any
 
     def to_dict(self) -> dict[str, Any]:
         """The plan-schema form."""
-        doc: dict[str, Any] = {
-            "step_id": self.step_id,
-            "capability": self.capability,
-            "inputs": self.inputs,
-            "on_failure": self.on_failure,
-        }
+        doc: dict[str, Any] = {"step_id": self.step_id, "capability": self.capability}
+        if self.tool:
+            doc["tool"] = self.tool
+        doc["inputs"] = self.inputs
+        doc["on_failure"] = self.on_failure
         if self.required_inputs or self.required_outputs:
             doc["capability_contract"] = {
                 "required_inputs": list(self.required_inputs),
@@ -90,8 +90,11 @@ def references(value: Any) -> list[str]:
     return []
 
 
-def parse_plan(doc: Any, *, declared_inputs: set[str] | None = None) -> Plan:
-    """Check a plan document against the published schema and its references."""
+def parse_plan(doc: Any, *, declared_inputs: set[str] | None = None, request: str = "") -> Plan:
+    """Check a plan document against the published schema and its references.
+
+    A plan without a `goal` takes the request it was made for as its goal.
+    """
     problem = first_error(PLAN, doc)
     if problem is not None:
         raise PlanError(f"plan: {problem[0]}: {problem[1]}")
@@ -131,10 +134,11 @@ def parse_plan(doc: Any, *, declared_inputs: set[str] | None = None) -> Plan:
                 required_outputs=tuple(contract.get("required_outputs", ())),
                 coverage_confidence=float(raw.get("coverage_confidence", 1.0)),
                 coverage_rationale=raw.get("coverage_rationale", ""),
+                tool=raw.get("tool") or None,
             )
         )
         seen.add(step_id)
-    return Plan(goal=doc["goal"], steps=steps)
+    return Plan(goal=doc.get("goal") or request, steps=steps)
 
 
 class Unresolved(LookupError):

@@ -75,7 +75,7 @@ async def ask_for_plan(
             raise PlanError(f"no plan: the model refused: {refusal}")
         text = "".join(delta.text for delta in deltas)
         try:
-            return parse_plan(extract_json(text)), calls
+            return parse_plan(extract_json(text), request=task), calls
         except PlanError as exc:
             error = exc
             messages += [

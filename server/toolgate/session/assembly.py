@@ -25,6 +25,7 @@ from toolgate.model.client import ModelSettings, OpenAIChatModel
 from toolgate.review.reviewer import Reviewer
 from toolgate.runner.allowlist import parse_allowed
 from toolgate.session.latent_tools import add_latent_tools, latent_answers
+from toolgate.testing.verdict import not_run_reason
 from toolgate.tools.activity import ActivityContext, ActivitySettings
 from toolgate.tools.builtins import builtin_registry
 from toolgate.tools.manifest import ManifestError, load_manifests
@@ -333,6 +334,7 @@ async def _assemble(
             summary=test_run.to_data()["summary"],
             failures=len(test_run.failures),
             failing=[failure.test_id for failure in test_run.failures[:20]],
+            not_run=not_run_reason(test_run),  # None when the tests ran, passing or not
         )
         if setup.on_test_run is not None:
             setup.on_test_run(test_run)

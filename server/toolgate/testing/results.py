@@ -78,6 +78,10 @@ class TestRun:
     report_missing: bool
     sandboxed: bool = False
     sandbox_note: str | None = None
+    timeout_seconds: float = 0.0  # the limit it ran under
+    # Where pytest collected from and the file names it takes for tests (from its report).
+    looked_in: list[str] = field(default_factory=list)
+    test_files: list[str] = field(default_factory=list)
 
     def to_data(self) -> dict[str, Any]:
         """The JSON-able shape a tool result carries."""

@@ -130,4 +130,12 @@ async def run_pytest(
         report_missing=data is None,
         sandboxed=outcome.sandboxed,
         sandbox_note=outcome.sandbox_note,
+        timeout_seconds=timeout_seconds,
+        looked_in=_strings(data, "looked_in"),
+        test_files=_strings(data, "python_files"),
     )
+
+
+def _strings(report: dict[str, Any] | None, key: str) -> list[str]:
+    value = (report or {}).get(key)
+    return [str(item) for item in value] if isinstance(value, list) else []

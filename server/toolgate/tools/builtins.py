@@ -663,6 +663,7 @@ class RunTests(RunCommand):
     async def _execute(self, ctx: ActivityContext, argv: list[str], cwd: Path) -> ToolResult:
         """Run the tests and summarise them (another allowed command runs as run_command)."""
         from toolgate.testing.runner import run_pytest
+        from toolgate.testing.verdict import not_run_reason
 
         notes = await ctx.before_tests()
         if not is_pytest(argv):
@@ -684,34 +685,14 @@ class RunTests(RunCommand):
             ctx.on_test_run(test_run)
         data = test_run.to_data()
         data["argv"] = argv
-        data["passed"] = test_run.exit_code == 0
+        # A run that did not run its tests failed as a call: the model must not read a pass.
+        not_run = not_run_reason(test_run)
+        data["passed"] = not_run is None and test_run.exit_code == 0
+        if not_run is not None:
+            data["not_run"] = not_run
         if notes:
             data["notes"] = notes
-        if test_run.timed_out:
-            error: str | None = "the test run timed out; its process group was killed"
-        elif test_run.exit_code is None:
-            # Never started (e.g. the sandbox is required and unavailable): say why.
-            error = test_run.output.strip()[:500] or "the tests could not be started"
-        elif test_run.report_missing and test_run.exit_code not in (0, 5):
-            # The last line of output says why (e.g. "No module named pytest"), and which
-            # interpreter ran names the environment to fix.
-            last = next(
-                (line.strip() for line in reversed(test_run.output.splitlines()) if line.strip()),
-                "",
-            )
-            error = (
-                f"pytest did not produce results (exit status {test_run.exit_code}) "
-                f"running {test_run.argv[0] if test_run.argv else 'pytest'}"
-                + (f": {last[:300]}" if last else "")
-            )
-        elif test_run.exit_code in _PYTEST_USAGE_ERRORS:
-            # No test ran: the command itself was wrong, which the model must not read as a pass.
-            error = (
-                f"pytest could not run the tests (exit status {test_run.exit_code}: "
-                f"{_PYTEST_USAGE_ERRORS[test_run.exit_code]}); see the output"
-            )
-        else:
-            error = None
+        error = None if not_run is None else f"tests did not run: {not_run}"
         return ToolResult(
             success=error is None,
             data=data,
@@ -719,9 +700,6 @@ class RunTests(RunCommand):
             output_truncated=test_run.output_truncated,
             output_size_bytes=test_run.output_size_bytes,
         )
-
-
-_PYTEST_USAGE_ERRORS = {3: "internal error", 4: "usage error, e.g. a path that does not exist"}
 
 
 def is_pytest(argv: list[str]) -> bool:

@@ -351,6 +351,26 @@ class _Recorder:
         elif report.skipped:
             self.counts["skipped"] += 1
 
+    def _looked_in(self) -> list[str]:
+        """Where pytest collected from (its arguments, or testpaths), relative to where it ran."""
+        found = []
+        for arg in getattr(self.config, "args", None) or []:
+            path = str(arg)
+            try:
+                if os.path.isabs(path):
+                    path = os.path.relpath(path, self.base)
+            except ValueError:
+                pass
+            found.append(path)
+        return found
+
+    def _python_files(self) -> list[str]:
+        """The names of the files pytest takes for test files (`python_files`)."""
+        try:
+            return [str(pattern) for pattern in self.config.getini("python_files")]
+        except Exception:
+            return []
+
     def write(self, exitstatus: int) -> None:
         counts = dict(self.counts)
         data = {
@@ -361,6 +381,8 @@ class _Recorder:
             "duration_seconds": round(time.monotonic() - self.started, 6),
             "summary": {"total": sum(counts.values()), **counts},
             "failures": self.failures,
+            "looked_in": self._looked_in(),
+            "python_files": self._python_files(),
         }
         folder = os.path.dirname(os.path.abspath(self.path))
         handle, temporary = tempfile.mkstemp(prefix=".toolgate-report-", dir=folder)
