@@ -78,3 +78,7 @@ _session_changed
 on_connect
 authenticate
 read_text_file
+
+# The MCP SDK's EventStore interface: its Streamable HTTP transport calls them.
+store_event
+replay_events_after
