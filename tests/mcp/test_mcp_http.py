@@ -20,7 +20,6 @@ pytest.importorskip("mcp", reason='needs the mcp SDK: pip install "toolgate[mcp]
 import httpx2  # noqa: E402
 import mcp_types as types  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
-from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 from mcp import Client  # noqa: E402
 
@@ -133,7 +132,7 @@ async def test_off_loopback_a_bearer_token_is_required(repo: Path) -> None:
         status, _ = _post(server.url, {"Authorization": "Bearer wrong"}, INITIALIZE)
         assert status == 401
 
-        http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
         async with (
             http,
             Client(streamable_http_client(server.url, http_client=http), mode="legacy") as client,
