@@ -74,7 +74,7 @@ def test_every_applicable_server_scenario_passes(repo: Path, tmp_path: Path) -> 
             "server", "--url", server.url, "--suite", "all", "--spec-version", SPEC,
             "--output-dir", str(out),
         )  # fmt: skip
-    ran = mcp_conformance.results(out, "server", scenarios)
+    ran = mcp_conformance.results(out, scenarios, prefix="server-")
     passed, problems = mcp_conformance.verdict(ran, APPLICABLE, done.stdout + done.stderr)
     assert not problems, "\n".join(problems)
     assert passed == APPLICABLE

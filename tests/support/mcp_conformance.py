@@ -88,16 +88,25 @@ def suite() -> Suite:
     return Suite(node, cli)
 
 
-def results(out_dir: Path, kind: str, scenarios: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """Each scenario's checks, read from the suite's output folder (`{kind}-{name}-{time}`)."""
+def results(
+    out_dir: Path, scenarios: list[str], prefix: str = ""
+) -> dict[str, list[dict[str, Any]]]:
+    """Each scenario's checks, read from the suite's output folder.
+
+    The suite writes `{prefix}{name}-{time}/checks.json` (`server-` for server scenarios; a
+    name with a slash, `auth/…`, makes a subfolder).
+    """
     found: dict[str, list[dict[str, Any]]] = {}
     for name in scenarios:
-        prefix = re.escape(f"{kind}-{name.replace('/', '-')}-")
-        for folder in out_dir.iterdir():
-            if re.match(prefix + r"\d{4}-\d\d-\d\dT", folder.name):
-                checks = folder / "checks.json"
-                if checks.is_file():
-                    found[name] = json.loads(checks.read_text())
+        where = Path(prefix + name)
+        folder = out_dir / where.parent
+        if not folder.is_dir():
+            continue
+        pattern = re.escape(f"{where.name}-") + r"\d{4}-\d\d-\d\dT"
+        for entry in folder.iterdir():
+            checks = entry / "checks.json"
+            if re.match(pattern, entry.name) and checks.is_file():
+                found[name] = json.loads(checks.read_text())
     return found
 
 
