@@ -170,6 +170,7 @@ class LoopbackCallback:
         await self.close()
         self._answer = asyncio.get_running_loop().create_future()
         self._listener = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
+        self.port = int(self._listener.sockets[0].getsockname()[1])  # port 0: the one it got
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
