@@ -5,9 +5,10 @@
 #
 #   bash scripts/test.sh           everything, as CI runs it
 #   bash scripts/test.sh --quick   the inner loop: lint, types, dead code and the Python suite
-#                                  without the embedded model, the real VS Code and the other
-#                                  editors (none of them is installed), one pytest worker per
-#                                  core; extra arguments go to pytest, e.g. --quick -x -k review
+#                                  without the embedded model, the real VS Code, the other
+#                                  editors and the MCP conformance suite (none of them is
+#                                  installed), one pytest worker per core; extra arguments
+#                                  go to pytest, e.g. --quick -x -k review
 #
 # Safe to run again: each installer skips what is already there and reuses its caches.
 set -euo pipefail
@@ -39,6 +40,9 @@ if [[ $quick == 0 ]]; then
     say "installing what the VS Code end-to-end test needs (first time: a few minutes)"
     bash scripts/install-vscode-test-deps.sh
 
+    say "installing the official MCP conformance suite and its Node (the MCP tests run it)"
+    bash scripts/install-mcp-conformance.sh
+
     say "installing what the other editors' tests need (Emacs with eglot, Neovim)"
     bash scripts/install-editor-test-deps.sh
 
@@ -65,8 +69,10 @@ say "dead-code check (vulture, configured in pyproject.toml)"
 if [[ $quick == 1 ]]; then
     say "the Python test suite, without the embedded model, VS Code and the other editors"
     # One worker per core; `-n 0` among the arguments runs it in one process again.
-    .venv/bin/python -m pytest -m "not local_model and not vscode" --ignore=tests/editors \
-        -n auto "$@"
+    # Quick runs install no Node: the MCP conformance tests skip, saying so (the full run
+    # installs it, and there they fail when it is missing).
+    TOOLGATE_TESTS_QUICK=1 .venv/bin/python -m pytest -m "not local_model and not vscode" \
+        --ignore=tests/editors -n auto "$@"
 else
     say "the Python test suite"
     .venv/bin/python -m pytest "$@"

@@ -78,3 +78,23 @@ _session_changed
 on_connect
 authenticate
 read_text_file
+
+# The MCP SDK's EventStore interface: its Streamable HTTP transport calls them.
+store_event
+replay_events_after
+
+# The MCP SDK's TokenStorage (toolgate.mcp.oauth) and OAuth authorization server provider
+# (tests/mcp/remote_server.py) interfaces: the SDK calls them.
+get_tokens
+set_tokens
+get_client_info
+set_client_info
+get_client
+register_client
+authorize
+load_authorization_code
+exchange_authorization_code
+load_refresh_token
+exchange_refresh_token
+load_access_token
+revoke_token

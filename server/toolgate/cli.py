@@ -14,6 +14,7 @@ from typing import Any
 from toolgate import __version__, cli_review, cli_runs, cli_sessions, cli_tools, cli_undo
 from toolgate import cli_flags as flags
 from toolgate.cli_workspace import workspace_root
+from toolgate.mcp import options as mcp_options
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -137,7 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     flags.agent_limits(demo, max_steps=12)
 
-    mcp = sub.add_parser("mcp", help="serve the gated tools to other agents over stdio MCP")
+    mcp = sub.add_parser("mcp", help="serve the gated tools to other agents over MCP (stdio, HTTP)")
     flags.workspace(mcp)
     flags.approve(
         mcp,
@@ -154,6 +155,7 @@ def _parser() -> argparse.ArgumentParser:
         "refactor_code, generate_documentation",
     )
     flags.endpoint(mcp)  # for the agent tools
+    mcp_options.add_arguments(mcp)  # --http, --host, --port, --conformance-fixtures
 
     acp = sub.add_parser("acp", help="serve the Agent Client Protocol on stdio (Zed, JetBrains, …)")
     flags.endpoint(acp)
@@ -193,7 +195,11 @@ def main(argv: list[str] | None = None) -> int:
         from toolgate.chat import chat_main
 
         return chat_main(args)
-    if args.command in ("lsp", "mcp", "acp") and sys.stdin.isatty():
+    if (
+        args.command in ("lsp", "mcp", "acp")
+        and sys.stdin.isatty()
+        and not getattr(args, "http", False)
+    ):
         print(
             f"toolgate {args.command}: waiting for a client on stdio "
             "(an editor or agent starts this itself; Ctrl-C to stop)",
@@ -228,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
             args.approve,
             agent_tools=args.agent_tools,
             overrides=_overrides(args),
+            http=mcp_options.http_options(args),
+            conformance_fixtures=args.conformance_fixtures,
         )
     if args.command == "acp":
         from toolgate.acp import serve as serve_acp

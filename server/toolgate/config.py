@@ -39,16 +39,48 @@ class ConfigError(ValueError):
 _DECISION = {"enum": ["auto", "ask", "deny"]}
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 _POSITIVE = {"type": "integer", "minimum": 1}
+# A server is a program (`command`, spoken to over stdio) or a URL (`url`, over Streamable
+# HTTP or the older SSE transport); strings may name the environment as ${env:NAME}.
 _MCP_SERVER = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["command"],
     "properties": {
         "command": {"type": "array", "items": {"type": "string"}, "minItems": 1},
         "env": {"type": "object", "additionalProperties": {"type": "string"}},
         "approval": _DECISION,
+        "url": {"type": "string", "pattern": "^https?://[^/]"},
+        "type": {"enum": ["stdio", "http", "sse"]},
+        "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+        "oauth": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "enabled": {"type": "boolean"},
+                "client_id": {"type": "string"},
+                "client_secret": {"type": "string"},
+                "client_metadata_url": {"type": "string", "pattern": "^https://[^/]+/."},
+                "scope": {"type": "string"},
+                "redirect_port": {"type": "integer", "minimum": 0, "maximum": 65535},
+            },
+        },
     },
 }
+
+
+def _mcp_server_problem(table: dict[str, Any]) -> str | None:
+    """What is wrong with a `[mcp.servers.NAME]` table the schema let through, if anything."""
+    if ("command" in table) == ("url" in table):
+        return "give either command (a program to start) or url (a remote server)"
+    kind = table.get("type", "http" if "url" in table else "stdio")
+    if (kind == "stdio") != ("command" in table):
+        return f'type = "{kind}" does not go with ' + ("url" if "url" in table else "command")
+    remote_only = sorted({"headers", "oauth"} & set(table)) if "command" in table else []
+    if remote_only:
+        return f"{remote_only[0]} is for a server given by url"
+    if "env" in table and "url" in table:
+        return "env is for a server given by command (a remote server gets headers)"
+    return None
+
 
 # The agent's own jobs served over MCP (`toolgate mcp --agent-tools`, toolgate.agent_tools).
 AGENT_TOOLS = (
@@ -251,6 +283,10 @@ class TrustItem:
         """One line for the person."""
         if self.kind == "base_url":
             return f"{self.source} sends requests (with your API key) to {self.value}"
+        if self.key.startswith("mcp.servers.") and "url" in self.value:
+            return (
+                f"{self.source} connects to the MCP server {self.key[12:]!r} at {self.value['url']}"
+            )
         if self.key.startswith("mcp.servers."):
             argv = " ".join(self.value.get("command", []))
             return f"{self.source} starts the MCP server {self.key[12:]!r}: {argv}"
@@ -427,7 +463,11 @@ def _apply_allowed_commands(config: Config, commands: list[str], origin: _Source
 
 def _apply_mcp(config: Config, mcp: dict[str, Any], origin: _Source) -> None:
     for name, server in mcp.get("servers", {}).items():
-        # Starting a server runs a program: a workspace's own servers wait for the person.
+        problem = _mcp_server_problem(server)
+        if problem is not None:
+            raise ConfigError(f"{origin.name}: 'mcp.servers.{name}': {problem}")
+        # Starting a server runs a program, and a remote one gets the workspace's data: a
+        # workspace's own servers wait for the person.
         if origin.trusted:
             config.mcp_servers[name] = dict(server)
         else:

@@ -31,6 +31,7 @@ from toolgate.agent.events import (
 )
 from toolgate.answer_view import MarkdownView
 from toolgate.review.proposal import Proposal
+from toolgate.review.questions import Question, Reply, choices, read_value
 from toolgate.review.reviewer import Approval, ApprovalRequest, DiskReviewer
 from toolgate.workspace import Workspace
 
@@ -132,6 +133,60 @@ class TerminalReviewer(DiskReviewer):
         if answer.lower() in ("y", "yes"):
             return Approval(True)
         return Approval(False, None if answer.lower() in ("", "n", "no") else answer)
+
+    async def answer(self, question: Question) -> Reply:
+        """A server's question (MCP elicitation): each field in turn, then send or not.
+
+        Enter keeps a field's default; three unusable answers to one field decline the form.
+        """
+        self.out.write(f"\n── {question.asker} asks: {question.message}\n")
+        if question.url is not None:
+            self.out.write(f"open: {question.url}\n")
+            done = await self._ask("Done there? [y]es / [n]o: ")
+            return Reply("accept" if done.lower() in ("y", "yes") else "decline")
+        values: dict[str, Any] = {}
+        required = question.required()
+        for name, schema in question.fields().items():
+            value = await self._field(name, schema, name in required)
+            if value is _DECLINED:
+                return Reply("decline")
+            if value is not _SKIPPED:
+                values[name] = value
+        send = await self._ask("Send this answer? [y]es / [n]o: ")
+        return Reply("accept", values) if send.lower() in ("y", "yes") else Reply("decline")
+
+    async def _field(self, name: str, schema: dict[str, Any], required: bool) -> Any:
+        title = str(schema.get("title") or name)
+        hint = " / ".join(map(str, choices(schema)))
+        if schema.get("type") == "boolean":
+            hint = "y / n"
+        default = schema.get("default")
+        prompt = (
+            title
+            + (f" — {schema['description']}" if schema.get("description") else "")
+            + (f" ({hint})" if hint else "")
+            + (f" [{default}]" if default is not None else "")
+            + ("" if required else " (optional)")
+            + ": "
+        )
+        for _ in range(3):
+            text = await self._ask(prompt)
+            if not text:
+                if default is not None:
+                    return default
+                if not required:
+                    return _SKIPPED
+                self.out.write("an answer is needed\n")
+                continue
+            try:
+                return read_value(schema, text)
+            except ValueError as exc:
+                self.out.write(f"expected {exc}\n")
+        return _DECLINED
+
+
+_SKIPPED = object()  # an optional field left empty
+_DECLINED = object()  # no usable answer after three tries
 
 
 def wants_spinner(stream: TextIO) -> bool:

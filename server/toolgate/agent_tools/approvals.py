@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
+from toolgate.review.questions import Question, Reply, by_default
 from toolgate.review.reviewer import Approval, ApprovalRequest, DiskReviewer
 from toolgate.workspace import Workspace
 
@@ -115,6 +116,10 @@ class HostReviewer(DiskReviewer):
         if refused is not None:
             return Resolution(ProposalStatus.REJECTED, [], refused, rule=CONSTRAINT_RULE)
         return await super().apply_change(proposal)
+
+    async def answer(self, question: Question) -> Reply:
+        """An MCP server's question inside the job: the defaults under --approve auto."""
+        return by_default(question) if self.approve == "auto" else Reply("decline")
 
     async def confirm(self, request: ApprovalRequest) -> Approval:
         """A git operation or a command: the person's yes, else the server's rule."""

@@ -27,6 +27,7 @@ import anyio
 
 from toolgate.agent.retention import fit_result
 from toolgate.agent_tools import AgentJobs, AgentToolSpec, Answer, Ask, CallContext
+from toolgate.agent_tools.jobs import Progress
 from toolgate.records import ToolResult
 
 log = logging.getLogger(__name__)
@@ -207,7 +208,11 @@ class _Waiting:
     )
     answer: asyncio.Future[Answer] | None = None
     parts: int = 0  # of the question now asked
-    progress: Any = None  # the current round's progress sender, if it asked for progress
+    progress: Progress | None = None  # where the current round's progress lines go
+
+
+def _drop(line: str) -> None:
+    """Progress nobody asked for."""
 
 
 class AgentToolCalls:
@@ -218,26 +223,35 @@ class AgentToolCalls:
         self.max_bytes = max_bytes
         self._waiting: dict[str, _Waiting] = {}
 
-    async def call(self, ctx: Any, params: Any) -> Any:
-        """Answer one `tools/call` of an agent tool (or one retry of it)."""
+    async def call(self, ctx: Any, params: Any, log: Progress = _drop) -> Any:
+        """Answer one `tools/call` of an agent tool (or one retry of it).
+
+        Each progress line goes to `log` (the call's log notifications), and as a progress
+        notification when the request carried a progress token.
+        """
         token = progress_token(ctx)
         send, receive = anyio.create_memory_object_stream[str](math.inf)
+
+        def progress(line: str) -> None:
+            log(line)
+            if token is not None:
+                send.send_nowait(line)
+
         async with anyio.create_task_group() as group:
             if token is not None:
                 group.start_soon(_pump, ctx, token, receive)
             try:
                 if getattr(ctx.session, "can_send_request", True) or not can_elicit(ctx):
                     context = CallContext(
-                        ask=elicitation_ask(ctx) if can_elicit(ctx) else None,
-                        progress=send.send_nowait if token is not None else _drop,
+                        ask=elicitation_ask(ctx) if can_elicit(ctx) else None, progress=progress
                     )
                     result = await self.jobs.call(params.name, params.arguments, context)
                     return to_result(result, self.max_bytes)
-                return await self._round(params, send if token is not None else None)
+                return await self._round(params, progress)
             finally:
                 send.close()
 
-    async def _round(self, params: Any, send: Any) -> Any:
+    async def _round(self, params: Any, progress: Progress) -> Any:
         """One round of a call whose questions travel as `InputRequiredResult` (2026-07-28)."""
         state = getattr(params, "request_state", None)
         if state is not None:
@@ -265,7 +279,7 @@ class AgentToolCalls:
             # came back) is forgotten; a late retry is told so.
             key = state
             waiting.task.add_done_callback(lambda _: self._waiting.pop(key, None))
-        waiting.progress = send
+        waiting.progress = progress
         job = waiting.task
         assert job is not None
         question = asyncio.ensure_future(waiting.questions.get())
@@ -295,13 +309,9 @@ class AgentToolCalls:
         return ask
 
 
-def _drop(line: str) -> None:
-    """Progress nobody asked for."""
-
-
 def _say(waiting: _Waiting, line: str) -> None:
     if waiting.progress is not None:
-        waiting.progress.send_nowait(line)
+        waiting.progress(line)
 
 
 def _input_required(message: str, schema: dict[str, Any], state: str) -> Any:

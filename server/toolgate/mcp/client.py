@@ -1,11 +1,14 @@
 """Other MCP servers' tools inside a run: listed when the run is assembled, called through the gate.
 
 Each server in `[tool.toolgate.mcp.servers.NAME]` (or `[mcp.servers.NAME]` in the user's and
-`.toolgate/config.toml` files) is a program spoken to over stdio. When a run is assembled, the
-server is started in the run's event loop and lists its tools, which join the registry as
-`NAME__tool` command tools with the server's own input schemas. The run's calls go to that same
-session; a server that dies is started again by the next call, and every session is closed when
-the run ends.
+`.toolgate/config.toml` files) is a program spoken to over stdio (`command`) or a remote server
+(`url`, over Streamable HTTP or SSE: `mcp/remote.py`, with OAuth: `mcp/oauth.py`). When a run
+is assembled, each server is started (or connected to) in the run's event loop and lists its
+tools, which join the registry as `NAME__tool` command tools with the server's own input
+schemas. The run's calls go to that same session; a server that dies or drops the connection
+is started (connected to) again by the next call, and every session is closed when the run
+ends. A server's questions (`elicitation/create`) go to the run's reviewer
+(`mcp/elicitation.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -25,8 +30,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from toolgate.config import Config, ConfigError
-from toolgate.mcp import sdk
+from toolgate.mcp import elicitation, oauth, remote, sdk
 from toolgate.mcp.convert import from_mcp
+from toolgate.mcp.oauth import SIGN_IN_SECONDS
 from toolgate.records import ToolResult
 from toolgate.tools.activity import ActivityContext
 from toolgate.tools.registry import ToolRegistry
@@ -50,22 +56,42 @@ class McpUnavailable(Exception):
 
 @dataclass(frozen=True)
 class McpServerSpec:
-    """One configured MCP server: the argv that starts it, extra environment, the gate default."""
+    """One configured MCP server: the argv that starts it or its URL, and the gate default."""
 
     name: str
-    command: list[str]
+    command: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     approval: str = "ask"  # auto | ask | deny
+    url: str | None = None
+    transport: str = "stdio"  # stdio | http | sse
+    headers: dict[str, str] = field(default_factory=dict)
+    oauth: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_table(cls, name: str, table: dict[str, Any]) -> McpServerSpec:
         """Read a validated `[mcp.servers.NAME]` table."""
+        url = table.get("url")
         return cls(
             name=name,
-            command=list(table["command"]),
+            command=list(table.get("command", [])),
             env=dict(table.get("env", {})),
             approval=str(table.get("approval", "ask")),
+            url=str(url) if url else None,
+            transport=str(table.get("type", "http" if url else "stdio")),
+            headers=dict(table.get("headers", {})),
+            oauth=dict(table.get("oauth", {})),
         )
+
+    def describe(self) -> str:
+        """What the person recognises the server by: its argv, or its URL (never a header)."""
+        return self.url if self.url is not None else " ".join(self.command)
+
+    @property
+    def start_timeout(self) -> float:
+        """How long starting the session may take: a remote one may wait for a sign-in."""
+        if self.url is not None and remote.uses_oauth(self.headers, self.oauth):
+            return SIGN_IN_SECONDS + START_TIMEOUT_SECONDS
+        return START_TIMEOUT_SECONDS
 
 
 def tool_name(server: str, remote: str) -> str:
@@ -78,18 +104,61 @@ def _parameters(spec: McpServerSpec, root: Path) -> Any:
 
     # The SDK passes only HOME, PATH, LOGNAME, SHELL, TERM and USER on, so the person's API
     # keys never reach a server unless its `env` table names them.
+    env = remote.expand_all(spec.env, f"mcp.servers.{spec.name}.env")
     return StdioServerParameters(
-        command=spec.command[0], args=spec.command[1:], env=spec.env or None, cwd=str(root)
+        command=spec.command[0], args=spec.command[1:], env=env or None, cwd=str(root)
     )
 
 
-def _client(spec: McpServerSpec, root: Path, errlog: TextIO) -> Any:
+def _client(spec: McpServerSpec, root: Path, errlog: TextIO, person: object) -> Any:
+    """The SDK client of one server's session (an async context manager)."""
     from mcp.client.stdio import stdio_client
 
     from mcp import Client
 
+    asked = elicitation.callback(spec.name, person)
+    if spec.url is not None:
+        return _remote_client(spec, person, asked)
     # The initialize handshake every MCP server speaks, old or new.
-    return Client(stdio_client(_parameters(spec, root), errlog=errlog), mode="legacy")
+    return Client(
+        stdio_client(_parameters(spec, root), errlog=errlog),
+        mode="legacy",
+        elicitation_callback=asked,
+    )
+
+
+@asynccontextmanager
+async def _remote_client(spec: McpServerSpec, person: object, asked: Any) -> AsyncIterator[Any]:
+    from mcp import Client
+
+    assert spec.url is not None
+    where = f"mcp.servers.{spec.name}"
+    headers = remote.expand_all(spec.headers, f"{where}.headers")
+    auth = None
+    if remote.uses_oauth(spec.headers, spec.oauth):
+        settings = {
+            key: remote.expand(value, f"{where}.oauth.{key}") if isinstance(value, str) else value
+            for key, value in spec.oauth.items()
+        }
+        auth = oauth.provider(spec.name, spec.url, settings, _browser(person, spec.name))
+    async with Client(
+        remote.transport(spec.url, spec.transport, headers, auth),
+        mode="legacy",
+        elicitation_callback=asked,
+    ) as client:
+        yield client
+
+
+def _browser(person: object, name: str) -> oauth.ShowUrl:
+    """How the sign-in URL reaches the person: their front end's way, else the terminal's."""
+    open_url = getattr(person, "open_url", None)
+    if open_url is None:
+        return oauth.default_show(f"the MCP server {name!r}")
+
+    async def show(url: str) -> None:
+        await open_url(url, f"Sign in to the MCP server {name!r}")
+
+    return show
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -122,6 +191,7 @@ def describe_failure(exc: BaseException, errlog: TextIO | None = None) -> str:
 
 def _connection_lost(exc: BaseException) -> bool:
     import anyio
+    import httpx2
     from mcp_types import CONNECTION_CLOSED
 
     from mcp import MCPError
@@ -129,15 +199,19 @@ def _connection_lost(exc: BaseException) -> bool:
     leaf = _leaf(exc)
     if isinstance(leaf, MCPError):
         return leaf.error.code == CONNECTION_CLOSED
-    return isinstance(leaf, (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError))
+    return isinstance(
+        leaf,
+        (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError, httpx2.TransportError),
+    )
 
 
 class McpConnection:
     """One server's session for one run: started to list the tools, closed when the run ends."""
 
-    def __init__(self, spec: McpServerSpec, root: Path) -> None:
+    def __init__(self, spec: McpServerSpec, root: Path, person: object = None) -> None:
         self.spec = spec
         self.root = root
+        self.person = person  # the run's reviewer: who answers the server's questions
         self.starts = 0
         self._client: Any = None
         self._owner: asyncio.Task[None] | None = None
@@ -166,7 +240,7 @@ class McpConnection:
             said = self.stderr_tail()
             await self.aclose()
             raise McpUnavailable(
-                f"MCP server {self.spec.name!r} ({' '.join(self.spec.command)}) did not list "
+                f"MCP server {self.spec.name!r} ({self.spec.describe()}) did not list "
                 f"its tools: {describe_failure(exc)}" + (f" (its stderr: {said})" if said else "")
             ) from None
 
@@ -210,22 +284,23 @@ class McpConnection:
             self._owner = loop.create_task(self._own(ready, self._stop, self._errlog))
             self.starts += 1
             try:
-                self._client = await asyncio.wait_for(ready, START_TIMEOUT_SECONDS)
+                self._client = await asyncio.wait_for(ready, self.spec.start_timeout)
             except asyncio.CancelledError:
                 self.close()
                 raise
             except Exception as exc:
                 self.close()
                 said = self.stderr_tail()
+                failed = "did not start" if self.spec.url is None else "could not be reached"
                 raise McpUnavailable(
-                    f"MCP server {self.spec.name!r} did not start: {describe_failure(exc)}"
-                    + (f" (its stderr: {said})" if said else "")
+                    f"MCP server {self.spec.name!r} ({self.spec.describe()}) {failed}: "
+                    f"{describe_failure(exc)}" + (f" (its stderr: {said})" if said else "")
                 ) from None
             return self._client
 
     async def _own(self, ready: asyncio.Future[Any], stop: asyncio.Event, errlog: TextIO) -> None:
         try:
-            async with _client(self.spec, self.root, errlog) as client:
+            async with _client(self.spec, self.root, errlog, self.person) as client:
                 if not ready.done():
                     ready.set_result(client)
                 await stop.wait()
@@ -336,20 +411,26 @@ def servers_to_start(config: Config, *, trusted: bool = True) -> list[McpServerS
 
 
 async def add_mcp_tools(
-    registry: ToolRegistry, config: Config, root: Path, *, trusted: bool = True
+    registry: ToolRegistry,
+    config: Config,
+    root: Path,
+    *,
+    trusted: bool = True,
+    person: object = None,
 ) -> list[McpConnection]:
     """Start the configured servers and register their tools; returns the open connections.
 
     The connections stay open for the run's calls: the caller closes them when the run ends.
     Nothing starts in an untrusted workspace, or for a server whose approval is `deny`.
     A server that cannot be started or listed is a ConfigError naming it (and none stays open).
+    `person` (the run's reviewer) answers the servers' questions and shows their sign-in pages.
     """
     specs = servers_to_start(config, trusted=trusted)
     if not specs:
         return []
     if not sdk.available():
         raise ConfigError(f"MCP servers are configured, but {sdk.MISSING}")
-    connections = [McpConnection(spec, root) for spec in specs]
+    connections = [McpConnection(spec, root, person) for spec in specs]
     try:
         # All at once, each to its end, so that a failure leaves no start half done behind it.
         listed = await asyncio.gather(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import sys
 import time
 import uuid
@@ -26,12 +27,15 @@ from toolgate.config import AGENT_TOOLS, Config, ConfigError, load_config
 from toolgate.mcp import agent_tools as agent_mcp
 from toolgate.mcp import sdk
 from toolgate.mcp.convert import to_mcp
+from toolgate.mcp.logs import CallLog, LogLevels, call_log
+from toolgate.mcp.options import HttpOptions
 from toolgate.records import ToolCall, ToolResult
 from toolgate.review.reviewer import AutoReviewer, DenyReviewer
 from toolgate.session import SessionService, check_trust, gated_calls
 
 if TYPE_CHECKING:
     from toolgate.agent_tools import AgentJobs
+    from toolgate.mcp.fixtures import ConformanceFixtures
 from toolgate.tools.schema import Tool
 from toolgate.workspace import Workspace
 
@@ -66,6 +70,10 @@ class GatedTools:
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> ToolResult:
         """One call through validation and the gate; refusals are results, never exceptions."""
+        return (await self.decide(name, arguments))[1]
+
+    async def decide(self, name: str, arguments: dict[str, Any] | None) -> tuple[str, ToolResult]:
+        """One call through validation and the gate: the gate's decision, and the result."""
         number = next(self._ids)
         call = ToolCall(
             id=f"mcp-{number}", name=name, arguments=dict(arguments or {}), syntax="mcp"
@@ -90,7 +98,7 @@ class GatedTools:
             },
         )
         self.runlog.save()
-        return outcome.result
+        return outcome.decision, outcome.result
 
     def finish(self) -> None:
         """Close the session's run log."""
@@ -118,50 +126,94 @@ def _mcp_tool(tool: Tool) -> Any:
     )
 
 
-def build_server(tools: GatedTools, jobs: AgentJobs | None = None) -> Any:
-    """The MCP low-level server that lists and calls the gated tools (and the agent tools)."""
+def _decision_line(name: str, decision: str, result: ToolResult) -> tuple[str, str]:
+    """The log line of one low-level call: the gate's decision, and how the call ended."""
+    if result.success:
+        return "info", f"{name}: {decision}, done"
+    return "warning", f"{name}: {decision}, failed: {result.error}"
+
+
+def build_server(
+    tools: GatedTools,
+    jobs: AgentJobs | None = None,
+    fixtures: ConformanceFixtures | None = None,
+) -> Any:
+    """The MCP low-level server that lists and calls the gated tools (and the agent tools).
+
+    It declares `logging`: each call's lines (the gate's decision, an agent tool's progress)
+    go to its session at the level it set (`mcp/logs.py`). With `fixtures`, the conformance
+    suite's fixture tools are listed and called beside the others, through the same handlers.
+    """
+    import warnings
+
     import mcp_types as types
     from mcp.server.lowlevel import Server
+
+    levels = LogLevels()
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
         offered = [t for t in tools.tools() if jobs is None or t.name != "run_tests"]
         listed = [_mcp_tool(t) for t in offered]
         if jobs is not None:
             listed += [agent_mcp.mcp_tool(spec) for spec in jobs.specs()]
+        if fixtures is not None:
+            listed += fixtures.tools()
         return types.ListToolsResult(tools=listed)
 
     agent_calls = None if jobs is None else agent_mcp.AgentToolCalls(jobs, tools.max_output_bytes)
 
     async def on_call_tool(ctx: Any, params: Any) -> Any:
+        async with call_log(ctx, levels) as say:
+            return await _call(ctx, params, say)
+
+    async def _call(ctx: Any, params: Any, say: CallLog) -> Any:
+        if fixtures is not None and params.name in fixtures.names():
+            return await fixtures.call(ctx, params.name, dict(params.arguments or {}), say)
         if agent_calls is not None and params.name in AGENT_TOOLS:
             if not agent_calls.jobs.offers(params.name):
                 return to_mcp(
                     ToolResult.fail(f"unknown tool {params.name!r}: it is switched off here"),
                     tools.max_output_bytes,
                 )
-            return await agent_calls.call(ctx, params)
-        result = await tools.call(params.name, params.arguments)
+            return await agent_calls.call(ctx, params, lambda line: say("info", line))
+        decision, result = await tools.decide(params.name, params.arguments)
+        say(*_decision_line(params.name, decision, result))
         return to_mcp(result, tools.max_output_bytes)
 
-    return Server(
-        "toolgate",
-        version=__version__,
-        instructions=(
-            "Toolgate's workspace tools. Paths are relative to the workspace root; every call "
-            "passes Toolgate's gate, and a refused call comes back as an error result saying why."
-        ),
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
-    )
+    with warnings.catch_warnings():
+        # The SDK warns that protocol 2026-07-28 drops `logging`; the older ones have it.
+        warnings.simplefilter("ignore")
+        return Server(
+            "toolgate",
+            version=__version__,
+            instructions=(
+                "Toolgate's workspace tools. Paths are relative to the workspace root; every call "
+                "passes Toolgate's gate, and a refused call comes back as an error result saying "
+                "why."
+            ),
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+            on_set_logging_level=levels.on_set_level,
+        )
 
 
-async def _serve(tools: GatedTools, jobs: AgentJobs | None) -> None:
-    from mcp.server.stdio import stdio_server
+def _say(line: str) -> None:
+    print(f"toolgate: {line}", file=sys.stderr, flush=True)
 
-    server = build_server(tools, jobs)
+
+async def _serve(
+    tools: GatedTools, jobs: AgentJobs | None, server: Any, http: HttpOptions | None
+) -> None:
     try:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        if http is None:
+            from mcp.server.stdio import stdio_server
+
+            async with stdio_server() as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+        else:
+            from toolgate.mcp.http_server import serve_http
+
+            await serve_http(server, http.host, http.port, _say, os.environ)
     finally:
         tools.finish()
         if jobs is not None:
@@ -178,8 +230,10 @@ def serve(
     *,
     agent_tools: bool = False,
     overrides: dict[str, Any] | None = None,
+    http: HttpOptions | None = None,
+    conformance_fixtures: bool = False,
 ) -> int:
-    """Serve until the client closes stdin; returns the exit code."""
+    """Serve until the client closes stdin (over HTTP: until interrupted); the exit code."""
     if not sdk.available():
         print(f"toolgate: {sdk.MISSING}", file=sys.stderr)
         return 2
@@ -209,5 +263,15 @@ def serve(
         jobs = agent_jobs(root, service, approve)
     import anyio
 
-    anyio.run(_serve, tools, jobs)
+    from toolgate.mcp.fixtures import ConformanceFixtures
+
+    server = build_server(tools, jobs, ConformanceFixtures() if conformance_fixtures else None)
+    try:
+        anyio.run(_serve, tools, jobs, server, http)
+    except OSError as exc:
+        if http is None:
+            raise
+        # The address is taken, or not this machine's.
+        _say(f"cannot listen on {http.host}:{http.port}: {exc}")
+        return 2
     return 0

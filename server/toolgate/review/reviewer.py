@@ -7,6 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from toolgate.review.apply import StaleProposal, apply_chosen, chosen_hunks
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
+from toolgate.review.questions import Question, Reply, by_default
 from toolgate.workspace import PathRefused, Workspace
 
 
@@ -101,6 +102,10 @@ class DiskReviewer:
         """Refuse by default."""
         return Approval(False, "no reviewer")
 
+    async def answer(self, question: Question) -> Reply:
+        """A server's question (MCP elicitation): declined, as nobody is asked here."""
+        return Reply("decline")
+
     async def before_tests(self) -> list[str]:
         """Disk is the only truth here: nothing to sync."""
         return []
@@ -123,6 +128,10 @@ class AutoReviewer(DiskReviewer):
                 rule="--approve auto",
             )
         return Approval(True)
+
+    async def answer(self, question: Question) -> Reply:
+        """A server's question: its form's defaults, when they fill it; else declined."""
+        return by_default(question)
 
 
 class DenyReviewer(DiskReviewer):

@@ -192,6 +192,7 @@ async def build_registry(
     base: ToolRegistry | None,
     profile_tools: list[str] | None,
     trusted: bool = True,
+    person: object = None,
 ) -> tuple[ToolRegistry, list[McpConnection]]:
     """The tools this run offers, narrowed by profile and policy, and its open MCP sessions.
 
@@ -208,7 +209,7 @@ async def build_registry(
             raise ConfigError(f"manifest tool {tool.name!r} clashes with a built-in tool")
         registry.add(tool, activity)
     add_latent_tools(registry, config, profile_tools)
-    connections = await add_mcp_tools(registry, config, root, trusted=trusted)
+    connections = await add_mcp_tools(registry, config, root, trusted=trusted, person=person)
     names = registry.names()
     if profile_tools is not None:
         names = [n for n in names if n in profile_tools]
@@ -278,10 +279,10 @@ async def create_run(
     starting = servers_to_start(config, trusted=setup.trusted)
     if starting:
         # A server can take seconds to start; say what the run is waiting for.
-        names = ", ".join(f"{s.name} ({' '.join(s.command)})" for s in starting)
+        names = ", ".join(f"{s.name} ({s.describe()})" for s in starting)
         setup.bus.emit(NOTICE, run_id or "", message=f"starting MCP servers: {names}")
     registry, connections = await build_registry(
-        config, setup.root, setup.registry, profile.tools, setup.trusted
+        config, setup.root, setup.registry, profile.tools, setup.trusted, person=setup.reviewer
     )
     try:
         return await _assemble(setup, task, endpoint, run_id, profile, registry, connections)
