@@ -12,10 +12,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from tests.cli.helpers import toolgate
 from tests.support.net import closed_port
 from tests.support.scripted_model import ScriptedModel, tool_call
+
 from toolgate.setup.local_servers import find_local_servers
 
 
