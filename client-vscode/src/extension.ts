@@ -86,7 +86,9 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   const setup = setupHandlers({
     server: serverManager,
     serverProblem: () => bundled?.problem,
-    ask: (task) => controller.ask(task),
+    ask: async (task) => {
+      await controller.ask(task);
+    },
     secrets: context.secrets,
     serverOutput,
     report: setupReport,

@@ -338,9 +338,9 @@ export function setupHandlers(deps: SetupDeps): Record<string, (...args: unknown
   };
 }
 
-/** Register the setup commands. */
-export function registerSetupCommands(deps: SetupDeps): api.Disposable[] {
-  return Object.entries(setupHandlers(deps)).map(([id, handler]) => api.registerCommand(id, handler));
+/** Register the setup commands (from setupHandlers). */
+export function registerSetupCommands(handlers: Record<string, (...args: unknown[]) => unknown>): api.Disposable[] {
+  return Object.entries(handlers).map(([id, handler]) => api.registerCommand(id, handler));
 }
 
 /**
