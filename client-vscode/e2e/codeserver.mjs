@@ -168,7 +168,8 @@ export async function launchBrowser(tools, profileDir) {
 
 /** Open the workbench on a folder and wait until it is drawn. */
 export async function openWorkbench(page, url, folder) {
-  await page.goto(`${url}?folder=${encodeURIComponent(folder)}`);
+  // A machine busy with other work may take a while to serve the workbench the first time.
+  await page.goto(`${url}?folder=${encodeURIComponent(folder)}`, { timeout: 120_000 });
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
   await page.locator('.statusbar').waitFor({ timeout: 60_000 });
 }

@@ -8,6 +8,7 @@
 // The scripted server listens on a port the extension really probes, rather than the test
 // setting the probed ports: a setting written for the test would be a setting the person does
 // not have, and the point is that nothing is written by hand.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -61,13 +62,24 @@ async function idle(page, timeout) {
   });
 }
 
-/** Expand a walkthrough step by its title and press the button its description links. */
-async function walkthroughButton(page, step, button) {
+/**
+ * Expand a walkthrough step by its title and press the button its description links, until
+ * `then` (what the button opens) shows: a click during the step's unfolding may miss.
+ */
+async function walkthroughButton(page, step, button, then) {
   const container = page.locator('.gettingStartedContainer');
-  await container.locator('.getting-started-step', { hasText: step }).first().click();
-  const link = container.getByRole('button', { name: button }).or(container.locator('a', { hasText: button })).first();
-  await link.waitFor({ state: 'visible', timeout: 15_000 });
-  await link.click();
+  await waitUntil(`"${button}" to open what it opens`, async () => {
+    await container.locator('.getting-started-step', { hasText: step }).first().click();
+    await page.waitForTimeout(700);
+    const link = container.getByRole('button', { name: button }).or(container.locator('a', { hasText: button })).first();
+    await link.click({ timeout: 5000 });
+    try {
+      await then.waitFor({ state: 'visible', timeout: 10_000 });
+      return true;
+    } catch {
+      return false;
+    }
+  }, { timeout: 90_000, interval: 500 });
 }
 
 /** The "Server ready in N s" and "Server installed in N s" lines of every window's server log. */
@@ -82,7 +94,9 @@ export function serverTimings(userData) {
     : [];
   const text = files.map((file) => fs.readFileSync(file, 'utf8')).join('\n');
   const seconds = (pattern) => [...text.matchAll(pattern)].map((match) => Number(match[1]));
+  const base = /Installing the bundled server with (\S+) \(Python ([\d.]+)\)/.exec(text);
   return {
+    base: base ? { python: base[1], version: base[2] } : undefined,
     installed: seconds(/Server installed in ([\d.]+) s/g),
     ready: seconds(/Server ready in ([\d.]+) s/g),
     bundledStarts: (text.match(/\(from bundled\)/g) ?? []).length,
@@ -109,10 +123,9 @@ export async function firstRunScenario({ page, model, server, vsix, workspace, e
   log(`the bundled server is installed and ready, ${firstReady.toFixed(1)} s after the window opened`);
 
   // Find Model Servers: the scripted server on a probed port, with its model.
-  await walkthroughButton(page, 'Find a model on this machine', 'Find Model Servers');
-  steps.push('walkthrough: Find Model Servers');
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'scripted-model' }).first();
-  await row.waitFor({ state: 'visible', timeout: 60_000 });
+  await walkthroughButton(page, 'Find a model on this machine', 'Find Model Servers', row);
+  steps.push('walkthrough: Find Model Servers');
   const rowText = (await row.innerText()).replace(/\s+/g, ' ');
   if (!rowText.includes(model.baseUrl)) {
     throw new Error(`the found model does not name its server ${model.baseUrl}: ${rowText}`);
@@ -130,10 +143,9 @@ export async function firstRunScenario({ page, model, server, vsix, workspace, e
   log('the connection test passed: native tool calling');
 
   // The sample task, as offered.
-  await walkthroughButton(page, 'Try a sample task', 'Try a Sample Task');
-  steps.push('walkthrough: Try a Sample Task');
   const input = page.locator('.quick-input-widget', { hasText: 'Try a Sample Task' }).locator('input.input');
-  await input.waitFor({ state: 'visible', timeout: 15_000 });
+  await walkthroughButton(page, 'Try a sample task', 'Try a Sample Task', input);
+  steps.push('walkthrough: Try a Sample Task');
   await waitUntil('the sample task in the input box', async () => (await input.inputValue()).startsWith('Read this workspace'));
   await input.press('Enter');
   steps.push('Enter: send the sample task as offered');
@@ -164,11 +176,18 @@ export async function firstRunScenario({ page, model, server, vsix, workspace, e
   log(`warm start: ready ${warmReady.toFixed(1)} s after the reload`);
 
   const timings = serverTimings(server.dirs.userData);
-  if (timings.installed.length !== 1 || timings.bundledStarts < 2) {
+  if (timings.installed.length !== 1 || timings.bundledStarts < 2 || !timings.base) {
     throw new Error(`expected one install and two starts of the bundled server:\n${timings.text.slice(-3000)}`);
   }
+  // The environment was made with a Python that has no Toolgate of its own.
+  const own = spawnSync(timings.base.python, ['-c', 'import toolgate'], { stdio: 'ignore' });
+  if (own.status === 0) {
+    throw new Error(`${timings.base.python} has Toolgate: the first run was meant to start without it`);
+  }
+  log(`the environment was made with ${timings.base.python} (Python ${timings.base.version}), which has no Toolgate`);
   const summary = {
     vsixBytes: fs.statSync(vsix).size,
+    basePython: timings.base,
     firstStartSeconds: { windowToReady: firstReady, install: timings.installed[0], serverReady: timings.ready[0] },
     warmStartSeconds: { reloadToReady: warmReady, serverReady: timings.ready.at(-1) },
     steps,

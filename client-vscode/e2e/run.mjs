@@ -491,7 +491,9 @@ async function main() {
 
 /**
  * PATH with `python3` as the given interpreter first: a Python the person has, without
- * Toolgate (checked), for the extension to make its environment with.
+ * Toolgate (checked), for the extension to make its environment with. code-server may take
+ * the extension host's PATH from the login shell instead; e2e/firstrun.mjs checks that the
+ * interpreter the extension reports using has no Toolgate either way.
  */
 function pythonOnPath(root, basePython) {
   if (!basePython) {

@@ -75,12 +75,15 @@ export function venvPython(envDir: string, platform: NodeJS.Platform = process.p
 /** An interpreter that can make the environment, or why there is none. */
 export type BaseInterpreter = { ok: true; python: string; version: string } | { ok: false; message: string };
 
-/** `X.Y.Z` of an interpreter; undefined when it does not run or says nothing usable. */
-export async function pythonVersion(python: string, run: ProcessRunner): Promise<string | undefined> {
+/** `X.Y.Z` of an interpreter and the file it runs from; undefined when it does not run. */
+export async function pythonVersion(
+  python: string,
+  run: ProcessRunner,
+): Promise<{ version: string; executable: string } | undefined> {
   try {
-    const result = await run(python, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])']);
-    const match = /^(\d+\.\d+\.\d+)\s*$/m.exec(result.stdout);
-    return result.code === 0 && match ? match[1] : undefined;
+    const result = await run(python, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3]); print(sys.executable)']);
+    const match = /^(\d+\.\d+\.\d+)\s*\n(.*\S)?/m.exec(result.stdout);
+    return result.code === 0 && match ? { version: match[1], executable: match[2] || python } : undefined;
   } catch {
     return undefined;
   }
@@ -102,17 +105,18 @@ export async function findBaseInterpreter(lookup: PythonExtensionLookup, run: Pr
     // The Python extension failing must not stop this one: python3 is tried next.
   }
   candidates.push('python3');
-  const found: string[] = [];
+  const tooOld: string[] = [];
   for (const python of candidates) {
-    const version = await pythonVersion(python, run);
-    if (version && compareVersions(version, MIN_PYTHON) >= 0) {
-      return { ok: true, python, version };
+    const found = await pythonVersion(python, run);
+    if (found && compareVersions(found.version, MIN_PYTHON) >= 0) {
+      // The file itself: the environment is made with the interpreter that was checked.
+      return { ok: true, python: found.executable, version: found.version };
     }
-    if (version) {
-      found.push(`${python} is ${version}`);
+    if (found) {
+      tooOld.push(`${python} is ${found.version}`);
     }
   }
-  const seen = found.length ? `found only ${found.join(', ')}` : 'found no Python (python3 is not on PATH)';
+  const seen = tooOld.length ? `found only ${tooOld.join(', ')}` : 'found no Python (python3 is not on PATH)';
   return {
     ok: false,
     message: `Toolgate needs Python ${MIN_PYTHON} or newer to run its server, and ${seen}. ${HOW_TO_POINT}`,

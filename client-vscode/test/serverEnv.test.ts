@@ -33,7 +33,7 @@ function versions(table: Record<string, string>): ProcessRunner {
     if (!(command in table)) {
       throw Object.assign(new Error(`spawn ${command} ENOENT`), { code: 'ENOENT' });
     }
-    return { code: 0, stdout: `${table[command]}\n`, stderr: '' };
+    return { code: 0, stdout: `${table[command]}\n/usr/bin/${path.basename(command)}\n`, stderr: '' };
   };
 }
 
@@ -83,9 +83,10 @@ describe('pip progress', () => {
 describe('the base interpreter', () => {
   it("takes the Python extension's when it is new enough, else python3", async () => {
     const run = versions({ '/ext/python': '3.12.1', python3: '3.11.7' });
-    expect(await findBaseInterpreter(async () => '/ext/python', run)).toEqual({ ok: true, python: '/ext/python', version: '3.12.1' });
+    expect(await findBaseInterpreter(async () => '/ext/python', run)).toEqual({ ok: true, python: '/usr/bin/python', version: '3.12.1' });
     const old = versions({ '/ext/python': '3.9.18', python3: '3.11.7' });
-    expect(await findBaseInterpreter(async () => '/ext/python', old)).toEqual({ ok: true, python: 'python3', version: '3.11.7' });
+    // The interpreter's own file, as it reports it: the environment is made with that one.
+    expect(await findBaseInterpreter(async () => '/ext/python', old)).toEqual({ ok: true, python: '/usr/bin/python3', version: '3.11.7' });
   });
 
   it('says in one message what was found, which versions work and how to point at one', async () => {
@@ -201,6 +202,6 @@ describe('the bundled server as the person meets it', () => {
     await server.prepare();
     record.length = 0;
     expect(await server.reinstall()).toBe(env.python);
-    expect(record[0]).toEqual(['python3', '-m', 'venv', env.dir]);
+    expect(record[0]).toEqual(['/usr/bin/python3', '-m', 'venv', env.dir]);
   });
 });
