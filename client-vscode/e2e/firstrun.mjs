@@ -71,7 +71,8 @@ async function walkthroughButton(page, step, button, then) {
   await waitUntil(`"${button}" to open what it opens`, async () => {
     await container.locator('.getting-started-step', { hasText: step }).first().click();
     await page.waitForTimeout(700);
-    const link = container.getByRole('button', { name: button }).or(container.locator('a', { hasText: button })).first();
+    // Exact: a step's own title is a button too, and "Try a sample task" would match it.
+    const link = container.getByRole('button', { name: button, exact: true }).first();
     await link.click({ timeout: 5000 });
     try {
       await then.waitFor({ state: 'visible', timeout: 10_000 });

@@ -45,6 +45,8 @@ export class ServerManager implements ServerApi {
   private starting: Promise<void> | undefined;
   /** How the server was last started: its interpreter runs `toolgate model install` too. */
   launch: ServerLaunch | undefined;
+  /** While the bundled server's environment is being prepared (made, or checked). */
+  private installing = false;
 
   constructor(private readonly deps: ServerManagerDeps) {}
 
@@ -71,6 +73,11 @@ export class ServerManager implements ServerApi {
       });
       await Promise.race([this.starting ?? this.start(), timeout]);
       clearTimeout(timer);
+      // The first start installs the bundled server, which may take minutes on a slow
+      // network: a command waits for that (it has its own notification) rather than failing.
+      if (this.installing) {
+        await this.starting;
+      }
     });
     return this.isRunning();
   }
@@ -112,7 +119,10 @@ export class ServerManager implements ServerApi {
     const bundled = this.deps.bundled;
     if (bundled && settings.serverCommand.length === 0 && !settings.pythonPath) {
       // Nothing set by the person: the server this extension carries, in its own environment.
-      const python = await bundled.prepare();
+      this.installing = true;
+      const python = await bundled.prepare().finally(() => {
+        this.installing = false;
+      });
       if (!python) {
         controller.setServerState('error');
         return;
