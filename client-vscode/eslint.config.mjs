@@ -1,4 +1,4 @@
-// Lint rules for the extension, its unit tests and the end-to-end driver.
+// Lint rules for the extension, its unit tests, the end-to-end driver and the build scripts.
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
@@ -32,7 +32,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': 'off' },
   },
   {
-    files: ['e2e/**/*.mjs', '*.mjs'],
+    files: ['e2e/**/*.mjs', 'scripts/**/*.mjs', '*.mjs'],
     languageOptions: { globals: { ...globals.node } },
   },
 );

@@ -31,6 +31,9 @@ list_sessions
 load_session
 rename_session
 delete_session
+doctor
+find_model_servers
+check_endpoint
 # pygls' protocol registers its methods by their `lsp_method` name; cattrs reads this attribute.
 lsp_shutdown
 lsp_workspace__execute_command

@@ -54,7 +54,7 @@ function sleep(ms) {
  * Install the .vsix and start code-server on 127.0.0.1 with its own config, user-data,
  * extensions and HOME. Resolves to {url, stop(), logFile, dirs}.
  */
-export async function startCodeServer({ tools, root, vsix, workspace, settings, workspaceTrust = false }) {
+export async function startCodeServer({ tools, root, vsix, workspace, settings, workspaceTrust = false, env: extraEnv = {} }) {
   const dirs = {
     home: path.join(root, 'home'),
     userData: path.join(root, 'user-data'),
@@ -79,6 +79,7 @@ export async function startCodeServer({ tools, root, vsix, workspace, settings, 
     XDG_DATA_HOME: path.join(dirs.home, '.local', 'share'),
     XDG_CACHE_HOME: path.join(dirs.home, '.cache'),
     VSCODE_PROXY_URI: '',
+    ...extraEnv,
   };
   const common = ['--config', dirs.config, '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions];
   execFileSync(tools.node, [tools.codeServer, ...common, '--install-extension', vsix], {
@@ -167,7 +168,8 @@ export async function launchBrowser(tools, profileDir) {
 
 /** Open the workbench on a folder and wait until it is drawn. */
 export async function openWorkbench(page, url, folder) {
-  await page.goto(`${url}?folder=${encodeURIComponent(folder)}`);
+  // A machine busy with other work may take a while to serve the workbench the first time.
+  await page.goto(`${url}?folder=${encodeURIComponent(folder)}`, { timeout: 120_000 });
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
   await page.locator('.statusbar').waitFor({ timeout: 60_000 });
 }

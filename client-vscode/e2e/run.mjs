@@ -15,6 +15,9 @@
 // running the tests, Toolgate: Run Tests (twice) → the failure in Problems; the run's Undo
 // button and the undo's own Redo button; a partial plan (gap scaffolded, plan dropped) and a
 // ready plan (approved, it runs); a reload that brings the plans and the run ends back.
+// --first-run --base-python PY: a new person's first run (e2e/firstrun.mjs): no Toolgate setting,
+// PY (3.10+, without Toolgate) as python3 on PATH; the bundled server installs itself, the
+// walkthrough finds the scripted model on a probed port, the sample task's diff is accepted.
 // --restricted opens the folder in Restricted Mode: the server refuses run_tests and says why;
 // granting trust restarts the server with trusted: true.
 // Exits 0 on success, 1 on failure; screenshots and logs go to --artifacts.
@@ -36,6 +39,7 @@ import {
 } from './codeserver.mjs';
 import { startScriptedModel } from './scripted-model.mjs';
 import { afterRunScenario, afterRunScript, chatScenario, chatScript } from './chat.mjs';
+import { answerConnectionTest, firstRunScenario, firstRunScript, freeProbedPort } from './firstrun.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({
@@ -47,6 +51,9 @@ const { values: opts } = parseArgs({
     restricted: { type: 'boolean', default: false },
     chat: { type: 'boolean', default: false },
     'after-run': { type: 'boolean', default: false },
+    'first-run': { type: 'boolean', default: false },
+    // --first-run: the Python (3.10+, without Toolgate) put on PATH as python3.
+    'base-python': { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
 });
@@ -145,15 +152,21 @@ async function main() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-e2e-'));
   log(`temp folder ${root}`);
   const workspace = makeWorkspace(root);
-  const script = opts.restricted
+  const script = opts['first-run']
+    ? firstRunScript({ accepted: ACCEPTED_CALC })
+    : opts.restricted
     ? RESTRICTED_SCRIPT
     : opts['after-run']
       ? afterRunScript({ accepted: ACCEPTED_CALC })
       : opts.chat
         ? chatScript({ accepted: ACCEPTED_CALC, rejected: REJECTED_CALC })
         : SCRIPT;
-  const model = await startScriptedModel(script, { model: 'scripted-model' });
-  const settings = {
+  const firstRun = opts['first-run'];
+  const model = await startScriptedModel(
+    script,
+    firstRun ? { model: 'scripted-model', port: await freeProbedPort(), intercept: answerConnectionTest } : { model: 'scripted-model' },
+  );
+  const toolgateSettings = {
     'toolgate.pythonPath': opts.python,
     'toolgate.baseUrl': model.baseUrl,
     'toolgate.model': 'scripted-model',
@@ -162,6 +175,9 @@ async function main() {
     // The full protocol trace (initializationOptions with the key among it) goes to the log
     // files, where the test looks for the key and for toolgate.reportDiagnostics.
     'toolgate.trace.server': 'verbose',
+  };
+  // The workbench's own settings, so that its tips and prompts stay out of the screenshots.
+  const workbenchSettings = {
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
     'workbench.enableExperiments': false,
@@ -177,18 +193,28 @@ async function main() {
     'window.commandCenter': false,
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
   };
+  // The first run writes no Toolgate setting: the person has none.
+  const settings = firstRun ? workbenchSettings : { ...toolgateSettings, ...workbenchSettings };
+  const env = firstRun ? { PATH: pythonOnPath(root, opts['base-python']) } : {};
   let server;
   let browser;
   let failed = false;
   let checkLogs = false;
   try {
-    server = await startCodeServer({ tools, root, vsix: opts.vsix, workspace, settings, workspaceTrust: opts.restricted });
+    server = await startCodeServer({ tools, root, vsix: opts.vsix, workspace, settings, workspaceTrust: opts.restricted, env });
     log(`code-server at ${server.url}`);
     browser = await launchBrowser(tools, path.join(root, 'chromium'));
     const page = browser.pages()[0] ?? (await browser.newPage());
     await openWorkbench(page, server.url, workspace);
     log('workbench is up');
     const shot = (name) => page.screenshot({ path: path.join(opts.artifacts, name) });
+    if (firstRun) {
+      await firstRunScenario({
+        page, model, server, vsix: opts.vsix, workspace, expected: ACCEPTED_CALC, shot, log, artifacts: opts.artifacts,
+      });
+      log('first-run scenario passed');
+      return;
+    }
 
     // The extension's commands appear in the palette.
     await runCommand(page, 'Toolgate: Show Transcript');
@@ -461,6 +487,27 @@ async function main() {
   if (failed) {
     process.exitCode = 1;
   }
+}
+
+/**
+ * PATH with `python3` as the given interpreter first: a Python the person has, without
+ * Toolgate (checked), for the extension to make its environment with. code-server may take
+ * the extension host's PATH from the login shell instead; e2e/firstrun.mjs checks that the
+ * interpreter the extension reports using has no Toolgate either way.
+ */
+function pythonOnPath(root, basePython) {
+  if (!basePython) {
+    throw new Error('--first-run needs --base-python: a Python 3.10+ without Toolgate');
+  }
+  const bin = path.join(root, 'bin');
+  fs.mkdirSync(bin, { recursive: true });
+  fs.symlinkSync(basePython, path.join(bin, 'python3'));
+  try {
+    execFileSync(path.join(bin, 'python3'), ['-c', 'import toolgate'], { stdio: 'ignore' });
+  } catch {
+    return `${bin}${path.delimiter}${process.env.PATH ?? ''}`;
+  }
+  throw new Error(`${basePython} already has Toolgate: the first run needs a Python without it`);
 }
 
 /** Restricted Mode: the agent may not run tests; trusting the folder restarts the server trusted. */

@@ -8,11 +8,16 @@
 // one is missing the answer says so instead and the miss is kept in `missing`. When the script
 // runs out the server answers with `fallback` (a plain final answer), so a run always ends.
 // `answerNext(turn)` puts a turn before the rest, for a step whose request comes at a moment
-// the script cannot count on (after runs that may have ended on `fallback`).
+// the script cannot count on (after runs that may have ended on `fallback`). `intercept(body)`
+// answers a request outside the script when it returns a turn (a connection test, say).
+// `port` listens on that port of 127.0.0.1 instead of a free one.
 import http from 'node:http';
 
 /** Start the server; resolves to {baseUrl, requests, close()}. */
-export function startScriptedModel(script, { model = 'scripted-model', fallback = { content: 'Done.' } } = {}) {
+export function startScriptedModel(
+  script,
+  { model = 'scripted-model', fallback = { content: 'Done.' }, port = 0, intercept = () => undefined } = {},
+) {
   const requests = [];
   const missing = [];
   let turn = 0;
@@ -41,8 +46,11 @@ export function startScriptedModel(script, { model = 'scripted-model', fallback 
         return;
       }
       requests.push({ headers: req.headers, body });
-      let entry = next.length ? next.shift() : turn < script.length ? script[turn] : fallback;
-      turn += 1;
+      let entry = intercept(body);
+      if (!entry) {
+        entry = next.length ? next.shift() : turn < script.length ? script[turn] : fallback;
+        turn += 1;
+      }
       const seen = JSON.stringify(body.messages ?? []);
       const absent = (entry.requires ?? []).filter((text) => !seen.includes(text));
       if (absent.length) {
@@ -80,7 +88,7 @@ export function startScriptedModel(script, { model = 'scripted-model', fallback 
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const { port } = server.address();
       resolve({
         baseUrl: `http://127.0.0.1:${port}/v1`,

@@ -21,7 +21,8 @@ import type {
   SessionChanged,
 } from './protocol';
 import { CommandCancelled, Method } from './protocol';
-import { checkToolgate, resolveServerLaunch } from './python';
+import type { BundledServer } from './bundledServer';
+import { checkToolgate, resolveServerLaunch, type ServerLaunch } from './python';
 import type { InitializationOptions, ToolgateSettings } from './settings';
 import { readSettings, toInitializationOptions } from './settings';
 
@@ -34,12 +35,18 @@ export interface ServerManagerDeps {
   apiKey(): Promise<string | undefined>;
   controller(): Controller;
   refreshProposal(proposal: Proposal): void;
+  /** The server the .vsix carries; undefined in a build without one (then python3 runs it). */
+  bundled?: BundledServer;
 }
 
 /** Starts `toolgate lsp` and forwards its custom messages to the controller. */
 export class ServerManager implements ServerApi {
   private client: LanguageClient | undefined;
   private starting: Promise<void> | undefined;
+  /** How the server was last started: its interpreter runs `toolgate model install` too. */
+  launch: ServerLaunch | undefined;
+  /** While the bundled server's environment is being prepared (made, or checked). */
+  private installing = false;
 
   constructor(private readonly deps: ServerManagerDeps) {}
 
@@ -66,6 +73,11 @@ export class ServerManager implements ServerApi {
       });
       await Promise.race([this.starting ?? this.start(), timeout]);
       clearTimeout(timer);
+      // The first start installs the bundled server, which may take minutes on a slow
+      // network: a command waits for that (it has its own notification) rather than failing.
+      if (this.installing) {
+        await this.starting;
+      }
     });
     return this.isRunning();
   }
@@ -102,11 +114,28 @@ export class ServerManager implements ServerApi {
     const controller = this.deps.controller();
     controller.setServerState('starting');
     const settings = this.settings();
-    const launch = await resolveServerLaunch(settings, api.pythonExtensionInterpreter);
+    const started = Date.now();
+    let launch: ServerLaunch;
+    const bundled = this.deps.bundled;
+    if (bundled && settings.serverCommand.length === 0 && !settings.pythonPath) {
+      // Nothing set by the person: the server this extension carries, in its own environment.
+      this.installing = true;
+      const python = await bundled.prepare().finally(() => {
+        this.installing = false;
+      });
+      if (!python) {
+        controller.setServerState('error');
+        return;
+      }
+      launch = { command: python, args: ['-m', 'toolgate', 'lsp'], python, origin: 'bundled' };
+    } else {
+      launch = await resolveServerLaunch(settings, api.pythonExtensionInterpreter);
+    }
     this.deps.serverOutput.appendLine(
       `Starting ${[launch.command, ...launch.args].join(' ')} (from ${launch.origin})`,
     );
-    if (launch.python) {
+    this.launch = launch;
+    if (launch.python && launch.origin !== 'bundled') {
       const check = await checkToolgate(launch.python);
       if (!check.ok) {
         controller.setServerState('error');
@@ -174,6 +203,8 @@ export class ServerManager implements ServerApi {
       return;
     }
     controller.setServerState('idle');
+    this.deps.serverOutput.appendLine(`Server ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    void api.setContext('toolgate-vscode.serverReady', true);
     try {
       await controller.syncProposals();
     } catch {
@@ -208,6 +239,31 @@ export class ServerManager implements ServerApi {
   async restart(): Promise<void> {
     await this.starting;
     await this.stop();
+    await this.start();
+  }
+
+  /** Toolgate: Reinstall Server: a new environment with the bundled server, then a new start. */
+  async reinstall(): Promise<void> {
+    const bundled = this.deps.bundled;
+    if (!bundled) {
+      void api.showInformationMessage('Toolgate: this build of the extension carries no server to reinstall.');
+      return;
+    }
+    const settings = this.settings();
+    if (settings.serverCommand.length > 0 || settings.pythonPath) {
+      void api.showInformationMessage(
+        'Toolgate: the server is started from toolgate.serverCommand or toolgate.pythonPath; clear them to use the server this extension carries.',
+      );
+      return;
+    }
+    await this.starting;
+    await this.stop();
+    this.deps.controller().setServerState('starting');
+    const python = await bundled.reinstall();
+    if (!python) {
+      this.deps.controller().setServerState('error');
+      return;
+    }
     await this.start();
   }
 }

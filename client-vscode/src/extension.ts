@@ -1,4 +1,5 @@
 /** Entry point: builds the pieces, registers commands and providers, starts the server. */
+import path from 'node:path';
 import * as api from './vscodeapi';
 import { ServerManager } from './client';
 import { Controller } from './controller';
@@ -11,8 +12,15 @@ import { redactingChannel } from './redactingChannel';
 import { needsRestart, readSettings } from './settings';
 import { ChatController } from './chat/chatController';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chat/chatView';
+import { BundledServer } from './bundledServer';
+import { runProcess } from './python';
+import { bundledWheel, ServerEnvironment, streamProcess } from './serverEnv';
+import { chatOpenCheck, registerSetupCommands, SetupCommand, setupHandlers, WALKTHROUGH } from './setup';
 
 let manager: ServerManager | undefined;
+
+/** globalState key: the walkthrough was opened once already. */
+const WALKTHROUGH_SHOWN = 'toolgate.walkthroughShown';
 
 /** Called by the editor when the extension activates. */
 export async function activate(context: api.ExtensionContext): Promise<void> {
@@ -33,11 +41,27 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   const review = new DiffReview(store);
   const contentProvider = new ProposalContentProvider(store);
   const holder: { controller?: Controller } = {};
+  // The server the .vsix carries, built from the same commit and pinned to this version.
+  const version = String((context.extension.packageJSON as { version?: unknown }).version ?? '');
+  const wheel = bundledWheel(path.join(context.extensionPath, 'server'), version);
+  const bundled = wheel
+    ? new BundledServer({
+        env: new ServerEnvironment({
+          storageDir: context.globalStorageUri.fsPath,
+          wheel,
+          log: (line) => serverOutput.appendLine(line),
+        }),
+        lookupPython: api.pythonExtensionInterpreter,
+        run: runProcess,
+        output: serverOutput,
+      })
+    : undefined;
   const serverManager = new ServerManager({
     serverOutput,
     apiKey,
     controller: () => holder.controller as Controller,
     refreshProposal: (proposal) => contentProvider.refresh(proposal),
+    bundled,
   });
   manager = serverManager;
   const controller = new Controller(
@@ -58,13 +82,29 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     undoRun: (runId) => undoRunAfterAsking(controller, runId),
     memento: context.workspaceState,
   });
-  const chatView = new ChatViewProvider(context.extensionUri, chat);
+  const setupReport = api.createOutputChannel('Toolgate Setup');
+  const setup = setupHandlers({
+    server: serverManager,
+    serverProblem: () => bundled?.problem,
+    ask: async (task) => {
+      await controller.ask(task);
+    },
+    secrets: context.secrets,
+    serverOutput,
+    report: setupReport,
+    stream: streamProcess,
+  });
+  // Opening the chat checks the model once, so nobody meets a bare error on the first ask.
+  const chatOpened = chatOpenCheck(async () => setup[SetupCommand.testConnection]({ quiet: true }));
+  const chatView = new ChatViewProvider(context.extensionUri, chat, chatOpened);
   controller.chatVisible = () => chatView.visible();
   controller.currentSession = () => chat.conversation.sessionId;
 
   context.subscriptions.push(
     transcript,
     serverOutput,
+    setupReport,
+    ...registerSetupCommands(setup),
     statusBar,
     contentProvider,
     lenses,
@@ -106,6 +146,11 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
   }
   // Not awaited: activation must not wait for the interpreter check and the server's start.
   void serverManager.start();
+  // The first time, with no model chosen yet, the walkthrough opens by itself.
+  if (!context.globalState.get<boolean>(WALKTHROUGH_SHOWN) && !api.isSettingSet('baseUrl')) {
+    await context.globalState.update(WALKTHROUGH_SHOWN, true);
+    void api.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH, false);
+  }
   await review.updateContext();
 }
 

@@ -9,8 +9,8 @@ export interface ServerLaunch {
   command: string;
   args: string[];
   python?: string;
-  /** Where the interpreter came from, for messages. */
-  origin: 'serverCommand' | 'pythonPath' | 'pythonExtension' | 'default';
+  /** Where the interpreter came from, for messages; `bundled`: the extension's own environment. */
+  origin: 'serverCommand' | 'pythonPath' | 'pythonExtension' | 'default' | 'bundled';
 }
 
 /** Find the interpreter the Python extension has selected; undefined when it has none. */

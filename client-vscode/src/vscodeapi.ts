@@ -166,6 +166,10 @@ export function isSettingSet(key: string): boolean {
       found.workspaceFolderValue !== undefined)
   );
 }
+/** Set `toolgate.<key>` in the person's own (user) settings; undefined removes it. */
+export function updateSetting(key: string, value: unknown): Thenable<void> {
+  return vscode.workspace.getConfiguration('toolgate').update(key, value, vscode.ConfigurationTarget.Global);
+}
 export function onDidChangeConfiguration(
   listener: (affects: (section: string) => boolean) => void,
 ): vscode.Disposable {

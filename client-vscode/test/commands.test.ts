@@ -10,6 +10,7 @@ import { Controller } from '../src/controller';
 import { ProposalStore } from '../src/proposals';
 import { CommandCancelled, ServerCommand } from '../src/protocol';
 import { DiffReview } from '../src/review';
+import { SetupCommand } from '../src/setup';
 import { FakeServer, flush, makeProposal, type FakeToken } from './helpers';
 
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8'));
@@ -39,11 +40,13 @@ function setup() {
 describe('command registration', () => {
   beforeEach(() => fake.reset());
 
-  it('registers exactly the commands package.json contributes, none of them a server id', () => {
+  it('registers exactly the commands package.json contributes (with setup.ts), none of them a server id', () => {
     const { deps } = setup();
     registerCommands(deps);
     const contributed = manifest.contributes.commands.map((c: { command: string }) => c.command).sort();
-    expect([...fake.registered.keys()].sort()).toEqual(contributed);
+    const setupIds = Object.values(SetupCommand);
+    expect(setupIds.some((id) => fake.registered.has(id))).toBe(false);
+    expect([...fake.registered.keys(), ...setupIds].sort()).toEqual(contributed);
     const serverIds = new Set<string>(Object.values(ServerCommand));
     for (const id of fake.registered.keys()) {
       expect(id.startsWith('toolgate-vscode.')).toBe(true);

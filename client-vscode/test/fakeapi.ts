@@ -253,6 +253,14 @@ export function showModalWarning(message: string, _detail: string, ...items: str
   fake.messages.push({ level: 'modal', message, items });
   return Promise.resolve(fake.messageAnswers.shift());
 }
+export function updateSetting(key: string, value: unknown): Promise<void> {
+  if (value === undefined) {
+    delete fake.settings[key];
+  } else {
+    fake.settings[key] = value;
+  }
+  return Promise.resolve();
+}
 export function isSettingSet(key: string): boolean {
   return key in fake.settings;
 }

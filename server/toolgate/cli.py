@@ -161,6 +161,16 @@ def _parser() -> argparse.ArgumentParser:
     flags.endpoint(acp)
     flags.profile(acp)
 
+    doctor = sub.add_parser("doctor", help="check that a run can start here, and how to fix it")
+    flags.workspace(doctor)
+    flags.endpoint(doctor)
+    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+    doctor.add_argument("--no-self-check", action="store_true", help="skip the embedded model's")
+    model_sub = sub.add_parser("model", help="the embedded local model")
+    model_sub.add_subparsers(dest="model_command", required=True).add_parser(
+        "install", help="install it into this Python, with the portable build and a self-check"
+    )
+
     trust = sub.add_parser("trust", help="confirm settings that the workspace's files widen")
     flags.workspace(trust)
     trust.add_argument("--yes", action="store_true", help="confirm all without asking")
@@ -225,6 +235,15 @@ def main(argv: list[str] | None = None) -> int:
         return cli_runs.main(args)
     if args.command == "demo":
         return _demo(args)
+    if args.command == "doctor":
+        from toolgate.setup import doctor
+
+        args.profile = args.max_steps = args.tool_calling = None
+        return doctor.main(args, _overrides(args))
+    if args.command == "model":
+        from toolgate.setup import model_install
+
+        return model_install.main()
     if args.command == "mcp":
         from toolgate.mcp.server import serve as serve_mcp
 

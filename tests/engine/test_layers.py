@@ -60,6 +60,8 @@ ABOVE = {
     "toolgate.session": FRONT_ENDS,
     # the agent tools are jobs over the session service, for any front end to offer
     "toolgate.agent_tools": FRONT_ENDS,
+    # setting up (doctor, model install, finding model servers) serves every front end
+    "toolgate.setup": FRONT_ENDS,
     # configuration is read by the agent, never the other way round
     "toolgate.config": (*FRONT_ENDS, "toolgate.session", "toolgate.agent"),
     # the server uses the reviewer; the reviewer knows only the editor-client protocol
@@ -113,6 +115,8 @@ def upward_imports(base: Path) -> list[str]:
             banned = ABOVE["toolgate.session"]
         elif _within(module, ("toolgate.agent_tools",)):
             banned = ABOVE["toolgate.agent_tools"]
+        elif _within(module, ("toolgate.setup",)):
+            banned = ABOVE["toolgate.setup"]
         elif module in ABOVE:
             banned = ABOVE[module]
         else:

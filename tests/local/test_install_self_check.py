@@ -148,7 +148,9 @@ def test_a_runtime_that_still_crashes_after_the_rebuild_fails_the_install(
     assert done.returncode != 0
     _assert_portable_rebuild(record)
     message = done.stderr.strip().splitlines()[-1]
-    assert message.startswith("install-local-model: the rebuilt runtime still fails its self-check")
+    assert message.startswith(
+        "toolgate model install: the rebuilt runtime still fails its self-check"
+    )
     assert "signal 11 (SIGSEGV)" in message and "log: " in message
 
 

@@ -163,7 +163,7 @@ def test_missing_runtime_gives_one_line_with_both_ways_out(tmp_path: Path) -> No
     ).stdout
 
     assert out.count("\n") == 1
-    assert 'pip install "toolgate[local]"' in out
+    assert "toolgate model install" in out
     assert "--base-url" in out and "OPENAI_BASE_URL" in out
     assert "llama_cpp" in out
     assert MODEL_FILE_NAME not in out

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.local_model
 TASK = 'Step 1: call read_file with path "README.md". One tool block per answer.'
 CRASH_LINE = re.compile(
     r"^the local model server exited with signal 11 \(SIGSEGV\) — log: (\S+/local-model-\S+\.log); "
-    r"reinstall with scripts/install-local-model\.sh$"
+    r"reinstall with toolgate model install$"
 )
 
 

@@ -37,7 +37,7 @@ pytestmark = [
     pytest.mark.skipif(
         importlib.util.find_spec("llama_cpp") is None,
         reason='the local runtime is not installed (pip install "toolgate[local]", or run '
-        "scripts/install-local-model.sh)",
+        "toolgate model install)",
     ),
 ]
 

@@ -200,6 +200,10 @@ def command_bases(file_uri: str) -> dict[str, list[Any]]:
         "toolgate.loadSession": [{"sessionId": "s-nope"}],
         "toolgate.renameSession": [{"sessionId": "s-nope", "title": "t"}],
         "toolgate.deleteSession": [{"sessionId": "s-nope"}],
+        "toolgate.doctor": [],
+        "toolgate.findModelServers": [],
+        # Port 9 (discard): nothing listens, so a well-formed check fails at once.
+        "toolgate.checkEndpoint": [{"baseUrl": "http://127.0.0.1:9/v1", "model": "m"}],
         "toolgate.undoRun": [{"runId": "r-nope", "dryRun": True, "force": False}],
         "toolgate.review": [{"staged": False, "proposalId": "p-nope", "focus": ["security"]}],
         "toolgate.applyReviewSuggestion": [

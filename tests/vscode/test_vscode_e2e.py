@@ -11,7 +11,10 @@ ends without running the tests, Run Tests twice with the failure in Problems eac
 run's Undo button, the undo's own button that undoes the undo, a partial plan whose gap is
 scaffolded and which is dropped, a ready plan approved and run, a reload of the window
 that brings the plans and every run's end back, and Undo Last Run from the command palette,
-drawn in the chat at once as after a reload). These tests
+drawn in the chat at once as after a reload), and a new person's first run
+(client-vscode/e2e/firstrun.mjs: no Toolgate setting, a Python without Toolgate, the server the
+.vsix carries installed into the extension's own environment, the walkthrough finding the
+scripted model on a port it probes, the sample task's diff accepted, a warm start). These tests
 build the .vsix from the current sources, run each scenario against this interpreter's
 `toolgate lsp`, and fail when a scenario fails. Screenshots and logs go to
 test-artifacts/vscode/. Needs `bash scripts/install-vscode-test-deps.sh`.
@@ -19,6 +22,7 @@ test-artifacts/vscode/. Needs `bash scripts/install-vscode-test-deps.sh`.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -74,6 +78,15 @@ def vsix() -> Path:
     return VSIX
 
 
+def _base_python() -> str:
+    """The interpreter this test's environment was made from: a Python without Toolgate."""
+    base = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    has = subprocess.run([base, "-c", "import toolgate"], capture_output=True, timeout=60)
+    if has.returncode == 0:
+        pytest.skip(f"{base} has Toolgate installed: the first run needs a Python without it")
+    return base
+
+
 def _scenario(vsix: Path, name: str, *flags: str) -> None:
     """Run e2e/run.mjs with this interpreter's server; fail with its output when it fails."""
     node = shutil.which("node")
@@ -91,7 +104,7 @@ def _scenario(vsix: Path, name: str, *flags: str) -> None:
             str(artifacts),
             *flags,
         ],
-        600,
+        1500 if name == "first-run" else 600,
         ARTIFACTS / f"{name}.log",
     )
     assert result.returncode == 0, (
@@ -136,3 +149,14 @@ def test_run_tests_undo_and_plans_after_a_finished_run_in_real_vscode(vsix: Path
 def test_restricted_workspace_refuses_tests_until_trusted(vsix: Path) -> None:
     _scenario(vsix, "restricted", "--restricted")
     assert (ARTIFACTS / "restricted" / "restricted.png").stat().st_size > 10_000
+
+
+def test_first_run_from_the_vsix_to_an_accepted_diff(vsix: Path) -> None:
+    _scenario(vsix, "first-run", "--first-run", "--base-python", _base_python())
+    folder = ARTIFACTS / "first-run"
+    for shot in ("walkthrough-opened.png", "walkthrough.png", "first-diff.png"):
+        assert (folder / shot).stat().st_size > 10_000, f"{shot} is missing or empty"
+    found = json.loads((folder / "first-run.json").read_text(encoding="utf-8"))
+    assert found["steps"][-1] == "Accept the diff"
+    assert found["firstStartSeconds"]["install"] > 0
+    assert found["warmStartSeconds"]["serverReady"] < found["firstStartSeconds"]["serverReady"]

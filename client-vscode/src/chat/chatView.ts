@@ -67,6 +67,8 @@ export class ChatViewProvider implements api.WebviewViewProvider {
   constructor(
     private readonly extensionUri: api.Uri,
     private readonly chat: ChatController,
+    /** Called each time the view is drawn (opened): the extension checks the model then. */
+    private readonly onOpen: () => void = () => undefined,
   ) {}
 
   /** Whether the view is on screen. */
@@ -95,6 +97,7 @@ export class ChatViewProvider implements api.WebviewViewProvider {
       this.chat.detach();
       this.view = undefined;
     });
+    this.onOpen();
   }
 
   /** Reveal the view and put the cursor in its input. */

@@ -411,6 +411,18 @@ class ReviewLoopArguments:
     session_id: str | None = _session_id()
 
 
+@attrs.frozen
+class CheckEndpointArguments:
+    """`toolgate.checkEndpoint`: `[]`, or `[{"baseUrl"?: "…", "model"?: "…"}]`."""
+
+    base_url: str | None = attrs.field(
+        default=None, validator=_at_most(2_000), metadata=_message("baseUrl must be a string")
+    )
+    model: str | None = attrs.field(
+        default=None, validator=_at_most(500), metadata=_message("model must be a string")
+    )
+
+
 @positional
 @attrs.frozen
 class NoArguments:

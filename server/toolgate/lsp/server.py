@@ -60,6 +60,7 @@ from toolgate.lsp.protocol import ToolgateProtocol, toolgate_converter
 from toolgate.lsp.session_watch import register as register_session_watch
 from toolgate.lsp.session_watch import watch_sessions
 from toolgate.lsp.settings import EditorSettings, SettingsError, parse_settings
+from toolgate.lsp.setup import register as register_setup
 from toolgate.lsp.undo import register as register_undo
 
 if TYPE_CHECKING:
@@ -616,6 +617,7 @@ class ToolgateServer(LanguageServer):
 
 server = ToolgateServer()
 register_planning(server)
+register_setup(server)
 register_undo(server)
 register_session_watch(server)
 register_code_review(server)

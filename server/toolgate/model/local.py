@@ -43,7 +43,7 @@ STOP_GRACE_SECONDS = 5.0
 GRAMMAR_ENV = "TOOLGATE_LOCAL_GRAMMAR"
 # How long a failed request waits for a dying server to be reaped before blaming the transport.
 EXIT_WAIT_SECONDS = 3.0
-REINSTALL_HINT = "reinstall with scripts/install-local-model.sh"
+REINSTALL_HINT = "reinstall with toolgate model install"
 # Log files kept in the cache folder, newest first; older ones are removed on start.
 KEEP_LOGS = 5
 _BIND_ATTEMPTS = 3

