@@ -59,7 +59,7 @@ def test_a_claude_code_hook_blocks_an_edit_with_its_reason(tmp_path: Path) -> No
         hooks,
         "PreToolUse",
         tool_name="edit_file",
-        kind="edit",
+        kind="change",
         fields={"session_id": "s1", "tool_input": {"path": "gen.py"}},
     )
     assert outcome.blocked
@@ -94,7 +94,7 @@ def test_json_decisions_and_context(tmp_path: Path) -> None:
     outcome = fire(deny, "PreToolUse", tool_name="git_commit", kind="git")
     assert outcome.decision == "deny" and outcome.reason == "no commits on Fridays"
     ask = runner(tmp_path, "PreToolUse", """echo '{"decision": "ask", "reason": "check it"}'""")
-    assert fire(ask, "PreToolUse", tool_name="write_file", kind="edit").decision == "ask"
+    assert fire(ask, "PreToolUse", tool_name="write_file", kind="change").decision == "ask"
     context = runner(tmp_path, "UserPromptSubmit", "echo 'The build uses make.'")
     assert fire(context, "UserPromptSubmit").context == ["The build uses make."]
     extra = runner(
@@ -112,7 +112,7 @@ def test_json_decisions_and_context(tmp_path: Path) -> None:
             )
         ),
     )
-    assert fire(extra, "PostToolUse", tool_name="write_file", kind="edit").context == ["formatted"]
+    assert fire(extra, "PostToolUse", tool_name="write_file", kind="change").context == ["formatted"]
 
 
 @pytest.mark.parametrize(
@@ -128,7 +128,7 @@ def test_a_broken_hook_is_one_line_and_the_turn_goes_on(
     tmp_path: Path, command: str, timeout: float, says: str
 ) -> None:
     hooks = runner(tmp_path, "PreToolUse", command, timeout=timeout)
-    outcome = fire(hooks, "PreToolUse", tool_name="write_file", kind="edit")
+    outcome = fire(hooks, "PreToolUse", tool_name="write_file", kind="change")
     assert outcome.decision is None
     assert len(outcome.problems) == 1 and says in outcome.problems[0]
 
@@ -161,9 +161,9 @@ def test_a_wrong_shape_names_where(table: dict, where: str) -> None:
 
 def test_the_matcher_knows_other_agents_names_by_kind(tmp_path: Path) -> None:
     hooks = parse_hooks({"PreToolUse": [{"matcher": "Bash", "hooks": [{"command": "true"}]}]}, "t")
-    assert hooks[0].matches("run_tests", "execute")
+    assert hooks[0].matches("run_tests", "run")
     assert not hooks[0].matches("read_file", "read")
     named = parse_hooks(
         {"PreToolUse": [{"matcher": "write_file", "hooks": [{"command": "true"}]}]}, "t"
     )
-    assert named[0].matches("write_file", "edit") and not named[0].matches("git_add", "git")
+    assert named[0].matches("write_file", "change") and not named[0].matches("git_add", "git")

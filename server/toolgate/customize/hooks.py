@@ -54,8 +54,8 @@ KIND_ALIASES: dict[str, tuple[str, ...]] = {
         "glob",
         "search_file_content",
     ),
-    "edit": ("Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace", "apply_patch"),
-    "execute": ("Bash", "run_shell_command", "shell"),
+    "change": ("Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace", "apply_patch"),
+    "run": ("Bash", "run_shell_command", "shell"),
     "git": ("Bash", "run_shell_command", "shell"),
 }
 
