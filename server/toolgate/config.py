@@ -18,6 +18,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from toolgate.calls.writing import PROMPT_SYNTAXES
+from toolgate.customize.hooks import Hook, HookError, parse_hooks, settings_hooks
+from toolgate.customize.mcp_json import read_mcp_file, workspace_mcp_files
+from toolgate.customize.places import user_config_dir
 from toolgate.runner.sandbox import MODES as SANDBOX_MODES
 from toolgate.runner.sandbox import SandboxSettings
 
@@ -142,6 +145,8 @@ SCHEMA: dict[str, Any] = {
                 "max_file_bytes": _POSITIVE,
             },
         },
+        # Checked by toolgate.customize.hooks (the shape other agents' settings files share).
+        "hooks": {"type": "object"},
         "mcp": {
             "type": "object",
             "additionalProperties": False,
@@ -292,6 +297,11 @@ class TrustItem:
             return f"{self.source} starts the MCP server {self.key[12:]!r}: {argv}"
         if self.key == "tool_calling.syntax_modules":
             return f"{self.source} imports the Python module {self.value!r} to read tool calls"
+        if self.key.startswith("hooks."):
+            matcher = f" for {self.value['matcher']}" if self.value.get("matcher") else ""
+            return (
+                f"{self.source} runs a command on {self.key[6:]}{matcher}: {self.value['command']}"
+            )
         return f"{self.source} widens the policy: {self.key} = {self.value!r}"
 
 
@@ -316,6 +326,11 @@ class Config:
     limits: Limits = field(default_factory=Limits)
     tool_calling: ToolCalling = field(default_factory=ToolCalling)
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → table
+    mcp_sources: dict[str, str] = field(default_factory=dict)  # name → the file it came from
+    # Hooks that run: the person's own, and a workspace's once confirmed (docs/CUSTOMIZE.md).
+    hooks: list[Hook] = field(default_factory=list)
+    # What a customization file held that could not be used, one line each, for the person.
+    notes: list[str] = field(default_factory=list)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     pending_trust: list[TrustItem] = field(default_factory=list)
     # [planning]: min_confidence, allow_capabilities, deny_capabilities (toolgate.planning).
@@ -470,8 +485,22 @@ def _apply_mcp(config: Config, mcp: dict[str, Any], origin: _Source) -> None:
         # workspace's own servers wait for the person.
         if origin.trusted:
             config.mcp_servers[name] = dict(server)
+            config.mcp_sources[name] = origin.name
         else:
             origin.hold(f"mcp.servers.{name}", dict(server))
+
+
+def _apply_hooks(config: Config, table: dict[str, Any], origin: _Source) -> None:
+    try:
+        hooks = parse_hooks(table, origin.name)
+    except HookError as exc:
+        raise ConfigError(str(exc)) from None
+    for hook in hooks:
+        # A hook runs a command line: a workspace's own waits for the person, by its text.
+        if origin.trusted:
+            config.hooks.append(hook)
+        else:
+            origin.hold(f"hooks.{hook.event}", hook.table())
 
 
 # How much each sandbox mode confines: a workspace file may only raise it without a confirmation.
@@ -551,6 +580,7 @@ _TABLES: tuple[tuple[str, Callable[[Config, Any, _Source], None]], ...] = (
     ("model", _apply_model),
     ("policy", _apply_policy),
     ("mcp", _apply_mcp),
+    ("hooks", _apply_hooks),
     ("sandbox", _apply_sandbox),
     ("limits", _apply_limits),
     ("planning", _apply_planning),
@@ -581,6 +611,17 @@ def apply_trust(config: Config, confirmed: set[str]) -> list[TrustItem]:
             config.allowed_commands.append(item.value)
         elif item.kind == "widening" and item.key.startswith("mcp.servers."):
             config.mcp_servers[item.key[12:]] = dict(item.value)
+            config.mcp_sources[item.key[12:]] = item.source
+        elif item.kind == "widening" and item.key.startswith("hooks."):
+            config.hooks.append(
+                Hook(
+                    item.key[6:],
+                    item.value["command"],
+                    item.value.get("matcher", ""),
+                    float(item.value.get("timeout", 60)),
+                    item.source,
+                )
+            )
         elif item.kind == "widening" and item.key == "sandbox.mode":
             config.sandbox = SandboxSettings(mode=item.value, network=config.sandbox.network)
         elif item.kind == "widening" and item.key == "tool_calling.syntax_modules":
@@ -591,17 +632,55 @@ def apply_trust(config: Config, confirmed: set[str]) -> list[TrustItem]:
     return still
 
 
+def _apply_mcp_json(
+    config: Config, path: Path, root: Path, env: dict[str, str], *, trusted: bool
+) -> None:
+    """The servers of an MCP JSON file other agents read, merged as `[mcp.servers]` is."""
+    if not path.is_file():
+        return
+    found = read_mcp_file(path, root, env)
+    if found.problem is not None:
+        config.notes.append(f"{found.problem}; its MCP servers are not used")
+        return
+    for name, why in found.skipped.items():
+        config.notes.append(f"{path}: MCP server {name!r} is not used: {why}")
+    for name, server in found.servers.items():
+        problem = _mcp_server_problem(server)
+        if problem is not None:
+            config.notes.append(f"{path}: MCP server {name!r} is not used: {problem}")
+            continue
+        _apply(config, {"mcp": {"servers": {name: server}}}, str(path), trusted=trusted)
+
+
+def _apply_settings_hooks(config: Config, path: Path) -> None:
+    """The hooks of a workspace's `.claude/settings.json`: they wait for the person too."""
+    if not path.is_file():
+        return
+    try:
+        hooks = settings_hooks(path)
+    except HookError as exc:
+        config.notes.append(f"{exc}; its hooks are not used")
+        return
+    origin = _Source(str(path), False, config)
+    for hook in hooks:
+        origin.hold(f"hooks.{hook.event}", hook.table())
+
+
 def load_config(
     root: Path, *, overrides: dict[str, Any] | None = None, env: dict[str, str] | None = None
 ) -> Config:
     """Merge defaults, user file, workspace files, environment and `overrides` (flags)."""
     env = dict(os.environ if env is None else env)
     config = Config()
+    _apply_mcp_json(config, user_config_dir() / "mcp.json", root, env, trusted=True)
     user = user_config_path()
     user_doc = _read_toml(user)
     if user_doc is not None:
         _check(user_doc, str(user))
         _apply(config, user_doc, str(user), trusted=True)
+    for path in workspace_mcp_files(root):
+        _apply_mcp_json(config, path, root, env, trusted=False)
+    _apply_settings_hooks(config, root / ".claude" / "settings.json")
     for path, doc in workspace_config_files(root):
         _check(doc, str(path))
         _apply(config, doc, str(path), trusted=False)

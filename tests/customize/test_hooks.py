@@ -112,7 +112,9 @@ def test_json_decisions_and_context(tmp_path: Path) -> None:
             )
         ),
     )
-    assert fire(extra, "PostToolUse", tool_name="write_file", kind="change").context == ["formatted"]
+    assert fire(extra, "PostToolUse", tool_name="write_file", kind="change").context == [
+        "formatted"
+    ]
 
 
 @pytest.mark.parametrize(

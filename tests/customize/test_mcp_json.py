@@ -36,7 +36,7 @@ def test_claude_shape_with_environment(tmp_path: Path) -> None:
         "remote": {
             "url": "https://mcp.example/mcp",
             "type": "http",
-            "headers": {"Authorization": "Bearer k"},
+            "headers": {"Authorization": "Bearer ${env:KEY}"},
         },
     }
     assert set(found.skipped) == {"bad name", "broken"}

@@ -54,7 +54,15 @@ KIND_ALIASES: dict[str, tuple[str, ...]] = {
         "glob",
         "search_file_content",
     ),
-    "change": ("Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace", "apply_patch"),
+    "change": (
+        "Edit",
+        "Write",
+        "MultiEdit",
+        "NotebookEdit",
+        "write_file",
+        "replace",
+        "apply_patch",
+    ),
     "run": ("Bash", "run_shell_command", "shell"),
     "git": ("Bash", "run_shell_command", "shell"),
 }

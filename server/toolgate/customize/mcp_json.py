@@ -8,7 +8,8 @@
 
 Each server becomes the table `[mcp.servers.NAME]` would hold (`command` as one argv, `env`,
 or `url`, `type` and `headers`), so one code path starts them and one trust rule covers them:
-a workspace's servers wait for the person's confirmation. A value VS Code would prompt for
+a workspace's servers wait for the person's confirmation. A header's variables stay
+`${env:NAME}` references, read only when connecting. A value VS Code would prompt for
 (`${input:ID}`) cannot be asked for here; such a server is listed with that reason.
 """
 
@@ -56,6 +57,27 @@ def _expand(value: str, env: Mapping[str, str], root: Path) -> str:
     return _VARIABLE.sub(one, value)
 
 
+def _lazy(value: str, env: Mapping[str, str], root: Path) -> str:
+    """A header's value with its variables left as `${env:NAME}`, read when connecting.
+
+    A header usually carries a token: kept as a reference, it never lands in the
+    configuration Toolgate shows or the run log.
+    """
+
+    def one(match: re.Match[str]) -> str:
+        inner = match.group(1)
+        name, has_default, default = inner.removeprefix("env:").partition(":-")
+        if inner.startswith("input:"):
+            raise _NeedsInput(inner[6:])
+        if inner in ("workspaceFolder", "workspaceRoot", "userHome"):
+            return _expand(match.group(0), env, root)
+        if has_default and name not in env:
+            return default
+        return "${env:" + name + "}"
+
+    return _VARIABLE.sub(one, value)
+
+
 def _strings(value: Any, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ValueError(f"{where}: a list of strings")
@@ -76,7 +98,7 @@ def _table(raw: Any, env: Mapping[str, str], root: Path) -> dict[str, Any]:
         if not isinstance(headers, Mapping):
             raise ValueError("headers: an object of strings")
         if headers:
-            table["headers"] = {str(k): _expand(str(v), env, root) for k, v in headers.items()}
+            table["headers"] = {str(k): _lazy(str(v), env, root) for k, v in headers.items()}
         return table
     if kind not in (None, "stdio"):
         raise ValueError(f"type {kind!r} without a url")
