@@ -30,6 +30,9 @@ class ToolResult:
     duration_seconds: float = 0.0
     output_truncated: bool = False
     output_size_bytes: int = 0
+    # What the project says about this call, for the model: the rules for the files it touched,
+    # a hook's word (docs/CUSTOMIZE.md).
+    notes: list[str] = field(default_factory=list)
 
     @classmethod
     def ok(cls, data: Any = None, **kw: Any) -> ToolResult:
@@ -43,4 +46,7 @@ class ToolResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape sent to the model and written to the run log."""
-        return asdict(self)
+        shape = asdict(self)
+        if not self.notes:
+            del shape["notes"]  # most results have none: the shape stays as it always was
+        return shape

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from toolgate.agent.call_hooks import NO_SAY, CallHooks
 from toolgate.agent.checkpoints import Checkpoint, record_command_changes, snapshot_workspace
 from toolgate.agent.events import (
     PROPOSAL_CREATED,
@@ -100,6 +101,8 @@ class Gate:
         self.latent: LatentAnswers | None = None
         # A front end's look at each result as it comes (the events carry no tool output).
         self.on_result: Callable[[ToolCall, ToolResult], None] | None = None
+        # What the workspace's hooks, rules and skills say around each call.
+        self.hooks: CallHooks | None = None
         if ctx.on_progress is None:
             # A tool's stderr reaches every front end as events, like the rest of the run.
             ctx.on_progress = self._progress
@@ -157,6 +160,12 @@ class Gate:
         )
         outcome = await self._decide_and_run(call, args, reasoning)
         result = outcome.result
+        tool = self.registry.get(call.name)
+        if self.hooks is not None and tool is not None:
+            try:
+                result.notes.extend(await self.hooks.after(call, tool, args, result))
+            except Exception:  # a hook's failure is reported by the hooks; the run goes on
+                log.exception("after-call hooks failed for %s", call.name)
         if call.name == "git_commit" and result.success and isinstance(result.data, dict):
             self.checkpoint.commit_made(str(result.data.get("commit") or ""))
         if not result.duration_seconds:
@@ -248,6 +257,9 @@ class Gate:
             )
             denied.rule = rule
             return denied
+        decision, refused = await self._ask_hooks(call, tool, args, reasoning, decision)
+        if refused is not None:
+            return refused
         self._decided(call, decision, reasoning)
         if isinstance(activity, ChangeActivity):
             try:
@@ -281,6 +293,34 @@ class Gate:
                 )
             return GateOutcome(await self._run(call, activity, args), "approved", args, reasoning)
         return GateOutcome(await self._run(call, activity, args), "auto", args, reasoning)
+
+    async def _ask_hooks(
+        self,
+        call: ToolCall,
+        tool: Tool,
+        args: dict[str, Any],
+        reasoning: str,
+        decision: Decision,
+    ) -> tuple[Decision, GateOutcome | None]:
+        """The hooks' word on a call the policy lets through: refuse it, ask, or let it run."""
+        if self.hooks is None:
+            return decision, None
+        try:
+            verdict = await self.hooks.before(call, tool, args)
+        except Exception:  # a hook's failure is reported by the hooks; the call goes on
+            log.exception("before-call hooks failed for %s", call.name)
+            verdict = NO_SAY
+        if verdict.decision == "deny":
+            refused = self._denied(
+                call, f"{call.name} was blocked: {verdict.reason}", args, reasoning
+            )
+            refused.rule = "hook"
+            return decision, refused
+        if verdict.decision == "ask":
+            return Decision.ASK, None
+        if verdict.decision == "allow" and decision == Decision.ASK:
+            return Decision.AUTO, None
+        return decision, None
 
     async def _latent(
         self, call: ToolCall, tool: Tool, args: dict[str, Any], reasoning: str

@@ -1,4 +1,4 @@
-"""The system prompt: the profile's instructions, AGENTS.md, skills, and the text protocol."""
+"""The system prompt: the profile's instructions, the rules, the skills, and the text protocol."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from toolgate.customize.rules import Rule, find_rules, on_request_section, rules_section
+from toolgate.customize.skills import Skill, find_skills, skills_section
 from toolgate.tools.builtins import READ_ONLY_TOOLS
 
 _MAX_INSTRUCTION_BYTES = 64_000
@@ -25,10 +27,28 @@ class Profile:
 
 @dataclass
 class Instructions:
-    """What the workspace tells the agent."""
+    """What the workspace (and the person) tell the agent in every request."""
 
-    agents_md: str | None = None
-    skills: dict[str, str] = field(default_factory=dict)
+    root: Path | None = None
+    rules: list[Rule] = field(default_factory=list)  # always-on, identical text once
+    on_request: list[Rule] = field(default_factory=list)  # listed by description
+    agent_skills: list[Skill] = field(default_factory=list)  # SKILL.md: listed, loaded on demand
+    skills: dict[str, str] = field(default_factory=dict)  # .agent/skills/*.md: sent whole
+    cut: list[Rule] = field(default_factory=list)  # rules left out to fit the window
+    problems: list[str] = field(default_factory=list)
+
+    def fit_rules(self, max_tokens: int) -> None:
+        """Keep the rules, in order, within `max_tokens`; the rest are cut and named."""
+        kept: list[Rule] = []
+        used = 0
+        for rule in self.rules:
+            cost = len(rule.text.encode()) // 3 + 8  # the budget's estimate: bytes / 3
+            if used + cost > max_tokens:
+                self.cut.append(rule)
+                continue
+            kept.append(rule)
+            used += cost
+        self.rules = kept
 
 
 def _front_matter(text: str) -> tuple[dict[str, str], str]:
@@ -89,12 +109,17 @@ def load_profile(root: Path, name: str) -> Profile:
     return profiles[name]
 
 
-def load_instructions(root: Path) -> Instructions:
-    """AGENTS.md and .agent/skills/*.md, when present."""
-    found = Instructions()
-    agents = root / "AGENTS.md"
-    if _workspace_file(root, agents):
-        found.agents_md = agents.read_text("utf-8", errors="replace")[:_MAX_INSTRUCTION_BYTES]
+def load_instructions(root: Path, *, user: bool = True) -> Instructions:
+    """The rules files, the skills, and the older .agent/skills/*.md (docs/CUSTOMIZE.md)."""
+    rules = find_rules(root, user=user)
+    agent_skills = find_skills(root, user=user)
+    found = Instructions(
+        root=root,
+        rules=rules.always(),
+        on_request=rules.on_request(),
+        agent_skills=agent_skills.skills,
+        problems=[*rules.problems, *agent_skills.problems],
+    )
     skills = root / ".agent" / "skills"
     if skills.is_dir():
         for path in sorted(skills.glob("*.md")):
@@ -117,8 +142,13 @@ def system_prompt(
     parts = [profile.instructions.strip()]
     if not tools_enabled:
         parts = ["You are a helpful coding assistant. Answer in prose; no tools are available."]
-    if instructions.agents_md:
-        parts.append("# Project instructions (AGENTS.md)\n\n" + instructions.agents_md.strip())
+    root = instructions.root or Path(".")
+    if instructions.rules:
+        parts.append(rules_section(instructions.rules, root))
+    if instructions.on_request:
+        parts.append(on_request_section(instructions.on_request, root))
+    if instructions.agent_skills and tools_enabled:
+        parts.append(skills_section(instructions.agent_skills))
     for name, text in instructions.skills.items():
         parts.append(f"# Skill: {name}\n\n{text.strip()}")
     if tools_text:

@@ -19,11 +19,11 @@ never sent on its own. Identical text is sent once.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from toolgate.customize.frontmatter import FrontMatterError, globs, split_front_matter
 from toolgate.customize.places import inside, read_text, user_config_dir
@@ -109,15 +109,46 @@ class Rules:
         return found
 
 
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as the editors' rule files mean it.
+
+    `**/` is any folders (none too), `*` stays inside one folder, `?` is one character,
+    `{a,b}` is either.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "{" and "}" in pattern[i:]:
+            end = pattern.index("}", i)
+            choices = pattern[i + 1 : end].split(",")
+            out.append("(?:" + "|".join(re.escape(c) for c in choices) + ")")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
 def _glob_match(relative: str, pattern: str) -> bool:
     pattern = pattern.strip().removeprefix("./").removeprefix("/")
-    if pattern in ("", "*", "**", "**/*"):
-        return True
-    path = PurePosixPath(relative)
-    if path.match(pattern) or fnmatch.fnmatch(relative, pattern):
-        return True
-    # `**/x` also matches `x` at the root, as every agent that reads these globs treats it.
-    return pattern.startswith("**/") and _glob_match(relative, pattern[3:])
+    if not pattern:
+        return False
+    if "/" not in pattern.rstrip("/"):
+        # A bare name or `*.py` matches at any depth, as .gitignore-style rules do.
+        pattern = "**/" + pattern
+    return _glob_regex(pattern).fullmatch(relative) is not None
 
 
 def _unique(rules: Iterable[Rule]) -> list[Rule]:

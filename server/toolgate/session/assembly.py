@@ -14,6 +14,12 @@ from toolgate.agent.gate import Gate
 from toolgate.agent.loop import AgentRun
 from toolgate.agent.policy import policy_for
 from toolgate.agent.prompt import Profile, load_instructions, load_profile, system_prompt
+from toolgate.session.customization import (
+    RunCustomization,
+    always_digests,
+    fit_rules,
+    offer_skills,
+)
 from toolgate.agent.redact import Redactor
 from toolgate.agent.runlog import RunLog
 from toolgate.config import Config, ConfigError, apply_trust
@@ -304,9 +310,6 @@ async def _assemble(
     redactor = Redactor(config.api_key)
     if endpoint.small_model and profile.source == "built-in" and profile.name == "developer":
         profile = replace(profile, instructions=SMALL_MODEL_ROLE)
-    prompt = system_prompt(
-        profile, load_instructions(setup.root), tools_enabled=config.tool_calling.enabled
-    )
     settings = model_settings(config, endpoint, tool_choice=config.tool_choice)
     if endpoint.small_model:
         # A small model follows instructions best without sampling, and without a cap it can
@@ -319,6 +322,12 @@ async def _assemble(
     if not endpoint.model:
         model.model = settings.model = await pick_model(model)
     budget = await context_budget(config, endpoint, settings)
+    instructions = load_instructions(setup.root)
+    customization_notes: list[str] = [*config.notes, *instructions.problems]
+    fit_rules(instructions, budget.window, customization_notes.append)
+    if config.tool_calling.enabled:
+        offer_skills(registry, instructions)
+    prompt = system_prompt(profile, instructions, tools_enabled=config.tool_calling.enabled)
     workspace = Workspace(setup.root, max_file_bytes=config.limits.max_file_bytes)
     if setup.buffers is not None:
         workspace.buffers = setup.buffers
@@ -371,6 +380,19 @@ async def _assemble(
         setup.bus.emit(NOTICE, run.run_id, message=message)
 
     run.gate.latent = latent_answers(config, settings, notice, redactor.text)
+    for line in customization_notes:
+        notice(line)
+    conversation = setup.conversation
+    session_file = conversation.file.path if conversation and conversation.file else None
+    run.gate.hooks = RunCustomization(
+        setup.root,
+        config.hooks,
+        session_id=(conversation.session_id if conversation else None) or run.run_id,
+        transcript_path=str(session_file or ""),
+        notice=notice,
+        skills=instructions.agent_skills,
+        sent_rules=always_digests(instructions),
+    )
     return run
 
 

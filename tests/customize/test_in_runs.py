@@ -1,0 +1,164 @@
+"""Rules, skills and hooks at work in real runs against the scripted model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.engine.helpers import answer, drive, results_read, system_text, tool_names
+from tests.support.scripted_model import ScriptedModel, tool_call
+
+from toolgate.config import load_config
+from toolgate.trust import TrustStore
+
+CLAUDE_HOOK = {
+    "hooks": {
+        "PreToolUse": [
+            {
+                "matcher": "Edit|Write",
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "touch hook-ran; echo 'src/gen.py is generated: edit "
+                        "templates/gen.j2 instead' >&2; exit 2",
+                    }
+                ],
+            }
+        ]
+    }
+}
+
+
+def load_skill(name: str) -> dict[str, Any]:
+    """A script entry calling load_skill (whose argument is called `name`, as tool_call's is)."""
+    return {"tool_calls": [{"name": "load_skill", "arguments": {"name": name}}]}
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, "utf-8")
+
+
+async def test_a_claude_code_hook_blocks_edit_file_once_confirmed(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    write(repo / ".claude/settings.json", json.dumps(CLAUDE_HOOK))
+    write(repo / "src/gen.py", "x = 1\n")
+    edit = tool_call("edit_file", path="src/gen.py", search="x = 1", replace="x = 2")
+    # Not confirmed: the hook does not run, and the edit goes through the gate as always.
+    scripted.script = [edit, answer()]
+    await drive(repo, scripted)
+    assert not (repo / "hook-ran").exists()
+    assert (repo / "src/gen.py").read_text() == "x = 2\n"
+    # Confirmed: it runs, blocks, and the model reads its reason.
+    write(repo / "src/gen.py", "x = 1\n")
+    [waiting] = [t for t in load_config(repo).pending_trust if t.key.startswith("hooks.")]
+    TrustStore().confirm(repo, [waiting.fingerprint])
+    scripted.script = [edit, answer()]
+    await drive(repo, scripted)
+    assert (repo / "hook-ran").exists()
+    assert (repo / "src/gen.py").read_text() == "x = 1\n"
+    (result,) = results_read(scripted)
+    assert not result["success"]
+    assert "src/gen.py is generated: edit templates/gen.j2 instead" in result["error"]
+    # A read is no edit: the hook does not block it.
+    (repo / "hook-ran").unlink()
+    scripted.script = [tool_call("read_file", path="src/gen.py"), answer()]
+    await drive(repo, scripted)
+    assert not (repo / "hook-ran").exists()
+    assert results_read(scripted)[0]["success"]
+
+
+async def test_rules_reach_the_prompt_and_glob_rules_follow_the_files(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    write(repo / "CLAUDE.md", "Use four spaces. Marker CL-1.")
+    write(repo / "AGENTS.md", "Use four spaces. Marker CL-1.")  # identical: sent once
+    write(repo / ".github/copilot-instructions.md", "Marker CP-2.")
+    write(
+        repo / ".cursor/rules/api.mdc",
+        "---\nglobs: api/**/*.py\n---\nAPI handlers return dicts. Marker AP-3.",
+    )
+    write(repo / "api/handlers.py", "def get():\n    return {}\n")
+    write(repo / "README.md", "hello\n")
+    scripted.script = [
+        tool_call("read_file", path="README.md"),
+        tool_call("read_file", path="api/handlers.py"),
+        tool_call("read_file", path="api/handlers.py"),
+        answer(),
+    ]
+    await drive(repo, scripted)
+    prompt = system_text(scripted.requests[0])
+    assert prompt.count("Marker CL-1") == 1 and "Marker CP-2" in prompt
+    assert "AP-3" not in prompt
+    readme, handlers, again = results_read(scripted)
+    assert "notes" not in readme
+    assert "AP-3" in handlers["notes"][0] and ".cursor/rules/api.mdc" in handlers["notes"][0]
+    assert "notes" not in again  # once per run
+
+
+def twenty_skills(repo: Path) -> None:
+    for n in range(20):
+        write(
+            repo / f".agents/skills/skill-{n}/SKILL.md",
+            f"---\nname: skill-{n}\ndescription: Does task {n}.\n---\n" + f"BODY-{n} " * 300,
+        )
+    write(repo / ".agents/skills/broken/SKILL.md", "---\ndescription: no name\n---\nx")
+
+
+async def test_twenty_skills_in_a_small_window_send_names_not_bodies(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    twenty_skills(repo)
+    scripted.script = [answer()]
+    driven = await drive(repo, scripted, overrides={"model": {"context_tokens": 4000}})
+    assert driven.outcome.status == "completed"
+    first = scripted.requests[0]
+    prompt = system_text(first)
+    assert "- skill-7: Does task 7." in prompt and "BODY-" not in prompt
+    assert "load_skill" in tool_names(first)
+    notices = [e.fields["message"] for e in driven.events if e.type == "notice"]
+    assert any("broken/SKILL.md: name: a required field, missing" in n for n in notices)
+
+
+async def test_the_model_loads_a_skills_body_when_it_needs_it(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    twenty_skills(repo)
+    write(repo / ".agents/skills/skill-7/reference.md", "REFERENCE-TEXT")
+    scripted.script = [
+        load_skill("skill-7"),
+        {
+            "tool_calls": [
+                {"name": "load_skill", "arguments": {"name": "skill-7", "file": "reference.md"}}
+            ]
+        },
+        answer(),
+    ]
+    await drive(repo, scripted)
+    body, reference = results_read(scripted)
+    assert body["success"] and "BODY-7" in body["data"]["content"]
+    assert "reference.md" in body["data"]["content"] and "BODY-8" not in body["data"]["content"]
+    assert reference["data"]["content"] == "REFERENCE-TEXT"
+
+
+async def test_a_skills_allowed_tools_narrow_what_the_model_may_call(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    write(
+        repo / ".agents/skills/read-only-audit/SKILL.md",
+        "---\nname: read-only-audit\ndescription: Audit.\nallowed-tools: Read Grep\n---\nLook.",
+    )
+    scripted.script = [
+        load_skill("read-only-audit"),
+        tool_call("write_file", path="x.txt", content="x"),
+        tool_call("read_file", path="README.md"),
+        answer(),
+    ]
+    write(repo / "README.md", "hi\n")
+    await drive(repo, scripted)
+    _loaded, written, read = results_read(scripted)
+    assert not written["success"] and "allows only: Read, Grep" in written["error"]
+    assert not (repo / "x.txt").exists()
+    assert read["success"]
