@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.engine.helpers import answer, drive, results_read, system_text, tool_names
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 from toolgate.config import load_config
+from toolgate.session import SetupError
 from toolgate.trust import TrustStore
 
 CLAUDE_HOOK = {
@@ -162,3 +165,63 @@ async def test_a_skills_allowed_tools_narrow_what_the_model_may_call(
     assert not written["success"] and "allows only: Read, Grep" in written["error"]
     assert not (repo / "x.txt").exists()
     assert read["success"]
+
+
+def person_hooks(table: dict[str, Any]) -> None:
+    """Hooks in the person's own configuration: they run without a confirmation."""
+    config_home = Path(os.environ["XDG_CONFIG_HOME"])
+    write(config_home / "toolgate/config.toml", toml_hooks(table))
+
+
+def toml_hooks(table: dict[str, Any]) -> str:
+    lines = []
+    for event, groups in table.items():
+        for group in groups:
+            lines.append(f"[[hooks.{event}]]")
+            lines.append(f"matcher = {json.dumps(group.get('matcher', ''))}")
+            inner = ", ".join(
+                '{ type = "command", command = ' + json.dumps(h["command"]) + " }"
+                for h in group["hooks"]
+            )
+            lines.append(f"hooks = [{inner}]")
+    return "\n".join(lines) + "\n"
+
+
+async def test_prompt_and_session_hooks_add_context_and_stop_sends_back_to_work(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    person_hooks(
+        {
+            "SessionStart": [{"hooks": [{"command": "echo 'Build with make. SS-1'"}]}],
+            "UserPromptSubmit": [{"hooks": [{"command": "cat > prompt.json; echo UPS-2"}]}],
+            "Stop": [
+                {
+                    "hooks": [
+                        {
+                            "command": "test -f stopped-once && exit 0; touch stopped-once; "
+                            "echo 'run the tests first' >&2; exit 2"
+                        }
+                    ]
+                }
+            ],
+        }
+    )
+    scripted.script = [answer("All done."), answer("Tests pass, done.")]
+    driven = await drive(repo, scripted, task="Fix the greeting.")
+    first_user = next(m for m in scripted.requests[0]["messages"] if m["role"] == "user")
+    assert "SS-1" in first_user["content"] and "UPS-2" in first_user["content"]
+    assert first_user["content"].rstrip().endswith("Fix the greeting.")
+    assert json.loads((repo / "prompt.json").read_text())["prompt"] == "Fix the greeting."
+    last_user = [m for m in scripted.requests[1]["messages"] if m["role"] == "user"][-1]
+    assert last_user["content"] == "Not done yet: run the tests first"
+    assert driven.outcome.answer == "Tests pass, done."
+
+
+async def test_a_prompt_hook_can_block_the_turn(repo: Path, scripted: ScriptedModel) -> None:
+    person_hooks(
+        {"UserPromptSubmit": [{"hooks": [{"command": "echo 'no secrets in prompts' >&2; exit 2"}]}]}
+    )
+    scripted.script = [answer()]
+    with pytest.raises(SetupError, match="no secrets in prompts"):
+        await drive(repo, scripted)
+    assert scripted.requests == []

@@ -233,6 +233,12 @@ class AgentRun:
         self.refusal: str | None = None  # the model's latest answer, when it was a refusal
         self.llm_calls = 0
         self.answer: str | None = None
+        # What the project's hooks add to the person's words for the model (SessionStart,
+        # UserPromptSubmit), and whether they let the run end here (Stop): set by the session.
+        self.turn_context = ""
+        self.stop_check: Callable[[str | None, bool], Awaitable[str | None]] | None = None
+        self.before_compact: Callable[[], Awaitable[None]] | None = None
+        self._stops_refused = 0
         self._repeats = RepeatGuard(registry, ctx)
         self._calls_in_text = CallsInText(self._parser, self.limits.max_tool_retries)
         self._turn_calls = 0
@@ -420,13 +426,25 @@ class AgentRun:
             tools.append(FINAL_ANSWER.openai())
         return tools
 
+    async def _goes_on(self) -> bool:
+        """Whether a Stop hook sends the model back to work, its reason as the next message."""
+        if self.stop_check is None or self._stops_refused >= self.limits.max_tool_retries:
+            return False
+        reason = await self.stop_check(self.answer, self._stops_refused > 0)
+        if not reason:
+            return False
+        self._stops_refused += 1
+        self._add({"role": "user", "content": f"Not done yet: {reason}"})
+        return True
+
     def _add(self, message: dict[str, Any], tools: tuple[str, ...] = ()) -> None:
         self.conversation.add(message, tools)
 
     async def _loop(self, started: float) -> None:
         conversation = self.conversation
         news = undo_news(self.ctx.workspace.root, conversation.runs, conversation.undone_told)
-        conversation.begin_turn(self.run_id, self.task, note=news.note, undone=news.undone)
+        note = "\n\n".join(part for part in (news.note, self.turn_context) if part)
+        conversation.begin_turn(self.run_id, self.task, note=note, undone=news.undone)
         if news.notice:
             self.bus.emit(NOTICE, self.run_id, message=news.notice)  # nothing said unseen
         self._began = True
@@ -487,6 +505,8 @@ class AgentRun:
             self.runlog.save()
             if final is not None:
                 self.answer = str(final.arguments.get("answer", "")) or turn.text
+                if await self._goes_on():
+                    continue
                 return
             if not turn.outcomes and not turn.errors:
                 refused = _refused(turn)
@@ -522,6 +542,8 @@ class AgentRun:
                         "the model kept writing tool results itself instead of calling tools; "
                         "nothing it reported was run",
                     )
+                if await self._goes_on():
+                    continue
                 return
             self._feed_back(turn, corrected)
             if turn.errors and self.mode == TEXT:
@@ -645,6 +667,8 @@ class AgentRun:
                 f"reached max_llm_calls ({self.limits.max_llm_calls}): the earlier turns need "
                 "a summary first, one more model request than the limit leaves",
             )
+        if self.before_compact is not None:
+            await self.before_compact()  # the project's PreCompact hooks: they only look
         messages = summary_request(
             self.budget, self.conversation.summary, earlier, self.budget.limit
         )

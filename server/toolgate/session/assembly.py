@@ -14,12 +14,6 @@ from toolgate.agent.gate import Gate
 from toolgate.agent.loop import AgentRun
 from toolgate.agent.policy import policy_for
 from toolgate.agent.prompt import Profile, load_instructions, load_profile, system_prompt
-from toolgate.session.customization import (
-    RunCustomization,
-    always_digests,
-    fit_rules,
-    offer_skills,
-)
 from toolgate.agent.redact import Redactor
 from toolgate.agent.runlog import RunLog
 from toolgate.config import Config, ConfigError, apply_trust
@@ -30,6 +24,13 @@ from toolgate.mcp.client import McpConnection, add_mcp_tools, close_all, servers
 from toolgate.model.client import ModelSettings, OpenAIChatModel
 from toolgate.review.reviewer import Reviewer
 from toolgate.runner.allowlist import parse_allowed
+from toolgate.session.customization import (
+    RunCustomization,
+    always_digests,
+    fit_rules,
+    offer_skills,
+    prompt_context,
+)
 from toolgate.session.latent_tools import add_latent_tools, latent_answers
 from toolgate.testing.verdict import not_run_reason
 from toolgate.tools.activity import ActivityContext, ActivitySettings
@@ -384,7 +385,7 @@ async def _assemble(
         notice(line)
     conversation = setup.conversation
     session_file = conversation.file.path if conversation and conversation.file else None
-    run.gate.hooks = RunCustomization(
+    custom = RunCustomization(
         setup.root,
         config.hooks,
         session_id=(conversation.session_id if conversation else None) or run.run_id,
@@ -393,6 +394,14 @@ async def _assemble(
         skills=instructions.agent_skills,
         sent_rules=always_digests(instructions),
     )
+    run.gate.hooks = custom
+    if custom.runner:
+        new_session = conversation is None or conversation.turns == 0
+        run.turn_context, blocked = await prompt_context(custom, task, new_session=new_session)
+        if blocked is not None:
+            raise SetupError(f"a hook of this project blocked the prompt: {blocked}", blocked=True)
+        run.stop_check = custom.stop
+        run.before_compact = custom.pre_compact
     return run
 
 

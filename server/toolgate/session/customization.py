@@ -111,6 +111,17 @@ class RunCustomization:
         names = _allowed_names(skill)
         return tool.name not in names and not names & set(KIND_ALIASES.get(tool.kind, ()))
 
+    async def stop(self, answer: str | None, active: bool) -> str | None:
+        """The Stop hooks: a reason to go on working, or None to end the run here."""
+        outcome = await self.fire(
+            "Stop", stop_hook_active=active, last_assistant_message=answer or ""
+        )
+        return outcome.reason if outcome.blocked else None
+
+    async def pre_compact(self) -> None:
+        """The PreCompact hooks, before the earlier turns are summarised."""
+        await self.fire("PreCompact", trigger="auto")
+
     async def before(self, call: ToolCall, tool: Tool, args: dict[str, Any]) -> Verdict:
         """A loaded skill's narrowing, then the PreToolUse hooks."""
         if self.narrowing is not None and self._narrowed_out(tool):
@@ -157,6 +168,26 @@ class RunCustomization:
                 notes.append(f"A hook of this project says: {outcome.reason}")
             notes.extend(outcome.context)
         return notes
+
+
+async def prompt_context(
+    custom: RunCustomization, task: str, *, new_session: bool
+) -> tuple[str, str | None]:
+    """SessionStart (for a new session) and UserPromptSubmit: (context for the model, why not).
+
+    The second item is the reason a hook blocked the prompt, or None.
+    """
+    context: list[str] = []
+    if new_session:
+        started = await custom.fire("SessionStart", source="startup")
+        context.extend(started.context)
+    submitted = await custom.fire("UserPromptSubmit", prompt=task)
+    if submitted.blocked:
+        return "", submitted.reason
+    context.extend(submitted.context)
+    if not context:
+        return "", None
+    return "[context from this project's hooks]\n" + "\n\n".join(context), None
 
 
 def always_digests(instructions: Instructions) -> list[str]:
