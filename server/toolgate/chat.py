@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,9 @@ from toolgate.agent.events import RUN_STARTED, Event, EventBus
 from toolgate.cli_workspace import workspace_root
 from toolgate.config import Config, ConfigError
 from toolgate.conversation.store import SessionError
+from toolgate.customize.commands import PromptCommand, find_commands
 from toolgate.session import SessionService, SetupError
+from toolgate.session.customization import BUILTIN_COMMANDS
 from toolgate.terminal import Printer, TerminalReviewer
 from toolgate.workspace import Workspace
 
@@ -45,12 +47,23 @@ def _history_file() -> Path:
     return Path(state) / "toolgate" / "chat_history"
 
 
-def _enable_history() -> None:
-    """Line editing and a history kept across chats, where readline exists."""
+def _enable_history(names: Callable[[], list[str]] | None = None) -> None:
+    """Line editing, a history kept across chats, and Tab for slash commands (where readline is)."""
     try:
         import readline
     except ImportError:  # pragma: no cover - readline exists on the platforms we support
         return
+    if names is not None:
+
+        def complete(text: str, state: int) -> str | None:
+            if not text.startswith("/"):
+                return None
+            found = [f"/{name}" for name in names() if f"/{name}".startswith(text)]
+            return found[state] if state < len(found) else None
+
+        readline.set_completer(complete)
+        readline.set_completer_delims(" \t\n")
+        readline.parse_and_bind("tab: complete")
     path = _history_file()
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -146,6 +159,15 @@ class Chat:
         finally:
             loop.remove_signal_handler(signal.SIGINT)
 
+    def prompt_commands(self) -> dict[str, PromptCommand]:
+        """The workspace's and the person's prompt commands, read now."""
+        return find_commands(self.workspace.root, BUILTIN_COMMANDS).commands
+
+    def is_prompt_command(self, line: str) -> bool:
+        """Whether `/NAME …` names a prompt file's command (it runs as a turn)."""
+        name = line[1:].partition(" ")[0]
+        return name not in BUILTIN_COMMANDS and name in self.prompt_commands()
+
     def command(self, line: str) -> None:
         """Do one slash command."""
         name, _, arg = line.partition(" ")
@@ -154,6 +176,13 @@ class Chat:
             self.leaving = True
         elif name == "/help":
             self._say(HELP)
+            commands = self.prompt_commands()
+            if commands:
+                self._say("\nthis project's commands (prompt files):")
+                for command in commands.values():
+                    hint = f" {command.argument_hint}" if command.argument_hint else ""
+                    about = f"  {command.description}" if command.description else ""
+                    self._say(f"/{command.name}{hint}{about}")
         elif name == "/new":
             self.current = None
             self._say("a new session starts with your next line")
@@ -294,8 +323,8 @@ def _read(prompt: str) -> str | None:
 
 def run_chat(root: Path, config: Config, session_id: str | None = None) -> int:
     """The chat's loop until /exit, Ctrl-D or Ctrl-C twice; the exit status."""
-    _enable_history()
     chat = Chat(root, config, session_id)
+    _enable_history(lambda: sorted(BUILTIN_COMMANDS | set(chat.prompt_commands())))
     loop = chat.loop
     print(
         f"toolgate chat in {root} — /help for commands, Ctrl-C stops a turn, /exit leaves",
@@ -318,7 +347,7 @@ def run_chat(root: Path, config: Config, session_id: str | None = None) -> int:
             line = line.strip()
             if not line:
                 continue
-            if line.startswith("/"):
+            if line.startswith("/") and not chat.is_prompt_command(line):
                 chat.command(line)
                 continue
             try:

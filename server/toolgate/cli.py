@@ -171,6 +171,13 @@ def _parser() -> argparse.ArgumentParser:
         "install", help="install it into this Python, with the portable build and a self-check"
     )
 
+    config_parser = sub.add_parser("config", help="what shapes the agent here, and where from")
+    show = config_parser.add_subparsers(dest="config_command", required=True).add_parser(
+        "show", help="rules, skills, commands, hooks and MCP servers found, with their sources"
+    )
+    flags.workspace(show)
+    show.add_argument("--json", action="store_true", help="print it as JSON")
+
     trust = sub.add_parser("trust", help="confirm settings that the workspace's files widen")
     flags.workspace(trust)
     trust.add_argument("--yes", action="store_true", help="confirm all without asking")
@@ -235,6 +242,10 @@ def main(argv: list[str] | None = None) -> int:
         return cli_runs.main(args)
     if args.command == "demo":
         return _demo(args)
+    if args.command == "config":
+        from toolgate.cli_config import config_show_main
+
+        return config_show_main(args, {})
     if args.command == "doctor":
         from toolgate.setup import doctor
 

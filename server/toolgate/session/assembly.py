@@ -27,6 +27,7 @@ from toolgate.runner.allowlist import parse_allowed
 from toolgate.session.customization import (
     RunCustomization,
     always_digests,
+    expand_command,
     fit_rules,
     offer_skills,
     prompt_context,
@@ -279,6 +280,14 @@ async def create_run(
     # Trust is checked here, before anything talks to the endpoint, so no front end can skip it.
     for notice in check_trust(setup.root, config):
         setup.bus.emit(NOTICE, run_id or "", message=notice)
+    expanded = expand_command(setup.root, task)
+    if expanded is not None:
+        # A prompt file's slash command, in any front end: the model reads the prompt it makes.
+        task, command = expanded
+        where = (
+            command.path.relative_to(setup.root) if command.source == "workspace" else command.path
+        )
+        setup.bus.emit(NOTICE, run_id or "", message=f"/{command.name}: the prompt of {where}")
     try:
         profile = load_profile(setup.root, config.profile)
     except KeyError as exc:

@@ -14,6 +14,9 @@ from typing import Any
 
 from toolgate.agent.call_hooks import NO_SAY, Verdict
 from toolgate.agent.prompt import Instructions
+from toolgate.config import Config
+from toolgate.customize.catalog import Customization, McpEntry, gather
+from toolgate.customize.commands import PromptCommand, find_commands
 from toolgate.customize.hooks import KIND_ALIASES, Hook, HookOutcome, HookRunner, tool_input_for
 from toolgate.customize.rules import Rules, attached_note, find_rules
 from toolgate.customize.skills import Skill
@@ -193,3 +196,69 @@ async def prompt_context(
 def always_digests(instructions: Instructions) -> list[str]:
     """The digests of the rules the system prompt carries (never attached to a result)."""
     return [rule.digest for rule in instructions.rules]
+
+
+# Every front end's own slash commands: a prompt file never takes one of these names in any
+# of them, so `/undo` means the same in the terminal, the chat view and an ACP editor.
+BUILTIN_COMMANDS = frozenset(
+    {
+        "help",
+        "exit",
+        "quit",
+        "new",
+        "sessions",
+        "load",
+        "undo",
+        "tests",
+        "review",
+        "model",
+        "mode",
+        "rewind",
+        "commands",
+    }
+)
+
+
+def gather_customization(root: Path, config: Config) -> Customization:
+    """What the workspace and the person bring now, with trust states and sources."""
+    waiting = [
+        Hook(
+            item.key[6:],
+            item.value["command"],
+            item.value.get("matcher", ""),
+            float(item.value.get("timeout", 60)),
+            item.source,
+        )
+        for item in config.pending_trust
+        if item.key.startswith("hooks.")
+    ]
+    mcp = [
+        McpEntry(name, config.mcp_sources.get(name, "configuration"), "ready")
+        for name in config.mcp_servers
+    ] + [
+        McpEntry(item.key[12:], item.source, "waits for your confirmation")
+        for item in config.pending_trust
+        if item.key.startswith("mcp.servers.")
+    ]
+    return gather(
+        root,
+        builtin_commands=BUILTIN_COMMANDS,
+        hooks=config.hooks,
+        waiting_hooks=waiting,
+        mcp=mcp,
+        problems=config.notes,
+    )
+
+
+def expand_command(root: Path, text: str) -> tuple[str, PromptCommand] | None:
+    """`/NAME args` as the prompt its file makes, or None when no prompt file has that name."""
+    if not text.startswith("/"):
+        return None
+    name, _, arguments = text[1:].partition(" ")
+    if not name or name in BUILTIN_COMMANDS:
+        return None
+    found = find_commands(root, BUILTIN_COMMANDS)
+    command = found.commands.get(name)
+    if command is None:
+        return None
+    return command.expand(arguments), command
