@@ -19,9 +19,11 @@ from acp.agent.connection import AgentSideConnection
 from acp.schema import (
     AllowedOutcome,
     AvailableCommand,
+    AvailableCommandInput,
     PermissionOption,
     ToolCallLocation,
     ToolCallUpdate,
+    UnstructuredCommandInput,
 )
 
 from toolgate.acp import convert
@@ -37,10 +39,13 @@ from toolgate.agent.undo import (
     restore_on_disk,
 )
 from toolgate.config import Config
+from toolgate.customize.commands import find_commands
 from toolgate.session.assembly import Endpoint
+from toolgate.session.customization import BUILTIN_COMMANDS
 from toolgate.workspace import PathRefused, Workspace
 
 log = logging.getLogger(__name__)
+# A prompt file's command runs as a turn: the session service expands it (docs/CUSTOMIZE.md).
 
 TESTS = AvailableCommand(name="tests", description="run the project's tests and fix what fails")
 REVIEW = AvailableCommand(
@@ -76,8 +81,19 @@ def undoable(root: Path) -> bool:
 
 
 def available(root: Path) -> list[AvailableCommand]:
-    """The commands to offer now."""
-    return [TESTS, REVIEW, NEW, *([UNDO] if undoable(root) else [])]
+    """The commands to offer now: the built-in ones, then the project's prompt files'."""
+    own = [TESTS, REVIEW, NEW, *([UNDO] if undoable(root) else [])]
+    found = find_commands(root, BUILTIN_COMMANDS).commands.values()
+    return own + [
+        AvailableCommand(
+            name=command.name,
+            description=command.description or f"the prompt of {command.path.name}",
+            input=AvailableCommandInput(
+                root=UnstructuredCommandInput(hint=command.argument_hint or "arguments")
+            ),
+        )
+        for command in found
+    ]
 
 
 async def review(root: Path, config: Config, endpoint: Endpoint) -> str:
