@@ -152,6 +152,18 @@ class ListSessionsArguments:
 
 
 @attrs.frozen
+class RunCommandArguments:
+    """`toolgate.runCommand`: `[{"name": "…", "arguments"?: "…", "sessionId"?, "newSession"?}]`."""
+
+    name: str = attrs.field(metadata=_message('needs [{"name": "…"}]: a prompt command name'))
+    arguments: str = attrs.field(default="", metadata=_message("arguments must be a string"))
+    session_id: str | None = _session_id()
+    new_session: bool = attrs.field(
+        default=False, metadata=_message("newSession must be a boolean")
+    )
+
+
+@attrs.frozen
 class SessionArguments:
     """`toolgate.loadSession`, `toolgate.deleteSession`: `[{"sessionId": "…"}]`."""
 
@@ -426,7 +438,7 @@ class CheckEndpointArguments:
 @positional
 @attrs.frozen
 class NoArguments:
-    """Commands that take nothing (`toolgate.acceptAll`, `toolgate.listProposals`)."""
+    """Commands that take nothing (`toolgate.acceptAll`, `toolgate.listProposals`, …)."""
 
 
 # -- reading ----------------------------------------------------------------------------------
