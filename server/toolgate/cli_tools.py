@@ -103,7 +103,8 @@ def _err(message: str) -> None:
 
 def _export(args: argparse.Namespace) -> int:
     from toolgate.tools.builtins import builtin_registry
-    from toolgate.tools.manifest import ManifestError, load_manifests
+    from toolgate.tools.manifest import ManifestError
+    from toolgate.tools.manifests import load_manifests
 
     registry = builtin_registry()
     root = Path(args.workspace).resolve()
@@ -124,7 +125,8 @@ def _list(args: argparse.Namespace) -> int:
     from toolgate.config import ConfigError, load_config
     from toolgate.tools.builtins import builtin_registry
     from toolgate.tools.capabilities import capabilities_of
-    from toolgate.tools.manifest import ManifestError, load_manifests
+    from toolgate.tools.manifest import ManifestError
+    from toolgate.tools.manifests import load_manifests
     from toolgate.tools.yaml_manifest import EntrypointActivity, is_trusted
 
     root = Path(args.workspace).resolve()

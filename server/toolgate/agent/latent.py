@@ -70,6 +70,7 @@ class LatentContext:
         return await answer_latent(replace(self, depth=self.depth + 1), name, arguments)
 
 
+# What `ToolRegistry.add_latent` keeps, with the context it is called with.
 Answerer = Callable[[LatentContext, dict[str, Any]], Awaitable[ToolResult]]
 
 

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolgate.calls.arguments import EXPECTED, BadCall, load_json, tool_properties, unknown_tool
 from toolgate.calls.content import Content
 from toolgate.calls.records import CallParseError, Item, ParsedCall, excerpt
-
-if TYPE_CHECKING:  # the syntaxes import this module
-    from toolgate.calls.syntaxes.base import Syntax
 
 MAX_CALL_CHARS = 4 * 1024 * 1024
 WINDOW = 256  # look-ahead used to decide whether something opens a call at all
@@ -148,7 +145,9 @@ class Construct:
         self.child: str | None = None
         self.wrapped = False
         # delimited syntaxes
-        self.impl: Syntax | None = None
+        # The syntax reading this construct (a `syntaxes.base.Syntax`, which imports this
+        # module): typed where it is read, in `delimited.py`.
+        self.impl: Any = None
         self.opening = ""
         # fences
         self.fchar = "`"
@@ -199,7 +198,7 @@ class Cursor:
         *,
         allow_deprecated_syntax: bool,
         max_call_chars: int,
-        syntaxes: Sequence[Syntax],
+        syntaxes: Sequence[Any],  # `syntaxes.base.Syntax`es, by name in `self.syntaxes`
     ) -> None:
         """Read calls to `tools`; `idle` is the state that reads prose."""
         self.syntaxes = {s.name: s for s in syntaxes}

@@ -129,7 +129,7 @@ def st_delimited_value(p: Cursor) -> bool:
 
 def resolve_delimited(p: Cursor, k: Construct, body: str, text: str) -> None:
     """Hand the construct's body to its syntax; emit its calls, errors or prose."""
-    syntax = k.impl
+    syntax: Syntax = k.impl
     assert syntax is not None
     try:
         reading = syntax.read(k.opening, body, p.tools)

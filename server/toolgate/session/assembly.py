@@ -36,7 +36,8 @@ from toolgate.session.latent_tools import add_latent_tools, latent_answers
 from toolgate.testing.verdict import not_run_reason
 from toolgate.tools.activity import ActivityContext, ActivitySettings
 from toolgate.tools.builtins import builtin_registry
-from toolgate.tools.manifest import ManifestError, load_manifests
+from toolgate.tools.manifest import ManifestError
+from toolgate.tools.manifests import load_manifests
 from toolgate.tools.registry import ToolRegistry
 from toolgate.trust import TrustStore
 from toolgate.workspace import Workspace

@@ -37,7 +37,7 @@ from jsonschema.exceptions import SchemaError
 from toolgate.records import ToolResult
 from toolgate.runner.allowlist import CommandRefused
 from toolgate.runner.process import resolve_executable, run_process
-from toolgate.tools.activity import Activity, ActivityContext
+from toolgate.tools.activity import ActivityContext
 from toolgate.tools.schema import Tool
 
 if sys.version_info >= (3, 11):
@@ -181,18 +181,3 @@ def load_toml_manifests(root: Path) -> list[tuple[Tool, ManifestCommand]]:
     if not folder.is_dir():
         return []
     return [load_manifest(path) for path in sorted(folder.glob("*.toml"))]
-
-
-def load_manifests(root: Path) -> list[tuple[Tool, Activity]]:
-    """Every manifest tool of a run: `.agent/tools/*.toml`, then every `tool.yaml`."""
-    from toolgate.tools.yaml_manifest import EntrypointActivity, load_tool_manifests
-
-    found: list[tuple[Tool, Activity]] = list(load_toml_manifests(root))
-    names = {tool.name for tool, _ in found}
-    for manifest in load_tool_manifests(root):
-        if manifest.name in names:
-            raise ManifestError(
-                f"{manifest.path}: name: {manifest.name!r} is already a tool in .agent/tools/"
-            )
-        found.append((manifest.tool(), EntrypointActivity(manifest, root)))
-    return found

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,12 +11,16 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from toolgate.records import ToolResult
 from toolgate.tools.schema import REASONING_FIELD, Tool
 from toolgate.workspace.files import atomic_write_text
 
 if TYPE_CHECKING:
-    from toolgate.agent.latent import Answerer
     from toolgate.tools.activity import Activity
+
+# How a latent tool is answered: the agent's context of the answer (`agent.latent`), the
+# arguments. The registry only keeps it for the gate, so it names no type from above.
+Answerer = Callable[[Any, dict[str, Any]], Awaitable[ToolResult]]
 
 
 @lru_cache(maxsize=512)
