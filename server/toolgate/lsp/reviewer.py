@@ -21,7 +21,7 @@ from toolgate.lsp.convert import (
 from toolgate.review.apply import StaleProposal, apply_chosen, chosen_hunks, rebased_onto
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
 from toolgate.review.reviewer import Approval, ApprovalRequest
-from toolgate.workspace import PathRefused, Workspace, normalise_newlines
+from toolgate.workspace import PathRefused, Workspace, decode_text, normalise_newlines
 from toolgate.workspace.buffers import difference, same_text
 
 log = logging.getLogger(__name__)
@@ -133,8 +133,9 @@ class LspReviewer:
         for path, expected in accepted.items():
             name = self.workspace.relative(path)
             try:
-                disk = path.read_text("utf-8") if path.exists() else None
-            except (OSError, UnicodeDecodeError):
+                # Decoded as every read of the workspace is (BOMs, legacy encodings).
+                disk = decode_text(path.read_bytes()).text if path.exists() else None
+            except (OSError, ValueError):
                 disk = None
             if disk is not None and same_text(disk, expected):
                 continue
@@ -146,7 +147,7 @@ class LspReviewer:
                 except (PathRefused, OSError) as exc:
                     notes.append(f"{name}: could not save the accepted change: {exc}")
                 continue
-            kept = "does not exist yet" if disk is None else "stays as it was"
+            kept = "stays as it was" if path.exists() else "does not exist yet"
             notes.append(
                 f"{name} was not saved: the person changed it in the editor after accepting "
                 f"the change ({difference(buffer, expected)}); on disk it {kept}, and that is "
