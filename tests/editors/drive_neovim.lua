@@ -7,7 +7,10 @@
 --     have the model review the changes (`:ToolgateReview`) and read its comments there too;
 --   "new_file": open TOOLGATE_TEST_NEW, a file not yet on disk, ask the agent, accept the new
 --     file from that buffer's menu and save it; then, on TOOLGATE_TEST_FILE's buffer, accept
---     the next new file, TOOLGATE_TEST_NEXT, through the menu's "Review pending proposals (N)".
+--     the next new file, TOOLGATE_TEST_NEXT, through the menu's "Review pending proposals (N)";
+--   "new_test": open TOOLGATE_TEST_FILE, ask the agent, accept its edit from the menu, then open
+--     the new test file TOOLGATE_TEST_TESTS (not yet on disk) and accept it from its own menu;
+--     save nothing, and read the diagnostics the agent's test run leaves in its buffer.
 -- What happened is written to TOOLGATE_TEST_OUT as JSON.
 
 local seen = { menu = {}, notices = {} }
@@ -162,6 +165,34 @@ function scenarios.new_file()
   vim.lsp.buf.code_action()
   wait('the end of the run', run_ended, 60000)
   vim.cmd('silent! wall')
+end
+
+function scenarios.new_test()
+  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('TOOLGATE_TEST_FILE')))
+  local buf = vim.api.nvim_get_current_buf()
+  wait('the server', function() return toolgate_client(buf) ~= nil end, 60000)
+  if os.getenv('TOOLGATE_TEST_NO_SAVE') == '1' then
+    -- A client that cannot save when the server asks (most cannot): the server must.
+    toolgate_client(buf).handlers['toolgate/saveDocuments'] = nil
+  end
+  vim.cmd('ToolgateAsk Fix add and write a test for it')
+  offered(buf, '^Accept ')
+  vim.lsp.buf.code_action()
+  wait('the accepted edit', function() return buffer_text(buf):find('a - b', 1, true) == nil end, 30000)
+  -- The new test file, accepted from its own buffer before it exists; the person saves nothing.
+  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('TOOLGATE_TEST_TESTS')))
+  local tests = vim.api.nvim_get_current_buf()
+  wait('the test file attached', function() return toolgate_client(tests) ~= nil end, 60000)
+  offered(tests, '^Accept ')
+  vim.lsp.buf.code_action()
+  wait('the end of the run', run_ended, 60000)
+  wait('diagnostics in the new test file', function() return #vim.diagnostic.get(tests) > 0 end, 30000)
+  seen.diagnostics = {}
+  for _, d in ipairs(vim.diagnostic.get(tests)) do
+    table.insert(seen.diagnostics, { line = d.lnum + 1, severity = d.severity, message = d.message })
+  end
+  seen.new_text = buffer_text(tests)
+  seen.modified = { calc = vim.bo[buf].modified, tests = vim.bo[tests].modified }
 end
 
 local ok, failure = pcall(scenarios[os.getenv('TOOLGATE_TEST_SCENARIO') or 'edit'])

@@ -13,11 +13,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.editors.common import (
+    CALC,
     FIXED,
     MUL_ASSERT_LINE,
     MUL_RETURN_LINE,
     REVIEW_COMMENT,
+    TESTS,
     documented_config,
     drive,
     make_project,
@@ -113,3 +116,43 @@ def test_neovim_accepts_new_files_from_their_own_buffer_and_from_another(
     assert any(n.startswith("Toolgate run completed") for n in seen["notices"])
     told = last_tool_result(scripted.requests[-1])
     assert told["success"] is True and told["data"]["status"] == "accepted", told
+
+
+@pytest.mark.parametrize("saves", [True, False], ids=["documented", "without-save-handler"])
+def test_neovim_runs_a_new_test_file_it_accepted_without_saving(
+    saves: bool, repo: Path, scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    """The agent fixes calc.py and writes test_calc.py; both are accepted in Neovim's buffers
+    and nothing is saved by hand: the tests run against both, and the failure the new file
+    holds is a diagnostic in its buffer."""
+    (repo / "calc.py").write_text(CALC)
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="a - b", replace="a + b"),
+        # As models often write it: without a final newline, which Neovim shows with one.
+        tool_call("write_file", path="test_calc.py", content=TESTS.rstrip("\n")),
+        tool_call("run_tests"),
+        {"content": "add is fixed; mul still fails its test"},
+    ]
+    seen = _drive_neovim(
+        repo,
+        scripted,
+        tmp_path,
+        TOOLGATE_TEST_SCENARIO="new_test",
+        TOOLGATE_TEST_NO_SAVE="0" if saves else "1",
+    )
+
+    # Both accepted changes were on disk when the tests ran: saved by Neovim when it answers
+    # the server's request to save (its buffer, with the final newline it shows), else written
+    # by the server as accepted, though Neovim reports the buffer with a newline more.
+    assert (repo / "calc.py").read_text() == FIXED
+    assert (repo / "test_calc.py").read_text() == (TESTS if saves else TESTS.rstrip("\n"))
+    told = last_tool_result(scripted.requests[3])
+    assert told["success"] is True, told
+    assert told["data"]["summary"]["passed"] == 1 and told["data"]["summary"]["failed"] == 1
+    assert not told["data"].get("notes"), told["data"]["notes"]
+    # The failure the new file holds is a diagnostic in its buffer, on its assert line.
+    (failure,) = seen["diagnostics"]
+    assert failure["line"] == MUL_ASSERT_LINE and failure["severity"] == ERROR
+    assert "two times three" in failure["message"]
+    assert seen["new_text"] == TESTS
+    assert any(n.startswith("Toolgate run completed") for n in seen["notices"])

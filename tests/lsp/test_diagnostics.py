@@ -149,6 +149,9 @@ async def test_tests_that_did_not_run_are_said_so_to_the_editor(
     result = await editor.command("toolgate.runTests", {})
     assert result["exitCode"] == 5
     assert "no test was collected (pytest looked in ." in result["notRun"], result
+    # The person is told as well: no diagnostics here is no sign of passing tests.
+    shown = [m.message for m in editor.client.messages]
+    assert any(m.startswith("Toolgate: tests did not run: no test was collected") for m in shown)
     scripted.script = [tool_call("run_tests"), {"content": "Tests are green."}]
     await editor.command("toolgate.ask", {"task": "run the tests"})
     finished = await editor.finished()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import git
 from tests.lsp.conftest import start_editor
 from tests.lsp.harness import Editor
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
@@ -86,9 +87,55 @@ async def test_other_unsaved_edits_are_named_in_the_result(
         assert (repo / "calc.py").read_text() == CALC  # not the person's unsaved text
         told = last_tool_result(scripted.requests[-1])
         assert told["data"]["notes"] == [
-            "calc.py has unsaved edits in the editor beyond the accepted change; "
-            "tests ran against the file on disk"
+            "calc.py was not saved: the person changed it in the editor after accepting the "
+            "change (line 1 is '# a note of my own' in the editor, 'def add(a, b):' in the "
+            "change); on disk it stays as it was, and that is what tests, commands and git read"
         ]
         assert told["data"]["summary"]["failed"] == 1
     finally:
         await editor.close()
+
+
+async def test_a_buffer_reported_as_editors_report_it_is_the_accepted_text(
+    repo: Path, scripted: ScriptedModel, options: dict[str, Any]
+) -> None:
+    """CRLF line endings and no final newline in what the editor reports are no edit."""
+    _project(repo)
+    options = {**options, "approval": {"run_tests": "ask"}}
+    editor = await start_editor(repo, options, "visual-studio-code")
+    try:
+        uri = editor.open("calc.py")
+        editor.save_supported = False
+
+        def editor_reports(message: str) -> None:
+            editor.change(uri, editor.text(uri).rstrip("\n").replace("\n", "\r\n"))
+
+        editor.on_question = editor_reports
+        _script(scripted)
+        await _accept_and_test(editor)
+        assert editor.text(uri) == FIXED.rstrip("\n").replace("\n", "\r\n")
+        assert (repo / "calc.py").read_text() == FIXED  # written by the server, as accepted
+        told = last_tool_result(scripted.requests[-1])
+        assert told["data"]["summary"]["passed"] == 1, told
+        assert "notes" not in told["data"]
+    finally:
+        await editor.close()
+
+
+async def test_git_and_commands_read_the_accepted_change_from_disk(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    _project(repo)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "calc")
+    editor.open("calc.py")
+    editor.save_supported = False
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="a - b", replace="a + b"),
+        tool_call("git_status"),
+        {"content": "changed"},
+    ]
+    await _accept_and_test(editor)
+    told = last_tool_result(scripted.requests[-1])
+    assert told["data"]["unstaged"] == [{"path": "calc.py", "status": "M"}], told
+    assert (repo / "calc.py").read_text() == FIXED

@@ -342,6 +342,22 @@ class Gate:
         return GateOutcome(result, "auto", args, reasoning)
 
     async def _run(self, call: ToolCall, activity: Activity, args: dict[str, Any]) -> ToolResult:
+        tool = self.registry.get(call.name)
+        if tool is None or not tool.executes:
+            return await self._run_program(call, activity, args)
+        # A program reads the disk (tests, commands, git): accepted changes still in editor
+        # buffers reach it first, before the command's snapshot below.
+        notes = await self.ctx.before_tests()
+        result = await self._run_program(call, activity, args)
+        if notes and result.data is None:
+            result.data = {"notes": notes}
+        elif notes and isinstance(result.data, dict):
+            result.data["notes"] = [*notes, *result.data.get("notes", [])]
+        return result
+
+    async def _run_program(
+        self, call: ToolCall, activity: Activity, args: dict[str, Any]
+    ) -> ToolResult:
         if not isinstance(activity, CommandActivity):
             return await self._run_activity(call, activity, args)
         # A command may change files (a formatter, a test writing fixtures): what it changes

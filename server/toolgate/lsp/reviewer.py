@@ -21,7 +21,8 @@ from toolgate.lsp.convert import (
 from toolgate.review.apply import StaleProposal, apply_chosen, chosen_hunks, rebased_onto
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
 from toolgate.review.reviewer import Approval, ApprovalRequest
-from toolgate.workspace import PathRefused, Workspace, normalise_newlines
+from toolgate.workspace import PathRefused, Workspace, decode_text, normalise_newlines
+from toolgate.workspace.buffers import difference, same_text
 
 log = logging.getLogger(__name__)
 
@@ -117,34 +118,40 @@ class LspReviewer:
         return saved
 
     async def before_tests(self) -> list[str]:
-        """Get accepted edits onto disk before tests or git read it; say which files differ."""
+        """Get accepted edits onto disk before tests, commands or git read it; say what differs.
+
+        A client that saves is asked first; then each file is checked on disk, saved or not
+        (a client may say it saved what never reached the disk). A buffer that holds the
+        accepted text as editors report it (a final newline more or less, CRLF) is written by
+        the server; only one the person typed in keeps the disk as it was.
+        """
         if not self.accepted_unsaved:
             return []
-        uris = {path_to_uri(p): p for p in self.accepted_unsaved}
-        saved = await self.ask_to_save(list(uris))
+        accepted, self.accepted_unsaved = self.accepted_unsaved, {}
+        await self.ask_to_save([path_to_uri(p) for p in accepted])
         notes = []
-        for uri, path in uris.items():
-            expected = self.accepted_unsaved.pop(path, None)
-            if expected is None or uri in saved:
-                continue
-            buffer = self.client.open_text(uri)
+        for path, expected in accepted.items():
+            name = self.workspace.relative(path)
             try:
-                disk = path.read_text("utf-8") if path.exists() else None
-            except OSError:
+                # Decoded as every read of the workspace is (BOMs, legacy encodings).
+                disk = decode_text(path.read_bytes()).text if path.exists() else None
+            except (OSError, ValueError):
                 disk = None
-            if disk is not None and normalise_newlines(disk) == expected:
+            if disk is not None and same_text(disk, expected):
                 continue
-            if buffer is None or normalise_newlines(buffer) == expected:
-                # Nothing else unsaved in the buffer: the accepted text is what disk should hold.
+            buffer = self.client.open_text(path_to_uri(path))
+            if buffer is None or same_text(buffer, expected):
+                # Nothing else in the buffer: the accepted text is what disk should hold.
                 try:
-                    self.workspace.write(self.workspace.relative(path), expected)
-                    continue
+                    self.workspace.write(name, expected)
                 except (PathRefused, OSError) as exc:
-                    notes.append(f"{self.workspace.relative(path)}: could not save: {exc}")
-                    continue
+                    notes.append(f"{name}: could not save the accepted change: {exc}")
+                continue
+            kept = "stays as it was" if path.exists() else "does not exist yet"
             notes.append(
-                f"{self.workspace.relative(path)} has unsaved edits in the editor "
-                "beyond the accepted change; tests ran against the file on disk"
+                f"{name} was not saved: the person changed it in the editor after accepting "
+                f"the change ({difference(buffer, expected)}); on disk it {kept}, and that is "
+                "what tests, commands and git read"
             )
         return notes
 

@@ -319,7 +319,21 @@ class ToolgateServer(LanguageServer):
     # -- diagnostics --------------------------------------------------------------------------
 
     def publish_test_failures(self, test_run: Any) -> None:
-        """Diagnostics for each file with a failure; files whose failures are gone are cleared."""
+        """Diagnostics for each file with a failure; files whose failures are gone are cleared.
+
+        A run that did not run its tests is no run without failures: the person is told what
+        happened (no results, no test collected and where pytest looked, a timeout).
+        """
+        from toolgate.testing.verdict import not_run_reason
+
+        not_run = not_run_reason(test_run)
+        if not_run is not None:
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=self.redactor.text(f"Toolgate: tests did not run: {not_run}"),
+                )
+            )
         root = self.workspace_root()
         by_uri: dict[str, list[types.Diagnostic]] = {}
         for failure in test_run.failures:
