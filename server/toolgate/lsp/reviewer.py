@@ -123,7 +123,7 @@ class LspReviewer:
             return Reply("decline")
         return Reply("accept", values) if choice == "Send" else Reply("decline")
 
-    async def open_url(self, url: str, purpose: str) -> None:
+    async def open_url(self, url: str, server: str) -> None:
         """A sign-in page: opened by the editor in the person's browser, else shown to copy."""
         try:
             if await self.client.open_external(url):
@@ -132,7 +132,7 @@ class LspReviewer:
             log.debug("window/showDocument failed: %s", exc)
         self.client.notify(
             "window/showMessage",
-            {"type": 3, "message": f"Toolgate: {purpose} in your browser: {url}"},
+            {"type": 3, "message": f"Toolgate: sign in to {server} in your browser: {url}"},
         )
 
     async def ask_to_save(self, uris: list[str]) -> set[str]:
