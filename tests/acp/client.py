@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import threading
+import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,9 +15,13 @@ from typing import Any
 from acp import PROTOCOL_VERSION, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
+    AcceptElicitationResponse,
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationUrlCapabilities,
     FileSystemCapabilities,
     ReadTextFileResponse,
     RequestPermissionResponse,
@@ -38,6 +44,8 @@ class RecordingClient:
         self.permission_asked = asyncio.Event()
         self.hold_permission = False  # leave the request unanswered (to cancel mid-turn)
         self.buffers: dict[str, str] = {}  # unsaved editor text by absolute path
+        self.elicitations: list[tuple[str, Any]] = []  # (message, mode) of each one
+        self.form_answer: dict[str, Any] | None = None  # None: take the form's defaults
 
     async def request_permission(
         self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any
@@ -54,6 +62,23 @@ class RecordingClient:
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=answer)
         )
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
+        """A form is answered (its defaults, or `form_answer`); a page is opened in the
+        "browser", a thread that follows it as a browser would."""
+        self.elicitations.append((message, mode))
+        url = getattr(mode, "url", None)
+        if url is not None:
+            threading.Thread(
+                target=lambda: urllib.request.urlopen(str(url), timeout=60).read(), daemon=True
+            ).start()
+            return AcceptElicitationResponse(action="accept")
+        schema = mode.requested_schema.model_dump(by_alias=True, exclude_none=True)
+        content = self.form_answer
+        if content is None:
+            properties = schema.get("properties", {})
+            content = {k: v["default"] for k, v in properties.items() if "default" in v}
+        return AcceptElicitationResponse(action="accept", content=content)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         """Keep the update."""
@@ -96,7 +121,7 @@ def agent_env(base_url: str) -> dict[str, str]:
 
 @asynccontextmanager
 async def connect(
-    client: RecordingClient, base_url: str, *, fs: bool = True
+    client: RecordingClient, base_url: str, *, fs: bool = True, elicitation: bool = False
 ) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
     """Start `toolgate acp` over real stdio and initialize it."""
     # A loaded machine can take more than the SDK's default 2 s to let the agent exit after its
@@ -109,8 +134,16 @@ async def connect(
         "acp",
         env=agent_env(base_url),
         transport_kwargs={"shutdown_timeout": 30.0},
+        use_unstable_protocol=elicitation,  # ACP's elicitation is not in the stable protocol yet
     ) as (conn, process):
-        caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
+        caps = ClientCapabilities(
+            fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+            elicitation=ElicitationCapabilities(
+                form=ElicitationFormCapabilities(), url=ElicitationUrlCapabilities()
+            )
+            if elicitation
+            else None,
+        )
         await asyncio.wait_for(
             conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps), 60
         )

@@ -47,6 +47,9 @@ class EditorClient(LanguageClient):
         super().__init__(protocol_cls=PlainCodeActionProtocol, converter_factory=default_converter)
         self.config_pulls: list[str | None] = []
         self.registrations: list[types.Registration] = []
+        # What the editor does with `window/showDocument` (a page in the browser, say);
+        # pytest-lsp's own answer when unset.
+        self.on_show_document: Callable[[types.ShowDocumentParams], bool] | None = None
 
 
 def _configuration(client: EditorClient, params: types.ConfigurationParams) -> Any:
@@ -60,6 +63,15 @@ def _register_capability(client: EditorClient, params: types.RegistrationParams)
     client.registrations.extend(params.registrations)
 
 
+def _show_document(
+    client: EditorClient, params: types.ShowDocumentParams
+) -> types.ShowDocumentResult:
+    """Show a document (or a page), as the test's editor does; pytest-lsp's answer otherwise."""
+    if client.on_show_document is None:
+        return DEFAULT_CLIENT_FEATURES[types.WINDOW_SHOW_DOCUMENT](client, params)  # type: ignore[no-any-return]
+    return types.ShowDocumentResult(success=client.on_show_document(params))
+
+
 def make_client() -> EditorClient:
     """The test client, built as pytest-lsp documents for replacing one of its handlers."""
     client = EditorClient()
@@ -69,6 +81,7 @@ def make_client() -> EditorClient:
             **DEFAULT_CLIENT_FEATURES,
             types.WORKSPACE_CONFIGURATION: _configuration,
             types.CLIENT_REGISTER_CAPABILITY: _register_capability,
+            types.WINDOW_SHOW_DOCUMENT: _show_document,
         },
     )
     return client

@@ -13,80 +13,18 @@ import json
 import os
 import signal
 import stat
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.cli.helpers import toolgate_task
+from tests.support.mcp_remote import browser, events, remote_server
 from tests.support.net import closed_port
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 from toolgate.config import ConfigError, load_config, user_config_path
 
 pytest.importorskip("mcp", reason='needs the mcp SDK: pip install "toolgate[mcp]"')
-
-REMOTE = Path(__file__).with_name("remote_server.py")
-
-
-def _events(log: Path, kind: str | None = None) -> list[dict[str, Any]]:
-    if not log.exists():
-        return []
-    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    return [r for r in rows if kind is None or r["event"] == kind]
-
-
-@contextmanager
-def remote_server(
-    log: Path, *args: str, port: int | None = None
-) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """Start the remote test server; yields its URL and process, stopped after."""
-    port = port or closed_port()
-    process = subprocess.Popen(
-        [sys.executable, str(REMOTE), str(port), str(log), *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 90
-        while not _events(log, "listening") or not _answers(port):
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            assert time.monotonic() < deadline, "the remote test server did not start"
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp", process
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def _answers(port: int) -> bool:
-    import socket
-
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _browser(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    """$BROWSER for the runs: a script that follows the URL, as a browser would."""
-    visits = tmp_path / "visits.txt"
-    script = tmp_path / "browser"
-    script.write_text(
-        f"#!{sys.executable}\n"
-        "import sys, urllib.request\n"
-        f"open({str(visits)!r}, 'a').write(sys.argv[1] + '\\n')\n"
-        "urllib.request.urlopen(sys.argv[1], timeout=60).read()\n"
-    )
-    script.chmod(0o755)
-    return {"BROWSER": str(script)}, visits
 
 
 def _user_config(text: str) -> None:
@@ -105,7 +43,7 @@ def test_a_remote_tool_in_a_run_with_oauth_refresh_and_a_dropped_stream(
     repo: Path, scripted: ScriptedModel, tmp_path: Path
 ) -> None:
     log = tmp_path / "remote.jsonl"
-    env, visits = _browser(tmp_path)
+    env, visits = browser(tmp_path)
     with remote_server(log, "--oauth", "--token-seconds", "3") as (url, _):
         _user_config(f'[mcp.servers.remote]\nurl = "{url}"\napproval = "auto"\n')
         scripted.script = [
@@ -123,10 +61,10 @@ def test_a_remote_tool_in_a_run_with_oauth_refresh_and_a_dropped_stream(
     assert [r["data"]["text"] for r in results] == ["echo: hi", "echo: again", "after the drop"]
     # One sign-in through the browser; then a refresh, never a second sign-in.
     assert len(visits.read_text().splitlines()) == 1
-    assert [e["event"] for e in _events(log) if e["event"] != "call"] == [
+    assert [e["event"] for e in events(log) if e["event"] != "call"] == [
         "listening", "register", "authorize", "token", "refresh",
     ]  # fmt: skip
-    calls = _events(log, "call")
+    calls = events(log, "call")
     assert [c["tool"] for c in calls] == ["echo", "echo", "drop_stream"]
     assert calls[0]["authorization"] != calls[1]["authorization"]  # the refreshed token
     assert len({c["session"] for c in calls}) == 1
@@ -147,7 +85,7 @@ def test_the_next_run_uses_the_stored_token_without_a_browser(
     repo: Path, scripted: ScriptedModel, tmp_path: Path
 ) -> None:
     log = tmp_path / "remote.jsonl"
-    env, visits = _browser(tmp_path)
+    env, visits = browser(tmp_path)
     with remote_server(log, "--oauth") as (url, _):
         _user_config(f'[mcp.servers.remote]\nurl = "{url}"\napproval = "auto"\n')
         for _ in range(2):
@@ -155,7 +93,7 @@ def test_the_next_run_uses_the_stored_token_without_a_browser(
             done = toolgate_task("run", "Use the remote server.", repo, scripted, env=env)
             assert done.returncode == 0, done.stderr
     assert len(visits.read_text().splitlines()) == 1
-    assert len(_events(log, "token")) == 1
+    assert len(events(log, "token")) == 1
 
 
 def test_headers_from_the_environment_and_elicitation_answered_by_default(
@@ -183,7 +121,7 @@ def test_headers_from_the_environment_and_elicitation_answered_by_default(
         )  # fmt: skip
         # --approve deny: declined (and the call itself, approval = "auto", ran).
         assert _results(scripted)[0]["data"]["text"] == "decline: {}"
-    calls = _events(log, "call")
+    calls = events(log, "call")
     assert {c["authorization"] for c in calls} == {"Bearer tok-from-env-123"}
     (run_log, *_) = (repo / ".toolgate" / "runs").glob("*.json")
     assert "tok-from-env-123" not in run_log.read_text()

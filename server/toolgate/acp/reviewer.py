@@ -7,7 +7,9 @@ off the allow-list (such a command is asked for by its exact argv each time).
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -15,14 +17,22 @@ from acp import RequestError
 from acp.agent.connection import AgentSideConnection
 from acp.schema import (
     AllowedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormSessionMode,
+    ElicitationMode,
+    ElicitationSchema,
+    ElicitationUrlSessionMode,
     PermissionOption,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallUpdate,
 )
+from pydantic import AnyUrl, ValidationError
 
 from toolgate.acp import convert
+from toolgate.mcp.oauth import default_show
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
+from toolgate.review.questions import Question, Reply
 from toolgate.review.reviewer import Approval, ApprovalRequest, DiskReviewer
 from toolgate.workspace import PathRefused, Workspace
 
@@ -57,8 +67,10 @@ class AcpReviewer(DiskReviewer):
         flush: Callable[[], Awaitable[None]],
         show: Callable[[ToolCallProgress], None] = lambda update: None,
         ids: Callable[[str], str] = lambda call_id: call_id,
+        elicitation: ElicitationCapabilities | None = None,
     ) -> None:
         super().__init__(workspace)
+        self.elicitation = elicitation  # the client's forms and pages, if it has them
         # The editor's text of the files read through fs/read_text_file, by real path.
         self.buffers: dict[Path, str] = {}
         workspace.buffers = lambda: self.buffers
@@ -69,6 +81,63 @@ class AcpReviewer(DiskReviewer):
         self._flush = flush  # the call's `tool_call` update goes out before its question
         self._show = show  # an update of the call, in order with the run's other updates
         self._id = ids  # the engine's call id → the one the editor knows
+        self._pending: set[asyncio.Future[None]] = set()  # sign-in pages being offered
+
+    async def answer(self, question: Question) -> Reply:
+        """A server's question (MCP elicitation), through the client's own elicitation.
+
+        A form, or a page to visit, when the client declared that kind; else declined.
+        """
+        caps = self.elicitation
+        try:
+            if question.url is not None:
+                if not (caps and caps.url):
+                    return Reply("decline")
+                mode: ElicitationMode = ElicitationUrlSessionMode(
+                    session_id=self.session_id,
+                    elicitation_id=uuid.uuid4().hex,
+                    url=AnyUrl(question.url),
+                )
+            else:
+                if not (caps and caps.form):
+                    return Reply("decline")
+                mode = ElicitationFormSessionMode(
+                    session_id=self.session_id,
+                    requested_schema=ElicitationSchema.model_validate(question.schema),
+                )
+            await self._flush()
+            response = await self.conn.create_elicitation(
+                f"{question.asker} asks: {question.message}", mode
+            )
+        except (ConnectionError, RequestError, ValidationError) as exc:
+            log.warning("could not ask the client about a server's question: %s", exc)
+            return Reply("decline")
+        if response.action == "accept":
+            return Reply("accept", dict(getattr(response, "content", None) or {}))
+        return Reply("cancel" if response.action == "cancel" else "decline")
+
+    async def open_url(self, url: str, server: str) -> None:
+        """A sign-in page for `server`: the client opens it (URL elicitation) when it can.
+
+        Else the terminal's way: printed on stderr, opened in the system's browser.
+        """
+        if not (self.elicitation and self.elicitation.url):
+            await default_show(server)(url)
+            return
+        mode = ElicitationUrlSessionMode(
+            session_id=self.session_id, elicitation_id=uuid.uuid4().hex, url=AnyUrl(url)
+        )
+
+        async def ask() -> None:
+            try:
+                await self.conn.create_elicitation(f"Sign in to {server}", mode)
+            except (ConnectionError, RequestError) as exc:
+                log.warning("could not have the client open the sign-in page: %s", exc)
+                await default_show(server)(url)
+
+        # Not awaited: the sign-in's answer comes to the loopback redirect, not from here.
+        self._pending.add(asyncio.ensure_future(ask()))
+        self._pending = {task for task in self._pending if not task.done()}
 
     async def before_read(self, path: str) -> None:
         """Put the editor's text of a file into the buffers (the read then sees it)."""

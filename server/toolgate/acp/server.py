@@ -25,6 +25,9 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
+    McpServerHttp,
+    McpServerSse,
     McpServerStdio,
     NewSessionResponse,
     PromptCapabilities,
@@ -83,17 +86,23 @@ class AcpSession:
 
 
 def client_mcp_servers(servers: list[Any] | None) -> dict[str, dict[str, Any]]:
-    """The client's stdio MCP servers as `[mcp.servers]` tables (other transports are skipped)."""
+    """The client's MCP servers as `[mcp.servers]` tables: stdio, Streamable HTTP and SSE."""
     tables: dict[str, dict[str, Any]] = {}
     for server in servers or []:
-        if not isinstance(server, McpServerStdio):
-            log.warning("MCP server %r skipped: only stdio servers are started", server.name)
-            continue
         name = re.sub(r"[^A-Za-z0-9-]+", "-", server.name).strip("-") or "mcp"
-        tables[name] = {
-            "command": [server.command, *server.args],
-            "env": {variable.name: variable.value for variable in server.env},
-        }
+        if isinstance(server, McpServerStdio):
+            tables[name] = {
+                "command": [server.command, *server.args],
+                "env": {variable.name: variable.value for variable in server.env},
+            }
+        elif isinstance(server, (McpServerHttp, McpServerSse)):
+            tables[name] = {
+                "url": server.url,
+                "type": "http" if isinstance(server, McpServerHttp) else "sse",
+                "headers": {header.name: header.value for header in server.headers},
+            }
+        else:
+            log.warning("MCP server %r skipped: its transport is not supported", server.name)
     return tables
 
 
@@ -146,6 +155,7 @@ class ToolgateAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(), resume=SessionResumeCapabilities()
                 ),
@@ -512,6 +522,7 @@ class ToolgateAgent:
             flush=self.updates.flush,
             show=lambda update: updates.put(session.id, update),
             ids=session.ids.of,
+            elicitation=self.client.elicitation,
         )
         buffers = reviewer.workspace.buffers if fs and fs.read_text_file else None
         try:

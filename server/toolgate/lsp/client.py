@@ -54,6 +54,13 @@ class EditorClient(Protocol):
         """Ask the person (`window/showMessageRequest`); the chosen title, None if dismissed."""
         ...
 
+    async def open_external(self, uri: str) -> bool:
+        """Have the client open a page in the person's browser; whether it did.
+
+        `window/showDocument` with `external`; False when the client cannot.
+        """
+        ...
+
     async def save(self, uris: list[str], timeout: float) -> list[str]:
         """Ask the client to save documents (`toolgate/saveDocuments`); the uris it saved.
 

@@ -20,6 +20,7 @@ from toolgate.lsp.convert import (
 )
 from toolgate.review.apply import StaleProposal, apply_chosen, chosen_hunks, rebased_onto
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
+from toolgate.review.questions import Question, Reply, defaults
 from toolgate.review.reviewer import Approval, ApprovalRequest
 from toolgate.workspace import PathRefused, Workspace, decode_text, normalise_newlines
 from toolgate.workspace.buffers import difference, same_text
@@ -102,6 +103,37 @@ class LspReviewer:
         return Approval(
             False,
             "the person denied it" if choice is not None else "the person dismissed the question",
+        )
+
+    async def answer(self, question: Question) -> Reply:
+        """A server's question (MCP elicitation): send the form's defaults, if the person says so.
+
+        The editor shows no forms: a form its defaults do not fill is declined.
+        """
+        values = defaults(question) if question.url is None else None
+        if values is None:
+            return Reply("decline")
+        shown = ", ".join(f"{k} = {v!r}" for k, v in values.items()) or "nothing"
+        try:
+            choice = await self.client.ask(
+                f"Toolgate: {question.asker} asks: {question.message} (answer: {shown})",
+                ["Send", "Decline"],
+            )
+        except Exception as exc:  # a client that cannot ask means no
+            log.debug("could not ask about a server's question: %s", exc)
+            return Reply("decline")
+        return Reply("accept", values) if choice == "Send" else Reply("decline")
+
+    async def open_url(self, url: str, server: str) -> None:
+        """A sign-in page: opened by the editor in the person's browser, else shown to copy."""
+        try:
+            if await self.client.open_external(url):
+                return
+        except Exception as exc:
+            log.debug("window/showDocument failed: %s", exc)
+        self.client.notify(
+            "window/showMessage",
+            {"type": 3, "message": f"Toolgate: sign in to {server} in your browser: {url}"},
         )
 
     async def ask_to_save(self, uris: list[str]) -> set[str]:

@@ -565,6 +565,16 @@ class ToolgateServer(LanguageServer):
         )
         return choice.title if choice is not None else None
 
+    async def open_external(self, uri: str) -> bool:
+        """Open a page in the person's browser through `window/showDocument` (external)."""
+        window = self._caps().window
+        if not (window and window.show_document and window.show_document.support):
+            return False
+        result = await self.window_show_document_async(
+            types.ShowDocumentParams(uri=uri, external=True)
+        )
+        return bool(result is not None and result.success)
+
     async def save(self, uris: list[str], timeout: float) -> list[str]:
         """Ask the client to save documents (`toolgate/saveDocuments`); the ones it saved."""
         reply = await asyncio.wait_for(

@@ -151,12 +151,13 @@ async def _remote_client(spec: McpServerSpec, person: object, asked: Any) -> Asy
 
 def _browser(person: object, name: str) -> oauth.ShowUrl:
     """How the sign-in URL reaches the person: their front end's way, else the terminal's."""
+    server = f"the MCP server {name!r}"
     open_url = getattr(person, "open_url", None)
     if open_url is None:
-        return oauth.default_show(f"the MCP server {name!r}")
+        return oauth.default_show(server)
 
     async def show(url: str) -> None:
-        await open_url(url, f"Sign in to the MCP server {name!r}")
+        await open_url(url, server)
 
     return show
 
