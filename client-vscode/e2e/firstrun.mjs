@@ -155,6 +155,10 @@ export async function firstRunScenario({ page, model, server, vsix, workspace, e
   const diffTab = page.locator('.tabs-container .tab', { hasText: 'write_file: calc.py' });
   await diffTab.first().waitFor({ timeout: 120_000 });
   await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30_000 });
+  const proposed = page.locator('.monaco-diff-editor .editor.modified .view-lines').first();
+  await waitUntil('the proposed text in the diff', async () => (await proposed.innerText()).replace(/\u00a0/g, ' ').includes('return a + b'), {
+    timeout: 60_000,
+  });
   await page.waitForTimeout(800);
   await shot('first-diff.png');
   const accept = page.locator('.editor-actions [aria-label^="Accept Proposed Edit"]').first();

@@ -162,10 +162,13 @@ async function main() {
         ? chatScript({ accepted: ACCEPTED_CALC, rejected: REJECTED_CALC })
         : SCRIPT;
   const firstRun = opts['first-run'];
-  const model = await startScriptedModel(
-    script,
-    firstRun ? { model: 'scripted-model', port: await freeProbedPort(), intercept: answerConnectionTest } : { model: 'scripted-model' },
-  );
+  // Every scenario answers the extension's connection test (the chat view runs it when it
+  // opens) outside its script.
+  const model = await startScriptedModel(script, {
+    model: 'scripted-model',
+    intercept: answerConnectionTest,
+    ...(firstRun ? { port: await freeProbedPort() } : {}),
+  });
   const toolgateSettings = {
     'toolgate.pythonPath': opts.python,
     'toolgate.baseUrl': model.baseUrl,

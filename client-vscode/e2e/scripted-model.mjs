@@ -9,7 +9,8 @@
 // runs out the server answers with `fallback` (a plain final answer), so a run always ends.
 // `answerNext(turn)` puts a turn before the rest, for a step whose request comes at a moment
 // the script cannot count on (after runs that may have ended on `fallback`). `intercept(body)`
-// answers a request outside the script when it returns a turn (a connection test, say).
+// answers a request outside the script when it returns a turn (a connection test, say); such
+// requests are kept in `intercepted`, not `requests`.
 // `port` listens on that port of 127.0.0.1 instead of a free one.
 import http from 'node:http';
 
@@ -19,6 +20,7 @@ export function startScriptedModel(
   { model = 'scripted-model', fallback = { content: 'Done.' }, port = 0, intercept = () => undefined } = {},
 ) {
   const requests = [];
+  const intercepted = [];
   const missing = [];
   let turn = 0;
   let callCounter = 0;
@@ -45,9 +47,12 @@ export function startScriptedModel(
         sendJson(res, 400, { error: { message: `bad JSON: ${error.message}` } });
         return;
       }
-      requests.push({ headers: req.headers, body });
+      // An intercepted request is kept apart: the script and its requests stay in step.
       let entry = intercept(body);
-      if (!entry) {
+      if (entry) {
+        intercepted.push({ headers: req.headers, body });
+      } else {
+        requests.push({ headers: req.headers, body });
         entry = next.length ? next.shift() : turn < script.length ? script[turn] : fallback;
         turn += 1;
       }
@@ -93,6 +98,8 @@ export function startScriptedModel(
       resolve({
         baseUrl: `http://127.0.0.1:${port}/v1`,
         requests,
+        /** The requests `intercept` answered, outside the script. */
+        intercepted,
         /** Turns whose request lacked a text the script requires: [{turn, absent}]. */
         missing,
         /** How many turns of the script have been served. */

@@ -196,9 +196,18 @@ async def check_model(config: Config, self_check: bool) -> tuple[Check, Check]:
 
 async def _embedded(self_check: bool, severity: str) -> Check:
     """The installed embedded model: its file, and whether the runtime answers."""
-    from toolgate.model.local_assets import MODEL_TITLE, LocalModelError, ensure_model_file
+    from toolgate.model.local_assets import (
+        MODEL_FILE_NAME,
+        MODEL_TITLE,
+        LocalModelError,
+        default_cache_dir,
+        ensure_model_file,
+    )
     from toolgate.setup.model_install import run_self_check
 
+    if not (default_cache_dir() / MODEL_FILE_NAME).is_file():
+        # The doctor writes nothing: the first run assembles the 491 MB file from its parts.
+        return Check("embedded model", OK, f"{MODEL_TITLE} installed; assembled at its first run")
     try:
         model = await asyncio.to_thread(ensure_model_file)
     except LocalModelError as exc:
