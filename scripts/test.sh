@@ -5,9 +5,10 @@
 #
 #   bash scripts/test.sh           everything, as CI runs it
 #   bash scripts/test.sh --quick   the inner loop: lint, types, dead code and the Python suite
-#                                  without the embedded model, the real VS Code and the other
-#                                  editors (none of them is installed), one pytest worker per
-#                                  core; extra arguments go to pytest, e.g. --quick -x -k review
+#                                  without the embedded model, the real VS Code, the other
+#                                  editors and the peer benchmark's peer (none of them is
+#                                  installed), one pytest worker per core; extra arguments go
+#                                  to pytest, e.g. --quick -x -k review
 #
 # Safe to run again: each installer skips what is already there and reuses its caches.
 set -euo pipefail
@@ -45,6 +46,10 @@ if [[ $quick == 0 ]]; then
     say "building and checking the VS Code extension (lint, types, unit tests, .vsix)"
     (cd client-vscode && npm ci --no-audit --no-fund --loglevel=error && npm test && npm run package)
 
+    say "installing mini-swe-agent, the peer the peer benchmark's smoke test runs (tests/peers)"
+    # Pinned, into its own venv under ~/.cache/toolgate/peers/, as the benchmark installs it.
+    .venv/bin/python -m benchmarks.peers --install-only --agents mini-swe-agent
+
     say "installing the TypeScript ACP SDK the ACP client test drives toolgate acp with"
     # `npm install` with the committed lock, not `npm ci`: acpx's file-safety dependency lists
     # prebuilt binaries for every platform; a registry mirror that carries only this platform's
@@ -65,8 +70,9 @@ say "dead-code check (vulture, configured in pyproject.toml)"
 if [[ $quick == 1 ]]; then
     say "the Python test suite, without the embedded model, VS Code and the other editors"
     # One worker per core; `-n 0` among the arguments runs it in one process again.
-    .venv/bin/python -m pytest -m "not local_model and not vscode" --ignore=tests/editors \
-        -n auto "$@"
+    # TOOLGATE_TEST_QUICK: the peer benchmark's smoke test skips when its peer is not installed.
+    TOOLGATE_TEST_QUICK=1 .venv/bin/python -m pytest -m "not local_model and not vscode" \
+        --ignore=tests/editors -n auto "$@"
 else
     say "the Python test suite"
     .venv/bin/python -m pytest "$@"

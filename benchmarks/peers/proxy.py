@@ -152,8 +152,6 @@ class RecordingProxy:
                 owner._forward(self)
 
             do_POST = do_GET  # noqa: N815
-            do_PUT = do_GET  # noqa: N815
-            do_DELETE = do_GET  # noqa: N815
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
