@@ -17,6 +17,8 @@ agent has one. The flags come from each agent's own documentation and source:
 - OpenCode: `opencode run --auto TASK` with a provider of the `@ai-sdk/openai-compatible`
   kind in its config file.
 - Qwen Code: `qwen TASK --yolo --auth-type openai --openai-base-url URL --max-session-turns N`.
+- Cline: `cline auth -p openai -b URL …` once, then `cline -P openai --auto-approve true TASK`,
+  headless because its output is not a terminal.
 - Codex CLI: `codex exec --dangerously-bypass-approvals-and-sandbox TASK` with a model
   provider in `-c model_providers.…`. Codex speaks only the Responses API (`/v1/responses`)
   since it dropped `wire_api = "chat"`; against a chat-completions endpoint it cannot run, and
@@ -55,10 +57,15 @@ class RunContext:
 
 @dataclass
 class Launch:
-    """The command that runs an agent on a task, and what it adds to the environment."""
+    """The command that runs an agent on a task, and what it adds to the environment.
+
+    prepare: commands run first, in the same place (setting a provider up, as a person does
+    once); they are not part of the run's time.
+    """
 
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
+    prepare: list[list[str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -250,6 +257,16 @@ def _codex(ctx: RunContext) -> Launch:
     return Launch(argv, {"CODEX_HOME": str(ctx.home / ".codex"), "BENCH_API_KEY": "local"})
 
 
+def _cline(ctx: RunContext) -> Launch:
+    agent = AGENTS["cline"]
+    auth = [agent.bin("cline"), "auth", "-p", "openai", "-k", "local", "-m", ctx.model]
+    auth += ["-b", ctx.base_url]
+    # Headless because its output goes to a file; auto-approve is its default for a prompt.
+    argv = [agent.bin("cline"), "-P", "openai", "-m", ctx.model, "--auto-approve", "true"]
+    argv += ["-c", str(ctx.repo), ctx.prompt]
+    return Launch(argv, prepare=[auth])
+
+
 AGENTS: dict[str, Agent] = {
     a.name: a
     for a in [
@@ -288,6 +305,7 @@ AGENTS: dict[str, Agent] = {
             "codex exec --dangerously-bypass-approvals-and-sandbox",
             _codex,
         ),
+        Agent("cline", "npm", "cline", "3.0.65", "cline --auto-approve true (headless)", _cline),
     ]
 }
 DEFAULT_AGENTS = tuple(AGENTS)

@@ -1,11 +1,10 @@
 """Run agents over tasks against one endpoint, through the recording proxy, and judge each run.
 
-Runs go task by task and, within a task, wording by wording through every agent, so a run cut
-short by the time budget leaves every agent with the same tasks. Each run gets the project at
-the same path (a fresh repository each time) and a fresh home folder, under a bubblewrap
-sandbox when one is available: the whole system read-only but the run's folder and the agent's
-own, the loopback network shared (the proxy is there), so an agent that approves everything
-cannot reach beyond its task.
+Runs go agent by agent, each agent through every task and wording in the same order. Each run
+gets the project at the same path (a fresh repository each time) and a fresh home folder,
+under a bubblewrap sandbox when one is available: the whole system read-only but the run's
+folder and the agent's own, the loopback network shared (the proxy is there), so an agent
+that approves everything cannot reach beyond its task.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from benchmarks.peers.proxy import Exchange, RecordingProxy, TokenCounter, count
 from benchmarks.peers.tasks import Task, check, make_repo
 
 KILL_GRACE = 5.0
+SETUP_TIMEOUT = 180.0
 # How long the next run waits for the endpoint to finish an answer its agent left behind.
 IDLE_WAIT = 600.0
 _TAIL = 1500
@@ -111,10 +111,15 @@ def run_one(
     wrap = sandbox_argv(plan.workdir, agent.install_dir) if plan.sandbox else []
     label = f"{task.name}/{wording}/{agent.name}"
     proxy.label = label
+    env = agent_env(home, launch.env)
+    setup_err = ""
+    for step in launch.prepare:
+        code, _, _, step_err = _execute([*wrap, *step], repo, env, SETUP_TIMEOUT)
+        if code != 0:
+            setup_err = f"setup {' '.join(step[1:3])} failed ({code}): {step_err[-300:]}"
     started = time.monotonic()
-    exit_code, timed_out, out, err = _execute(
-        [*wrap, *launch.argv], repo, agent_env(home, launch.env), plan.timeout
-    )
+    exit_code, timed_out, out, err = _execute([*wrap, *launch.argv], repo, env, plan.timeout)
+    err = (setup_err + "\n" + err) if setup_err else err
     wall = time.monotonic() - started
     proxy.label = ""
     settled = proxy.wait_idle(IDLE_WAIT)
@@ -225,35 +230,52 @@ def run_plan(
     on_record: Callable[[dict[str, Any]], None],
     log: Callable[[str], None] = print,
 ) -> list[dict[str, Any]]:
-    """Every run of the plan, task by task; agents that cannot run are reported, not run."""
+    """Every run of the plan, agent by agent; agents that cannot run are reported, not run.
+
+    Agent by agent, so that each agent's runs follow one another and the endpoint's prompt
+    cache (llama.cpp keeps the last prompt) serves every agent alike. With a budget, each
+    agent gets an equal share of what is left when its turn comes; runs past it are recorded
+    as not run.
+    """
     records: list[dict[str, Any]] = []
-    unable: dict[str, str] = {}
     began = time.monotonic()
-    for task in plan.tasks:
-        for wording in plan.wordings:
-            if plan.budget_seconds is not None and time.monotonic() - began > plan.budget_seconds:
-                log(f"time budget reached: {task.name} ({wording}) and after are not run")
-                return records
-            for agent in plan.agents:
-                if agent.name in unable:
-                    record = _not_run(agent, task, wording, unable[agent.name])
-                else:
-                    record = run_one(agent, task, wording, proxy, counter, model, plan)
-                    if record["unable"] and not any(
-                        r["reached_model"] for r in records if r["agent"] == agent.name
-                    ):
-                        unable[agent.name] = record["unable"]
-                records.append(record)
-                on_record(record)
-                log(
-                    f"{task.name:<22} {wording:<8} {agent.name:<15} "
-                    f"{'solved' if record['solved'] else 'no':<6} {record['wall_seconds']:>6} s "
-                    f"{record['requests']:>3} req  {record['detail'][:90]}"
+    runs = [(task, wording) for task in plan.tasks for wording in plan.wordings]
+    for index, agent in enumerate(plan.agents):
+        share = None
+        if plan.budget_seconds is not None:
+            left = plan.budget_seconds - (time.monotonic() - began)
+            share = max(0.0, left) / (len(plan.agents) - index)
+        agent_began = time.monotonic()
+        unable = ""
+        for task, wording in runs:
+            if unable:
+                record = _not_run(agent, task, wording, unable)
+            elif share is not None and time.monotonic() - agent_began > share:
+                record = _not_run(
+                    agent,
+                    task,
+                    wording,
+                    "",
+                    f"its share of the time budget ({share / 60:.0f} min) was used",
                 )
+            else:
+                record = run_one(agent, task, wording, proxy, counter, model, plan)
+                mine = [r for r in records if r["agent"] == agent.name]
+                if record["unable"] and not any(r["reached_model"] for r in mine):
+                    unable = record["unable"]
+            records.append(record)
+            on_record(record)
+            log(
+                f"{agent.name:<15} {task.name:<22} {wording:<8} "
+                f"{'solved' if record['solved'] else 'no':<6} {record['wall_seconds']:>6} s "
+                f"{record['requests']:>3} req  {record['detail'][:90]}"
+            )
     return records
 
 
-def _not_run(agent: Agent, task: Task, wording: str, reason: str) -> dict[str, Any]:
+def _not_run(agent: Agent, task: Task, wording: str, unable: str, why: str = "") -> dict[str, Any]:
+    """The record of a run that was not made: the agent cannot run, or its time was up."""
+    why = why or f"the agent cannot run with this endpoint ({unable})"
     return {
         "task": task.name,
         "kind": task.kind,
@@ -261,9 +283,9 @@ def _not_run(agent: Agent, task: Task, wording: str, reason: str) -> dict[str, A
         "agent": agent.name,
         "prompt": task.prompt(wording),
         "solved": False,
-        "detail": f"not run: the agent cannot run with this endpoint ({reason})",
+        "detail": f"not run: {why}",
         "not_run": True,
-        "unable": reason,
+        "unable": unable,
         "changed": [],
         "wall_seconds": 0.0,
         "timed_out": False,

@@ -82,11 +82,11 @@ def test_two_tasks_with_toolgate_and_a_peer_through_the_proxy(tmp_path: Path) ->
             records.append,
             log=lambda line: None,
         )
-    assert [(r["task"], r["agent"]) for r in records] == [
-        ("fix-greeting", "toolgate"),
-        ("fix-greeting", "mini-swe-agent"),
-        ("question-price", "toolgate"),
-        ("question-price", "mini-swe-agent"),
+    assert [(r["agent"], r["task"]) for r in records] == [
+        ("toolgate", "fix-greeting"),
+        ("toolgate", "question-price"),
+        ("mini-swe-agent", "fix-greeting"),
+        ("mini-swe-agent", "question-price"),
     ]
     for r in records:
         why = f"{r['agent']} on {r['task']}: {r['detail']}\n{r['stderr_tail']}"
