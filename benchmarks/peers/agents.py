@@ -101,24 +101,23 @@ class Agent:
         if self.installed():
             return
         target = self.install_dir
-        staging = target.with_name(target.name + ".partial")
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
+        # In place (a venv's scripts name their folder, so it cannot be moved afterwards); the
+        # marker written last says the folder is whole, and a folder without it is redone.
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
         log(f"installing {self.package}=={self.version} into {target}")
         if self.ecosystem == "pypi":
-            _run([sys.executable, "-m", "venv", str(staging / "venv")])
-            pip = [str(staging / "venv" / "bin" / "python"), "-m", "pip", "install", "-q"]
+            _run([sys.executable, "-m", "venv", str(target / "venv")])
+            pip = [str(target / "venv" / "bin" / "python"), "-m", "pip", "install", "-q"]
             _run([*pip, "--disable-pip-version-check", f"{self.package}=={self.version}"])
         else:
-            npm = ["npm", "install", "--prefix", str(staging), "--no-audit", "--no-fund"]
+            npm = ["npm", "install", "--prefix", str(target), "--no-audit", "--no-fund"]
             _run([*npm, "--loglevel=error", f"{self.package}@{self.version}", *self.extra])
             # npm leaves packages' install scripts unrun unless allowed; some ship binaries
             # (ripgrep) whose mode bits only those scripts would set.
-            for vendored in staging.glob("node_modules/**/vendor/**/rg"):
+            for vendored in target.glob("node_modules/**/vendor/**/rg"):
                 vendored.chmod(0o755)
-        (staging / "installed.json").write_text(json.dumps({"version": self.version}))
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)  # the folder appears whole or not at all
+        (target / "installed.json").write_text(json.dumps({"version": self.version}))
 
     def bin(self, name: str) -> str:
         """The path of one of the agent's programs in its folder."""
