@@ -49,12 +49,12 @@ def _answer(body: dict[str, Any]) -> dict[str, Any]:
         if greeting and done_steps == 0:
             sed = "sed -i 's/Hello {name}!/Hello, {name}!/' greet.py"
             return {"tool_calls": [_call("bash", command=sed)], "usage": USAGE}
-        words = "Done." if greeting else "format_price formats prices for customers."
+        words = "Done." if greeting else "money_label formats prices for customers."
         return {"content": words, "tool_calls": [_call("bash", command=DONE)], "usage": USAGE}
     if greeting and done_steps == 0:  # Toolgate
         edit = _call("edit_file", path="greet.py", search="Hello {name}!", replace="Hello, {name}!")
         return {"tool_calls": [edit], "usage": USAGE}
-    words = "Added the comma." if greeting else "format_price formats prices for customers."
+    words = "Added the comma." if greeting else "money_label formats prices for customers."
     return {"content": words, "usage": USAGE}
 
 

@@ -18,7 +18,7 @@ from benchmarks.peers.tasks import (
 TASKS = load_tasks()
 SERVER = Path(__file__).resolve().parents[2] / "server"
 # Names only the tasks use; Toolgate's prompts and code must not know them.
-DISTINCTIVE = ("format_price", "APP_CACHE_DIR", "fetch_data", "Usr", "max_items", "MAX_UPLOAD_MB")
+DISTINCTIVE = ("money_label", "QUILL_SPOOL", "fetch_data", "Usr", "max_items", "MAX_UPLOAD_MB")
 DISTINCTIVE += ("slugify", "is_even", "sk-live-")
 
 

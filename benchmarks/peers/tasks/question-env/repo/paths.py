@@ -6,14 +6,14 @@ from pathlib import Path
 
 def home():
     """The application's own folder."""
-    return Path(os.environ.get("APP_HOME", Path.home() / ".app"))
+    return Path(os.environ.get("QUILL_HOME", Path.home() / ".quill"))
 
 
 def cache_dir():
     """Where downloaded files are kept between runs."""
-    return Path(os.environ.get("APP_CACHE_DIR", home() / "cache"))
+    return Path(os.environ.get("QUILL_SPOOL", home() / "cache"))
 
 
 def log_level():
     """How much the application writes to its log."""
-    return os.environ.get("APP_LOG_LEVEL", "info")
+    return os.environ.get("QUILL_VERBOSITY", "info")

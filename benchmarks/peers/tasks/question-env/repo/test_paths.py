@@ -4,8 +4,8 @@ from paths import cache_dir, log_level
 
 
 def test_defaults(monkeypatch):
-    monkeypatch.setenv("APP_HOME", "/srv/app")
-    monkeypatch.delenv("APP_CACHE_DIR", raising=False)
-    monkeypatch.delenv("APP_LOG_LEVEL", raising=False)
+    monkeypatch.setenv("QUILL_HOME", "/srv/app")
+    monkeypatch.delenv("QUILL_SPOOL", raising=False)
+    monkeypatch.delenv("QUILL_VERBOSITY", raising=False)
     assert cache_dir() == Path("/srv/app/cache")
     assert log_level() == "info"

@@ -11,13 +11,13 @@ def apply_discount(cents, percent):
     return cents * (100 - percent) // 100
 
 
-def format_price(cents):
+def money_label(cents):
     """The price as the customer reads it."""
     return f"${cents // 100}.{cents % 100:02d}"
 
 
 def receipt_lines(items):
     """One line per item, then the total."""
-    lines = [f"{quantity} x {format_price(cents)}" for quantity, cents in items]
-    lines.append(f"total {format_price(cart_total(items))}")
+    lines = [f"{quantity} x {money_label(cents)}" for quantity, cents in items]
+    lines.append(f"total {money_label(cart_total(items))}")
     return lines

@@ -1,4 +1,4 @@
-from shop import apply_discount, cart_total, format_price, receipt_lines
+from shop import apply_discount, cart_total, money_label, receipt_lines
 
 
 def test_total():
@@ -10,5 +10,5 @@ def test_discount():
 
 
 def test_format():
-    assert format_price(1250) == "$12.50"
+    assert money_label(1250) == "$12.50"
     assert receipt_lines([(1, 5)]) == ["1 x $0.05", "total $0.05"]
