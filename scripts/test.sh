@@ -6,9 +6,9 @@
 #   bash scripts/test.sh           everything, as CI runs it
 #   bash scripts/test.sh --quick   the inner loop: lint, types, dead code and the Python suite
 #                                  without the embedded model, the real VS Code, the other
-#                                  editors and the MCP conformance suite (none of them is
-#                                  installed), one pytest worker per core; extra arguments
-#                                  go to pytest, e.g. --quick -x -k review
+#                                  editors, the MCP conformance suite and the peer benchmark's
+#                                  peer (none of them is installed), one pytest worker per
+#                                  core; extra arguments go to pytest, e.g. --quick -x -k review
 #
 # Safe to run again: each installer skips what is already there and reuses its caches.
 set -euo pipefail
@@ -49,6 +49,10 @@ if [[ $quick == 0 ]]; then
     say "building and checking the VS Code extension (lint, types, unit tests, .vsix)"
     (cd client-vscode && npm ci --no-audit --no-fund --loglevel=error && npm test && npm run package)
 
+    say "installing mini-swe-agent, the peer the peer benchmark's smoke test runs (tests/peers)"
+    # Pinned, into its own venv under ~/.cache/toolgate/peers/, as the benchmark installs it.
+    .venv/bin/python -m benchmarks.peers --install-only --agents mini-swe-agent
+
     say "installing the TypeScript ACP SDK the ACP client test drives toolgate acp with"
     # `npm install` with the committed lock, not `npm ci`: acpx's file-safety dependency lists
     # prebuilt binaries for every platform; a registry mirror that carries only this platform's
@@ -69,8 +73,9 @@ say "dead-code check (vulture, configured in pyproject.toml)"
 if [[ $quick == 1 ]]; then
     say "the Python test suite, without the embedded model, VS Code and the other editors"
     # One worker per core; `-n 0` among the arguments runs it in one process again.
-    # Quick runs install no Node: the MCP conformance tests skip, saying so (the full run
-    # installs it, and there they fail when it is missing).
+    # Quick runs install no Node and no peer agent: the MCP conformance tests and the peer
+    # benchmark's smoke test skip, saying so (the full run installs them, and there they fail
+    # when one is missing).
     TOOLGATE_TESTS_QUICK=1 .venv/bin/python -m pytest -m "not local_model and not vscode" \
         --ignore=tests/editors -n auto "$@"
 else

@@ -1,0 +1,10 @@
+from mathx import is_odd, square
+
+
+def test_square():
+    assert square(3) == 9
+
+
+def test_is_odd():
+    assert is_odd(3)
+    assert not is_odd(4)
