@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from toolgate.agent.policy import Decision, Policy
-from toolgate.tools.schema import Tool
+from toolgate.tools.schema import GIT, RUN, Tool
 
-COMMIT = Tool("git_commit", "commit", kind="change", executes=True)
+COMMIT = Tool("git_commit", "commit", kind=GIT, asks=True, executes=True)
 
 
 @pytest.mark.parametrize(
@@ -22,7 +22,7 @@ COMMIT = Tool("git_commit", "commit", kind="change", executes=True)
         ),
         (
             Policy(),
-            Tool("shout", "shout", kind="command", gate="deny"),
+            Tool("shout", "shout", kind=RUN, gate="deny"),
             'the policy default for shout ("deny")',
         ),
     ],

@@ -281,6 +281,7 @@ class ToolgateAgent:
             raise RequestError.invalid_params({"sessionId": str(exc)}) from None
         assert self.updates is not None
         ids = CallIds()
+        known = plan.registry()  # the tools a stored call is drawn as (others: "other")
         for entry in loaded["transcript"]:
             kind = entry.get("kind")
             if kind == "user":
@@ -299,7 +300,10 @@ class ToolgateAgent:
             elif kind == "tool" and entry.get("callId"):
                 call_id, name = ids.begin(str(entry["callId"])), str(entry.get("name") or "")
                 args = entry.get("arguments") or {}
-                self.updates.put(session_id, convert.started(service.root, call_id, name, args))
+                tool = known.get(name)
+                self.updates.put(
+                    session_id, convert.started(service.root, call_id, name, args, tool)
+                )
                 status = "failed" if entry.get("status") in ("failed", "denied") else "completed"
                 summary = entry.get("summary") or ""
                 content = [convert.text_content(summary)] if summary else None
@@ -533,6 +537,7 @@ class ToolgateAgent:
         session.run = turn.run
         if turn.run is not None:
             events.redact = turn.run.gate.redact.text
+            events.tools = turn.run.registry.get
             turn.run.gate.on_result = events.result
         if buffers is not None and turn.run is not None:
             turn.run.gate.ctx.before_read = reviewer.before_read

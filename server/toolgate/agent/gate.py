@@ -157,7 +157,7 @@ class Gate:
         )
         outcome = await self._decide_and_run(call, args, reasoning)
         result = outcome.result
-        if call.name == "git_commit" and result.success and isinstance(result.data, dict):
+        if result.success and isinstance(result.data, dict) and self._commits(call):
             self.checkpoint.commit_made(str(result.data.get("commit") or ""))
         if not result.duration_seconds:
             result.duration_seconds = round(time.perf_counter() - start, 6)
@@ -180,6 +180,11 @@ class Gate:
             error=self.redact.text(result.error) if result.error else None,
         )
         return outcome
+
+    def _commits(self, call: ToolCall) -> bool:
+        """Whether the call's tool makes git commits (undo names them, it cannot remove them)."""
+        tool = self.registry.get(call.name)
+        return tool is not None and "git.commit" in tool.capabilities
 
     async def _decide_and_run(
         self, call: ToolCall, args: dict[str, Any], reasoning: str
@@ -260,7 +265,7 @@ class Gate:
                 return GateOutcome(planned, label, args, reasoning)
             return await self._change(call, planned, decision, args, reasoning)
         if decision == Decision.ASK:
-            summary = " ".join(argv) if argv is not None else _summary(call.name, args)
+            summary = " ".join(argv) if argv is not None else _summary(call.name, activity, args)
             approval = await self.reviewer.confirm(
                 ApprovalRequest(
                     run_id=self.run_id,
@@ -269,6 +274,7 @@ class Gate:
                     summary=summary,
                     why=reasoning,
                     off_allow_list=command_allowed is False,
+                    kind=tool.kind,
                 )
             )
             if not approval.approved:
@@ -408,11 +414,11 @@ class Gate:
         return GateOutcome(result, label, args, reasoning, proposal.id, resolution.rule)
 
 
-def _summary(name: str, args: dict[str, Any]) -> str:
-    if name == "git_commit":
-        return f"git commit -m {json.dumps(args.get('message', ''))}"
-    if name == "git_add":
-        return "git add -- " + " ".join(args.get("files", []))
+def _summary(name: str, activity: Activity, args: dict[str, Any]) -> str:
+    """What the person is asked about: the activity's own words for it, else the call."""
+    describe = getattr(activity, "describe", None)
+    if callable(describe):
+        return str(describe(args))
     return f"{name} {json.dumps(args, ensure_ascii=False)[:300]}"
 
 

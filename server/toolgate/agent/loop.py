@@ -61,7 +61,7 @@ from toolgate.review.reviewer import Reviewer
 from toolgate.tools.activity import ActivityContext
 from toolgate.tools.capabilities import operations_done
 from toolgate.tools.registry import ToolRegistry
-from toolgate.tools.schema import Tool
+from toolgate.tools.schema import CHANGE, READ, Tool
 
 log = logging.getLogger(__name__)
 
@@ -314,6 +314,7 @@ class AgentRun:
                 self.runlog.doc["steps"],
                 time.monotonic() - started,
                 str(self.runlog.path),
+                self.registry,
             )
             account["done"] = done
             self.runlog.set(account=account)
@@ -374,7 +375,7 @@ class AgentRun:
     def _changes(self, logged: Mapping[str, Any]) -> bool:
         """Whether a logged call is to a tool that changes the workspace."""
         tool = self.registry.get(str(logged.get("name") or ""))
-        return tool is not None and tool.kind == "change"
+        return tool is not None and tool.kind == CHANGE
 
     async def release(self) -> None:
         """Close what the run holds open for its tools (its MCP sessions).
@@ -772,7 +773,7 @@ class AgentRun:
         tool = self.registry.get(call.name)
         if tool is None or "__invalid_json__" in call.arguments:
             return False
-        if tool.kind != "read" and not tool.read_only:
+        if tool.kind != READ:
             return False
         # A call the person is asked about waits its turn: questions come one at a time.
         return self.gate.policy.decide(tool) == Decision.AUTO

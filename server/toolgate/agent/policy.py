@@ -39,11 +39,9 @@ class Policy:
             return self.approvals[tool.name]
         if tool.gate is not None:
             return Decision(tool.gate)
-        if tool.kind == "read":
+        if command_allowed:  # a program on the allow-list runs at once
             return Decision.AUTO
-        if tool.kind == "command":
-            return Decision.AUTO if command_allowed else Decision.ASK
-        return Decision.ASK
+        return Decision.ASK if tool.asks else Decision.AUTO
 
     def rule(self, tool: Tool, *, command_allowed: bool | None = None) -> str:
         """The setting that makes `decide` deny a call, named as a person writes it."""
