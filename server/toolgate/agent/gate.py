@@ -37,7 +37,7 @@ from toolgate.tools.activity import (
     FileChange,
 )
 from toolgate.tools.registry import ToolRegistry, strip_meta
-from toolgate.tools.schema import Tool
+from toolgate.tools.schema import OTHER, Tool
 from toolgate.workspace import PathRefused
 
 log = logging.getLogger(__name__)
@@ -150,6 +150,7 @@ class Gate:
             TOOL_CALL_PROPOSED,
             self.run_id,
             tool_name=call.name,
+            tool_kind=self._kind(call),
             call_id=call.id,
             raw_args=self.redact.deep(shown_arguments(args)),
             reasoning=reasoning,
@@ -170,6 +171,7 @@ class Gate:
             TOOL_CALL_EXECUTED,
             self.run_id,
             tool_name=call.name,
+            tool_kind=self._kind(call),
             call_id=call.id,
             success=result.success,
             decision=outcome.decision,
@@ -180,6 +182,11 @@ class Gate:
             error=self.redact.text(result.error) if result.error else None,
         )
         return outcome
+
+    def _kind(self, call: ToolCall) -> str:
+        """What the call's tool does (`Tool.kind`), as every front end is told with its events."""
+        tool = self.registry.get(call.name)
+        return tool.kind if tool is not None else OTHER
 
     def _commits(self, call: ToolCall) -> bool:
         """Whether the call's tool makes git commits (undo names them, it cannot remove them)."""
@@ -352,6 +359,7 @@ class Gate:
             TOOL_CALL_DECIDED,
             self.run_id,
             tool_name=call.name,
+            tool_kind=self._kind(call),
             call_id=call.id,
             decision=decision.value,
             why=reasoning,

@@ -61,7 +61,7 @@ from toolgate.review.reviewer import Reviewer
 from toolgate.tools.activity import ActivityContext
 from toolgate.tools.capabilities import operations_done
 from toolgate.tools.registry import ToolRegistry
-from toolgate.tools.schema import CHANGE, READ, Tool
+from toolgate.tools.schema import CHANGE, OTHER, READ, Tool
 
 log = logging.getLogger(__name__)
 
@@ -462,7 +462,8 @@ class AgentRun:
                 entry = self._log_entry(call, outcome, view)
                 self.runlog.record_call(step, entry)
                 if call.name != FINAL_ANSWER.name:
-                    self.conversation.record_call(self.run_id, _call_record(entry, view))
+                    record = _call_record(entry, view, self.registry.get(call.name))
+                    self.conversation.record_call(self.run_id, record)
             for error in turn.errors:
                 self.runlog.record_call(
                     step,
@@ -990,7 +991,7 @@ def as_text(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _call_record(entry: dict[str, Any], view: ToolResult) -> dict[str, Any]:
+def _call_record(entry: dict[str, Any], view: ToolResult, tool: Tool | None) -> dict[str, Any]:
     """A call as the transcript keeps it: what was asked, what became of it, in one line."""
     decision = entry.get("decision")
     if decision in ("denied", "rejected"):
@@ -1003,6 +1004,7 @@ def _call_record(entry: dict[str, Any], view: ToolResult) -> dict[str, Any]:
         "arguments": entry.get("arguments"),
         "status": status,
         "summary": _result_summary(view),
+        "kind": tool.kind if tool is not None else OTHER,  # a client draws the call by it
     }
     if entry.get("proposal_id"):
         record["proposal_id"] = entry["proposal_id"]
