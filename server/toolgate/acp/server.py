@@ -494,7 +494,7 @@ class ToolgateAgent:
         service = session.service
         try:
             config = service.config()
-            options.apply(config, session.values)
+            mode = options.apply(config, session.values)
             # The editor's own servers: the person configured them there, as trusted as flags.
             config.mcp_servers.update(session.mcp)
             claim = service.claim(session.id)
@@ -527,6 +527,7 @@ class ToolgateAgent:
                 bus=bus,
                 buffers=buffers,
                 registry=plan.registry(),
+                mode=mode,
             )
         except (SetupError, ConfigError) as exc:
             service.release(claim)
