@@ -108,6 +108,9 @@ export type RunFinishedStatus =
   | 'limit_reached'
   | 'cancelled';
 
+/** What a tool does, as the server says of each call: its cards are drawn from it, never its name. */
+export type ToolKind = 'read' | 'change' | 'run' | 'git' | 'other';
+
 /** Body of toolgate/event; the fields present depend on `type`. */
 export interface AgentEvent {
   type:
@@ -127,6 +130,8 @@ export interface AgentEvent {
   text?: string;
   callId?: string;
   tool?: string;
+  /** What the call's tool does: `read`, `change` (files, as a proposal), `run`, `git`, `other`. */
+  toolKind?: ToolKind;
   arguments?: unknown;
   decision?: string;
   why?: string | null;
@@ -223,6 +228,8 @@ export type TranscriptEntry =
       runId?: string;
       callId: string;
       name: string;
+      /** What the tool does (absent in sessions kept before the server sent it). */
+      toolKind?: ToolKind;
       arguments?: unknown;
       status?: string;
       summary?: string | null;

@@ -2,6 +2,7 @@
 
 export type ToolCallingMode = 'auto' | 'native' | 'text';
 export type Approval = 'auto' | 'ask' | 'deny';
+export type ApprovalMode = 'ask' | 'auto-edits' | 'read-only';
 
 /** Every setting this extension reads, with its value after defaults. */
 export interface ToolgateSettings {
@@ -9,6 +10,7 @@ export interface ToolgateSettings {
   baseUrl: string;
   toolCallingMode: ToolCallingMode;
   approval: Record<string, Approval>;
+  approvalMode: ApprovalMode;
   limits: Record<LimitKey, number>;
   confirmInEditor: boolean;
   openDiff: 'auto' | 'notify';
@@ -28,6 +30,7 @@ export interface InitializationOptions {
   apiKey?: string;
   toolCalling?: { mode: ToolCallingMode };
   approval?: Record<string, Approval>;
+  approvalMode?: ApprovalMode;
   limits?: Partial<Record<LimitKey, number>>;
   review: { confirmInEditor: boolean };
   diagnostics: { testFailureSeverity: ToolgateSettings['testFailureSeverity'] };
@@ -95,6 +98,7 @@ export function readSettings(get: SettingReader): ToolgateSettings {
     baseUrl: str(get('baseUrl'), 'https://api.openai.com/v1'),
     toolCallingMode: oneOf(get('toolCalling.mode'), ['auto', 'native', 'text'] as const, 'auto'),
     approval,
+    approvalMode: oneOf(get('approvalMode'), ['ask', 'auto-edits', 'read-only'] as const, 'ask'),
     limits: Object.fromEntries(
       LIMIT_KEYS.map((key) => [key, limit(get(`limits.${key}`), key)]),
     ) as Record<LimitKey, number>,
@@ -136,6 +140,9 @@ export function toInitializationOptions(
   }
   if (isSet('approval')) {
     options.approval = { ...settings.approval };
+  }
+  if (isSet('approvalMode')) {
+    options.approvalMode = settings.approvalMode;
   }
   const limits: NonNullable<InitializationOptions['limits']> = {};
   for (const key of LIMIT_KEYS) {

@@ -74,11 +74,13 @@ describe('Conversation', () => {
 
   it('attaches the test summary to the run_tests card and notes a run that did not complete', () => {
     const chat = new Conversation();
-    chat.apply({ type: 'tool_call', runId: 'r-1', callId: 'c1', tool: 'run_tests', arguments: {}, decision: 'auto' });
+    chat.apply({ type: 'tool_call', runId: 'r-1', callId: 'c1', tool: 'run_tests', toolKind: 'run', arguments: {}, decision: 'auto' });
+    chat.apply({ type: 'tool_call', runId: 'r-1', callId: 'c2', tool: 'read_file', toolKind: 'read', arguments: {}, decision: 'auto' });
     chat.apply({ type: 'tests_finished', runId: 'r-1', summary: { total: 2, passed: 1, failed: 1, skipped: 0, errors: 0, duration_seconds: 0.1 } });
     chat.apply({ type: 'run_finished', runId: 'r-1', status: 'limit_reached', reason: 'max steps' });
     expect(chat.list()).toMatchObject([
-      { kind: 'tool', name: 'run_tests', tests: { failed: 1 } },
+      { kind: 'tool', name: 'run_tests', toolKind: 'run', tests: { failed: 1 } },
+      { kind: 'tool', name: 'read_file', toolKind: 'read' },
       { kind: 'note', text: 'Run limit reached: max steps' },
       { kind: 'run', runId: 'r-1', status: 'limit_reached', files: [], undo: 'none' },
     ]);
@@ -111,14 +113,14 @@ describe('Conversation', () => {
     const chat = new Conversation();
     chat.load('s-7', [
       { kind: 'user', text: 'fix add', runId: 'r-1' },
-      { kind: 'tool', runId: 'r-1', callId: 'c1', name: 'write_file', arguments: { path: 'calc.py', _reasoningForCall: 'add subtracts' }, status: 'rejected', summary: 'rejected: no', proposalId: 'p-1' },
+      { kind: 'tool', runId: 'r-1', callId: 'c1', name: 'write_file', toolKind: 'change', arguments: { path: 'calc.py', _reasoningForCall: 'add subtracts' }, status: 'rejected', summary: 'rejected: no', proposalId: 'p-1' },
       { kind: 'assistant', text: 'Done.', runId: 'r-1' },
       { kind: 'note', text: 'Older turns summarised.' },
     ]);
     expect(chat.sessionId).toBe('s-7');
     expect(chat.list()).toMatchObject([
       { kind: 'user', text: 'fix add' },
-      { kind: 'tool', name: 'write_file', target: 'calc.py', status: 'rejected', summary: 'rejected: no', proposal: { id: 'p-1', why: 'add subtracts', reason: 'rejected: no' } },
+      { kind: 'tool', name: 'write_file', toolKind: 'change', target: 'calc.py', status: 'rejected', summary: 'rejected: no', proposal: { id: 'p-1', why: 'add subtracts', reason: 'rejected: no' } },
       { kind: 'assistant', text: 'Done.' },
       { kind: 'note', text: 'Older turns summarised.' },
     ]);

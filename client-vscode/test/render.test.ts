@@ -11,7 +11,7 @@ import { makeProposal } from './helpers';
 const none = new Map<string, Set<number>>();
 
 function tool(overrides: Partial<Extract<ChatEntry, { kind: 'tool' }>>): ChatEntry {
-  return { kind: 'tool', key: 'k', callId: 'c1', name: 'read_file', target: 'calc.py', status: 'ok', ...overrides };
+  return { kind: 'tool', key: 'k', callId: 'c1', name: 'read_file', toolKind: 'read', target: 'calc.py', status: 'ok', ...overrides };
 }
 
 describe('markdown', () => {
@@ -41,6 +41,15 @@ describe('cards', () => {
     expect(html).toMatch(/^<div class="entry tool line read"/);
     expect(html).toContain('<code>calc.py</code>');
     expect(html).toContain('done');
+  });
+
+  it('marks a line by the kind the server sent, not by the tool\'s name', () => {
+    const named = renderEntry(tool({ name: 'write_file', toolKind: 'read' }), none);
+    expect(named).toMatch(/^<div class="entry tool line read"/);
+    const change = renderEntry(tool({ name: 'read_file', toolKind: 'change', status: 'denied' }), none);
+    expect(change).toMatch(/^<div class="entry tool line"/);
+    const untold = renderEntry(tool({ toolKind: undefined }), none);
+    expect(untold).toMatch(/^<div class="entry tool line"/);
   });
 
   it('shows a pending proposal with file, +/- summary, the reason, the three buttons and per-hunk choices', () => {

@@ -64,6 +64,16 @@ describe('readSettings', () => {
   it('rejects an unknown tool-calling mode', () => {
     expect(readSettings(reader({ 'toolCalling.mode': 'magic' })).toolCallingMode).toBe('auto');
   });
+
+  it('reads the approval mode, and falls back to ask for one it does not know', () => {
+    expect(readSettings(reader({})).approvalMode).toBe('ask');
+    expect(readSettings(reader({ approvalMode: 'read-only' })).approvalMode).toBe('read-only');
+    expect(readSettings(reader({ approvalMode: 'yolo' })).approvalMode).toBe('ask');
+    const set = (key: string) => key === 'approvalMode';
+    const options = toInitializationOptions(readSettings(reader({ approvalMode: 'auto-edits' })), undefined, true, set);
+    expect(options.approvalMode).toBe('auto-edits');
+    expect('approvalMode' in toInitializationOptions(readSettings(reader({})), undefined, true, () => false)).toBe(false);
+  });
 });
 
 describe('toInitializationOptions', () => {
@@ -77,6 +87,7 @@ describe('toInitializationOptions', () => {
       apiKey: 'sk-secret-value',
       toolCalling: { mode: 'auto' },
       approval: { write_file: 'ask' },
+      approvalMode: 'ask',
       limits: { maxSteps: 30, maxLlmCalls: 40, maxRunSeconds: 900, maxToolRetries: 3, commandTimeoutSeconds: 300 },
       review: { confirmInEditor: false },
       diagnostics: { testFailureSeverity: 'error' },

@@ -37,6 +37,7 @@ HELP = """\
 /tests [CMD]  run the tests (or CMD, a test command on the allow-list) and show the failures
 /review [staged]  the model reviews the working tree's changes (or the staged ones)
 /model        which model and endpoint the turns use
+/mode [MODE]  the approval mode: ask, auto-edits (file changes without asking) or read-only
 /help         this list
 /exit         leave (or Ctrl-D; Ctrl-C twice quickly)
 Ctrl-C during a turn stops that turn; the session stays."""
@@ -213,6 +214,8 @@ class Chat:
                 self._say("/review takes nothing, or `staged`")
                 return
             self.loop.run_until_complete(self._stoppable(self.review(staged=arg == "staged")))
+        elif name == "/mode":
+            self.mode(arg)
         elif name == "/model":
             self._say(
                 self.used
@@ -223,6 +226,20 @@ class Chat:
             )
         else:
             self._say(f"unknown command {name}; /help lists them")
+
+    def mode(self, name: str) -> None:
+        """Say the approval mode, or choose the one the next turns run in."""
+        from toolgate.session.modes import DESCRIPTIONS
+
+        if name:
+            try:
+                self.service.set_mode(name)
+            except ValueError as exc:
+                self._say(f"{exc}; /mode lists them")
+                return
+        for mode, description in DESCRIPTIONS.items():
+            mark = "*" if mode == self.service.mode else " "
+            self._say(f"{mark} {mode:11} {description}")
 
     async def tests(self, command: str | None) -> None:
         """Run the tests through the gate, as the model's `run_tests` runs them, and show them."""

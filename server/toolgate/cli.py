@@ -85,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     flags.endpoint(run)
     flags.profile(run)
     flags.approve(run)
+    flags.approval_mode(run)
     flags.agent_limits(run)
     run.add_argument("--json", action="store_true", help="print events as JSON lines on stdout")
     run.add_argument(
@@ -348,6 +349,7 @@ def _run(args: argparse.Namespace) -> int:
                 session_id,
                 latest,
                 review_loop=getattr(args, "review_loop", False),
+                mode=getattr(args, "mode", "ask"),
             )
         )
     except SessionError as exc:
@@ -374,6 +376,7 @@ async def _run_async(
     latest: bool = False,
     endpoint: Any = None,
     review_loop: bool = False,
+    mode: str = "ask",
 ) -> int:
     from toolgate.agent.events import EventBus
     from toolgate.conversation.store import SessionError
@@ -392,6 +395,7 @@ async def _run_async(
     service = SessionService(
         root, lambda: config, notice=lambda message: print(message, file=sys.stderr)
     )
+    service.set_mode(mode)
     if latest:
         session_id = service.latest()
         if session_id is None:

@@ -39,6 +39,18 @@ def approve(
     parser.add_argument("--approve", choices=list(choices), default=default, help=help)
 
 
+def approval_mode(parser: argparse.ArgumentParser) -> None:
+    """`--mode`: the approval mode, decided by what each tool does (toolgate.session.modes)."""
+    parser.add_argument(
+        "--mode",
+        choices=("ask", "auto-edits", "read-only"),
+        default="ask",
+        help="ask: the configuration decides (default); auto-edits: apply file changes without "
+        "asking; read-only: refuse every tool that is not a read (changes, tests, commands, "
+        "git), and tell the model why. --approve answers what is still asked",
+    )
+
+
 def agent_limits(parser: argparse.ArgumentParser, max_steps: int | None = None) -> None:
     """`--max-steps` and `--tool-calling`: how long the agent may go on, and how it calls."""
     # Not read from the config's defaults here: importing the config would load the engine

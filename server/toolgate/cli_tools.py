@@ -123,8 +123,8 @@ def _export(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from toolgate.agent.policy import policy_for
     from toolgate.config import ConfigError, load_config
+    from toolgate.tools.activity import CommandActivity
     from toolgate.tools.builtins import builtin_registry
-    from toolgate.tools.capabilities import capabilities_of
     from toolgate.tools.manifest import ManifestError
     from toolgate.tools.manifests import load_manifests
     from toolgate.tools.yaml_manifest import EntrypointActivity, is_trusted
@@ -152,8 +152,10 @@ def _list(args: argparse.Namespace) -> int:
     policy = policy_for(config)
     rows: list[dict[str, Any]] = []
     for tool in (t for t in map(registry.get, registry.names()) if t is not None):
-        decision = policy.decide(tool, command_allowed=True if tool.kind == "command" else None)
-        caps = capabilities_of(tool)
+        # A program checked against the allow-list: what it does on it (off it, it is asked).
+        argv = isinstance(registry.activity(tool.name), CommandActivity)
+        decision = policy.decide(tool, command_allowed=True if argv else None)
+        caps = tool.capabilities
         rows.append(
             {
                 "name": tool.name,
@@ -162,7 +164,7 @@ def _list(args: argparse.Namespace) -> int:
                 "capabilities": list(caps),
                 "trusted": trusted.get(tool.name, True),
                 "summary": tool.summary,
-                "argv_template": tool.kind == "command" and tool.name not in trusted,
+                "argv_template": argv and tool.name not in trusted,
             }
         )
     if args.json:

@@ -8,6 +8,7 @@ API key, takes effect only after the person confirms it once (see `toolgate.trus
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -32,7 +33,6 @@ else:  # pragma: no cover
 DEFAULT_ALLOWED_COMMANDS = ["pytest", "python -m pytest", "python3 -m pytest", "py.test"]
 # A plan's step under this coverage confidence is a gap (toolgate.planning), fail-closed.
 DEFAULT_MIN_CONFIDENCE = 0.6
-GATED_BY_DEFAULT = {"write_file", "edit_file", "git_add", "git_commit", "run_command"}
 
 
 class ConfigError(ValueError):
@@ -590,10 +590,18 @@ _TABLES: tuple[tuple[str, Callable[[Config, Any, _Source], None]], ...] = (
 )
 
 
+@functools.cache
+def _asked_by_default() -> frozenset[str]:
+    """The built-in tools the gate asks about by default (each `Tool` says so itself)."""
+    from toolgate.tools.builtins import builtin_tools  # the engine is loaded when a file says
+
+    return frozenset(tool.name for tool in builtin_tools() if tool.asks)
+
+
 def _widens(current: str | None, tool: str, decision: str) -> bool:
     order = {"deny": 0, "ask": 1, "auto": 2}
     # "server__tool" names are MCP tools, which ask unless the person's own config says not.
-    gated = tool in GATED_BY_DEFAULT or "__" in tool
+    gated = tool in _asked_by_default() or "__" in tool
     baseline = current or ("ask" if gated else "auto")
     return order[decision] > order[baseline]
 

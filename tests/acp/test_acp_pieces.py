@@ -73,9 +73,9 @@ def test_a_failure_outside_the_workspace_is_no_location(tmp_path: Path) -> None:
             {"test_id": "b", "file": "../up.py", "line": 2, "message": ""},
         ],
     }
-    found = shown("run_tests", ToolResult.ok(data), tmp_path)
+    found = shown(ToolResult.ok(data), tmp_path)
     assert found is not None and found.locations is None
 
 
 def test_a_failed_call_shows_nothing_here(tmp_path: Path) -> None:
-    assert shown("read_file", ToolResult.fail("no such file"), tmp_path) is None
+    assert shown(ToolResult.fail("no such file"), tmp_path) is None

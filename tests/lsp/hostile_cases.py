@@ -188,6 +188,7 @@ def command_bases(file_uri: str) -> dict[str, list[Any]]:
         "toolgate.listProposals": [],
         "toolgate.cancel": ["r-nope"],
         "toolgate.runTests": [{"command": "pytest -q"}],
+        "toolgate.setApprovalMode": [{"mode": "ask"}],
         "toolgate.fixFailure": [{"uri": file_uri, "line": 1, "message": "m", "testId": "t"}],
         "toolgate.reportDiagnostics": [
             {

@@ -113,7 +113,7 @@ def test_the_extension_reads_every_other_setting_with_the_declared_choices() -> 
             continue
         assert f"get('{key}')" in source, f"settings.ts never reads {key}"
     for key, choices, fallback in re.findall(
-        r"oneOf\(\s*get\('([\w.]+)'\),\s*\[([^\]]*)\](?: as const)?,\s*'(\w+)'", source
+        r"oneOf\(\s*get\('([\w.]+)'\),\s*\[([^\]]*)\](?: as const)?,\s*'([\w-]+)'", source
     ):
-        assert re.findall(r"'(\w+)'", choices) == declared[key]["enum"], key
+        assert re.findall(r"'([\w-]+)'", choices) == declared[key]["enum"], key
         assert fallback == declared[key]["default"], key

@@ -144,6 +144,7 @@ export class Conversation {
           runId: item.runId,
           callId: item.callId,
           name: item.name,
+          toolKind: item.toolKind,
           target: toolTarget(item.arguments),
           status: item.status ?? 'ok',
           summary: item.summary ?? null,
@@ -310,6 +311,7 @@ export class Conversation {
           runId,
           callId,
           name: event.tool ?? '?',
+          toolKind: event.toolKind,
           target: toolTarget(event.arguments),
           status: toolStatus(event.decision),
           why: event.why ?? null,
@@ -334,9 +336,10 @@ export class Conversation {
         break;
       }
       case 'tests_finished': {
+        // The run's latest call that runs code is the test run these figures come from.
         const entry = [...this.entries]
           .reverse()
-          .find((e): e is ToolEntry => e.kind === 'tool' && e.runId === runId && e.name === 'run_tests');
+          .find((e): e is ToolEntry => e.kind === 'tool' && e.runId === runId && e.toolKind === 'run');
         if (entry && event.notRun) {
           // Zero counts of tests that never ran are no pass: say what happened instead.
           entry.summary = `tests did not run: ${event.notRun}`;

@@ -2,7 +2,7 @@
  * What the chat view's webview and the extension say to each other. Shared by both bundles:
  * no `vscode`, no DOM.
  */
-import type { TestSummary } from '../protocol';
+import type { TestSummary, ToolKind } from '../protocol';
 
 /** One hunk of a proposal, as its card shows it. */
 export interface HunkCard {
@@ -36,6 +36,8 @@ export type ChatEntry =
       runId?: string;
       callId: string;
       name: string;
+      /** What the tool does, as the server said; undefined when it did not say. */
+      toolKind?: ToolKind;
       /** One line that says what the call did to what (a path, a pattern, a command). */
       target: string;
       /** `running`, `ok`, `failed`, `waiting` (for review), `rejected` or `denied`. */

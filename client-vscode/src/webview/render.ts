@@ -30,9 +30,6 @@ export function renderMarkdown(text: string): string {
 /** Which hunks the person left ticked, per proposal (all of them until they untick one). */
 export type HunkChoices = Map<string, Set<number>>;
 
-/** Tools whose cards are folded to one line. */
-const PROPOSAL_TOOLS = new Set(['write_file', 'edit_file', 'apply_patch', 'delete_file']);
-
 const STATUS_LABEL: Record<string, string> = {
   running: 'running…',
   ok: 'done',
@@ -233,7 +230,7 @@ export function renderEntry(entry: ChatEntry, choices: HunkChoices): string {
       }
       const target = entry.target ? ` <code>${escapeHtml(entry.target)}</code>` : '';
       const line = `<span class="tool-name">${escapeHtml(entry.name)}</span>${target} ${status}`;
-      if (entry.name === 'run_tests' || entry.tests) {
+      if (entry.tests) {
         return (
           `<div class="entry tool card tests-card" data-key="${key}">${line}` +
           (entry.tests ? testsBlock(entry.tests) : '') +
@@ -241,7 +238,8 @@ export function renderEntry(entry: ChatEntry, choices: HunkChoices): string {
           `</div>`
         );
       }
-      const folded = PROPOSAL_TOOLS.has(entry.name) ? '' : ' read';
+      // A read's line is marked as one, by the kind the server sent, never by the tool's name.
+      const folded = entry.toolKind === 'read' ? ' read' : '';
       if (entry.summary) {
         return (
           `<details class="entry tool line${folded}" data-key="${key}"><summary>${line}</summary>` +

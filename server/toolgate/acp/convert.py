@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from acp import helpers
 from acp.schema import (
@@ -18,28 +18,27 @@ from acp.schema import (
     ToolKind,
 )
 
+from toolgate.tools.schema import ACP_KINDS, Tool
+
 ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 """What a tool call may show: text, or a file's diff."""
 
-# The tool kinds ACP draws with their own icons; anything else is "other".
-_KINDS: dict[str, ToolKind] = {
-    "read_file": "read",
-    "list_directory": "read",
-    "search_code": "search",
-    "git_status": "read",
-    "edit_file": "edit",
-    "write_file": "edit",
-    "run_tests": "execute",
-    "run_command": "execute",
-    "git_commit": "execute",
-    "git_add": "execute",
-    "update_plan": "think",
-}
+_ACP_TOOL_KINDS: tuple[str, ...] = get_args(ToolKind)
 
 
-def tool_kind(name: str) -> ToolKind:
-    """The ACP kind of a tool, by its name."""
-    return _KINDS.get(name, "other")
+def tool_kind(tool: Tool | None) -> ToolKind:
+    """The kind ACP draws a tool with, as the tool says; "other" for one the run does not know."""
+    return _known(tool.acp if tool is not None else "other")
+
+
+def kind_of(kind: str) -> ToolKind:
+    """The kind ACP draws a call of this engine kind (read, change, run, git, other) with."""
+    return _known(ACP_KINDS.get(kind, "other"))
+
+
+def _known(kind: str) -> ToolKind:
+    # the tool's word is checked against ACP's list: a client refuses a kind it does not know
+    return kind if kind in _ACP_TOOL_KINDS else "other"  # type: ignore[return-value]  # checked
 
 
 def title_of(name: str, arguments: dict[str, Any]) -> str:
@@ -61,12 +60,14 @@ def locations_of(root: Path, arguments: dict[str, Any]) -> list[ToolCallLocation
     ]
 
 
-def started(root: Path, call_id: str, name: str, arguments: dict[str, Any]) -> ToolCallStart:
-    """The `tool_call` update for a call the model proposed."""
+def started(
+    root: Path, call_id: str, name: str, arguments: dict[str, Any], tool: Tool | None
+) -> ToolCallStart:
+    """The `tool_call` update for a call the model proposed (`tool`: its facts, if known)."""
     return helpers.start_tool_call(
         call_id,
         title_of(name, arguments),
-        kind=tool_kind(name),
+        kind=tool_kind(tool),
         status="pending",
         locations=locations_of(root, arguments),
         raw_input=arguments,

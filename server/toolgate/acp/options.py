@@ -1,10 +1,11 @@
-"""Session config options: the profile (developer / reviewer) and the approval policy.
+"""Session config options: the profile (developer / reviewer) and the approval mode.
 
 ACP clients show these as pickers; a change applies from the session's next turn. The
-approval policy only narrows or widens the gate for file changes: a command off the
-allow-list is asked for by its exact argv whatever is chosen here.
+approval modes are the session service's (`toolgate.session.modes`), decided by what each tool
+does: "read-only" refuses every tool that is not a read, "auto-edits" applies file changes
+without asking. A command off the allow-list is asked for by its exact argv whatever is chosen.
 
-The approval policy is also offered as the session's modes, for clients that know modes
+The approval mode is also offered as the session's modes, for clients that know modes
 and not config options yet (ACP's modes say how the agent asks before it changes things);
 setting either changes both, and the client is told of the other.
 """
@@ -19,19 +20,14 @@ from acp.schema import (
 )
 
 from toolgate.config import Config
+from toolgate.session.modes import DEFAULT_MODE, DESCRIPTIONS
 
 PROFILE, APPROVAL = "profile", "approval"
 PROFILES = {
     "developer": "Developer: reads, changes and runs tests",
     "reviewer": "Reviewer: reads and comments",
 }
-APPROVALS = {
-    "ask": "Ask before every change",
-    "auto-edits": "Apply file changes without asking",
-    "read-only": "Refuse every change, command and git operation",
-}
-_CHANGE_TOOLS = ("write_file", "edit_file")
-_EXECUTING_TOOLS = ("git_add", "git_commit", "run_command")
+APPROVALS = DESCRIPTIONS
 
 
 def describe(values: dict[str, str]) -> list[SessionConfigOptionSelect]:
@@ -66,7 +62,7 @@ def modes(values: dict[str, str]) -> SessionModeState:
 def defaults(config: Config) -> dict[str, str]:
     """The values a new session starts with, from the configuration."""
     profile = config.profile if config.profile in PROFILES else "developer"
-    return {PROFILE: profile, APPROVAL: "ask"}
+    return {PROFILE: profile, APPROVAL: DEFAULT_MODE}
 
 
 def check(option: str, value: object) -> str | None:
@@ -79,13 +75,7 @@ def check(option: str, value: object) -> str | None:
     return None
 
 
-def apply(config: Config, values: dict[str, str]) -> None:
-    """Put the session's choices into the turn's configuration."""
+def apply(config: Config, values: dict[str, str]) -> str:
+    """Put the session's profile into the turn's configuration; returns its approval mode."""
     config.profile = values[PROFILE]
-    approval = values[APPROVAL]
-    if approval == "auto-edits":
-        for tool in _CHANGE_TOOLS:
-            config.approvals[tool] = "auto"
-    elif approval == "read-only":
-        for tool in (*_CHANGE_TOOLS, *_EXECUTING_TOOLS):
-            config.approvals[tool] = "deny"
+    return values[APPROVAL]

@@ -54,8 +54,8 @@ UPDATE_PLAN = Tool(
         "required": ["plan"],
         "additionalProperties": False,
     },
-    kind="read",
-    read_only=True,
+    acp_kind="think",
+    label="showed the plan",
 )
 
 

@@ -105,17 +105,21 @@ def _git_status(data: dict[str, Any]) -> str:
     return "\n".join(parts[: LISTED + 1])
 
 
-def shown(name: str, result: ToolResult, root: Path) -> Shown | None:
-    """The text (and locations) a successful call shows, or None when there is nothing to say."""
+def shown(result: ToolResult, root: Path) -> Shown | None:
+    """The text (and locations) a successful call shows, or None when there is nothing to say.
+
+    Told by what the result holds, whichever tool gave it: a test run's summary and failures,
+    a file's content, git's branch and states.
+    """
     data = result.data
     if not result.success:
         return None  # the error goes out with the failed status
     if isinstance(data, dict):
-        if name == "run_tests" and "summary" in data:
+        if isinstance(data.get("summary"), dict) and isinstance(data.get("failures"), list):
             return Shown(summary_of_tests(data), _failure_locations(root, data))
-        if name == "read_file" and isinstance(data.get("content"), str):
+        if isinstance(data.get("content"), str):
             return Shown(excerpt(data["content"]))
-        if name == "git_status":
+        if "branch" in data and "clean" in data:
             return Shown(_git_status(data))
         listing = _listing(data)
         if listing is not None:

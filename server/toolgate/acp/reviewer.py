@@ -234,7 +234,7 @@ class AcpReviewer(DiskReviewer):
         update = ToolCallUpdate(
             tool_call_id=self._id(request.call_id),
             title=f"{request.tool}: {request.summary}",
-            kind=convert.tool_kind(request.tool),
+            kind=convert.kind_of(request.kind),
             status="pending",
             content=content,  # type: ignore[arg-type]  # the SDK validates plain dicts
         )

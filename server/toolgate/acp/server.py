@@ -291,6 +291,7 @@ class ToolgateAgent:
             raise RequestError.invalid_params({"sessionId": str(exc)}) from None
         assert self.updates is not None
         ids = CallIds()
+        known = plan.registry()  # the tools a stored call is drawn as (others: "other")
         for entry in loaded["transcript"]:
             kind = entry.get("kind")
             if kind == "user":
@@ -309,7 +310,10 @@ class ToolgateAgent:
             elif kind == "tool" and entry.get("callId"):
                 call_id, name = ids.begin(str(entry["callId"])), str(entry.get("name") or "")
                 args = entry.get("arguments") or {}
-                self.updates.put(session_id, convert.started(service.root, call_id, name, args))
+                tool = known.get(name)
+                self.updates.put(
+                    session_id, convert.started(service.root, call_id, name, args, tool)
+                )
                 status = convert.replayed_status(entry.get("status"))
                 summary = entry.get("summary") or ""
                 content = [convert.text_content(summary)] if summary else None
@@ -500,7 +504,7 @@ class ToolgateAgent:
         service = session.service
         try:
             config = service.config()
-            options.apply(config, session.values)
+            mode = options.apply(config, session.values)
             # The editor's own servers: the person configured them there, as trusted as flags.
             config.mcp_servers.update(session.mcp)
             claim = service.claim(session.id)
@@ -534,6 +538,7 @@ class ToolgateAgent:
                 bus=bus,
                 buffers=buffers,
                 registry=plan.registry(),
+                mode=mode,
             )
         except (SetupError, ConfigError) as exc:
             service.release(claim)
@@ -544,6 +549,7 @@ class ToolgateAgent:
         session.run = turn.run
         if turn.run is not None:
             events.redact = turn.run.gate.redact.text
+            events.tools = turn.run.registry.get
             turn.run.gate.on_result = events.result
         if buffers is not None and turn.run is not None:
             turn.run.gate.ctx.before_read = reviewer.before_read

@@ -24,6 +24,7 @@ from toolgate.agent.events import (
     Event,
 )
 from toolgate.records import ToolCall, ToolResult
+from toolgate.tools.schema import Tool
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +105,8 @@ class RunEvents:
         self.think = ThinkSplitter()
         # The run's redaction: no key the run knows reaches the editor in a result's text.
         self.redact: Callable[[str], str] = lambda text: text
+        # The facts of a tool by its name: the run's own tools once it is built.
+        self.tools: Callable[[str], Tool | None] = plan.registry().get
 
     def text(self, run_id: str, text: str) -> None:
         """Streamed answer text, coalesced; a leading `<think>` block goes out as thought."""
@@ -122,7 +125,7 @@ class RunEvents:
 
     def result(self, call: ToolCall, result: ToolResult) -> None:
         """Keep what a finished call shows (the gate calls this before the call's event)."""
-        found = results.shown(call.name, result, self.root)
+        found = results.shown(result, self.root)
         if found is not None:
             found.text = self.redact(found.text)
             self.shown[self.ids.of(call.id)] = found
@@ -146,7 +149,8 @@ class RunEvents:
                 if update is not None:
                     self.updates.put(sid, update)
                 return
-            self.updates.put(sid, convert.started(self.root, call_id, f["tool_name"], args))
+            name = str(f["tool_name"])
+            self.updates.put(sid, convert.started(self.root, call_id, name, args, self.tools(name)))
         elif event.type == TOOL_CALL_DECIDED and f.get("decision") == "auto":
             call_id = self.ids.of(str(f["call_id"]))
             if call_id not in self.planning:

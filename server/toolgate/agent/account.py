@@ -15,6 +15,8 @@ from toolgate.agent.events import (
     TESTS_FINISHED,
     logged_type,
 )
+from toolgate.tools.builtins import builtin_registry
+from toolgate.tools.registry import ToolRegistry
 
 _LANDED = ("accepted", "partially_accepted")
 
@@ -52,9 +54,17 @@ def last_test_run_not_run(events: list[dict[str, Any]]) -> str | None:
 
 
 def build_account(
-    events: list[dict[str, Any]], steps: list[dict[str, Any]], seconds: float, run_log: str
+    events: list[dict[str, Any]],
+    steps: list[dict[str, Any]],
+    seconds: float,
+    run_log: str,
+    tools: ToolRegistry | None = None,
 ) -> dict[str, Any]:
-    """The account of one run from its logged events and steps."""
+    """The account of one run from its logged events and steps, and the run's tools.
+
+    Without `tools` (a log read back), its calls are taken for the built-in tools' calls.
+    """
+    tools = tools or builtin_registry()
     events = [{**e, "type": logged_type(e)} for e in events]
     created = {e["proposal_id"]: e for e in events if e.get("type") == PROPOSAL_CREATED}
     files: dict[str, dict[str, int]] = {}
@@ -84,7 +94,7 @@ def build_account(
         str(call.get("arguments", {}).get("command", ""))
         for step in steps
         for call in step.get("calls", [])
-        if call.get("name") == "run_command" and call.get("decision") in ("auto", "approved")
+        if _runs_commands(tools, call) and call.get("decision") in ("auto", "approved")
     ]
     tests = None
     finished = [e for e in events if e.get("type") == TESTS_FINISHED]
@@ -109,6 +119,12 @@ def build_account(
         "seconds": round(seconds, 1),
         "run_log": run_log,
     }
+
+
+def _runs_commands(tools: ToolRegistry, call: dict[str, Any]) -> bool:
+    """Whether a logged call ran a command line of the model's (not a test run, not a tool)."""
+    tool = tools.get(str(call.get("name") or ""))
+    return tool is not None and "shell.run" in tool.capabilities
 
 
 def _tokens(events: list[dict[str, Any]]) -> dict[str, int] | None:

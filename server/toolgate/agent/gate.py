@@ -38,7 +38,7 @@ from toolgate.tools.activity import (
     FileChange,
 )
 from toolgate.tools.registry import ToolRegistry, strip_meta
-from toolgate.tools.schema import Tool
+from toolgate.tools.schema import OTHER, Tool
 from toolgate.workspace import PathRefused
 
 log = logging.getLogger(__name__)
@@ -153,6 +153,7 @@ class Gate:
             TOOL_CALL_PROPOSED,
             self.run_id,
             tool_name=call.name,
+            tool_kind=self._kind(call),
             call_id=call.id,
             raw_args=self.redact.deep(shown_arguments(args)),
             reasoning=reasoning,
@@ -166,7 +167,7 @@ class Gate:
                 result.notes.extend(await self.hooks.after(call, tool, args, result))
             except Exception:  # a hook's failure is reported by the hooks; the run goes on
                 log.exception("after-call hooks failed for %s", call.name)
-        if call.name == "git_commit" and result.success and isinstance(result.data, dict):
+        if result.success and isinstance(result.data, dict) and self._commits(call):
             self.checkpoint.commit_made(str(result.data.get("commit") or ""))
         if not result.duration_seconds:
             result.duration_seconds = round(time.perf_counter() - start, 6)
@@ -179,6 +180,7 @@ class Gate:
             TOOL_CALL_EXECUTED,
             self.run_id,
             tool_name=call.name,
+            tool_kind=self._kind(call),
             call_id=call.id,
             success=result.success,
             decision=outcome.decision,
@@ -189,6 +191,16 @@ class Gate:
             error=self.redact.text(result.error) if result.error else None,
         )
         return outcome
+
+    def _kind(self, call: ToolCall) -> str:
+        """What the call's tool does (`Tool.kind`), as every front end is told with its events."""
+        tool = self.registry.get(call.name)
+        return tool.kind if tool is not None else OTHER
+
+    def _commits(self, call: ToolCall) -> bool:
+        """Whether the call's tool makes git commits (undo names them, it cannot remove them)."""
+        tool = self.registry.get(call.name)
+        return tool is not None and "git.commit" in tool.capabilities
 
     async def _decide_and_run(
         self, call: ToolCall, args: dict[str, Any], reasoning: str
@@ -272,7 +284,7 @@ class Gate:
                 return GateOutcome(planned, label, args, reasoning)
             return await self._change(call, planned, decision, args, reasoning)
         if decision == Decision.ASK:
-            summary = " ".join(argv) if argv is not None else _summary(call.name, args)
+            summary = " ".join(argv) if argv is not None else _summary(call.name, activity, args)
             approval = await self.reviewer.confirm(
                 ApprovalRequest(
                     run_id=self.run_id,
@@ -281,6 +293,7 @@ class Gate:
                     summary=summary,
                     why=reasoning,
                     off_allow_list=command_allowed is False,
+                    kind=tool.kind,
                 )
             )
             if not approval.approved:
@@ -402,6 +415,7 @@ class Gate:
             TOOL_CALL_DECIDED,
             self.run_id,
             tool_name=call.name,
+            tool_kind=self._kind(call),
             call_id=call.id,
             decision=decision.value,
             why=reasoning,
@@ -464,11 +478,11 @@ class Gate:
         return GateOutcome(result, label, args, reasoning, proposal.id, resolution.rule)
 
 
-def _summary(name: str, args: dict[str, Any]) -> str:
-    if name == "git_commit":
-        return f"git commit -m {json.dumps(args.get('message', ''))}"
-    if name == "git_add":
-        return "git add -- " + " ".join(args.get("files", []))
+def _summary(name: str, activity: Activity, args: dict[str, Any]) -> str:
+    """What the person is asked about: the activity's own words for it, else the call."""
+    describe = getattr(activity, "describe", None)
+    if callable(describe):
+        return str(describe(args))
     return f"{name} {json.dumps(args, ensure_ascii=False)[:300]}"
 
 

@@ -62,7 +62,7 @@ from toolgate.review.reviewer import Reviewer
 from toolgate.tools.activity import ActivityContext
 from toolgate.tools.capabilities import operations_done
 from toolgate.tools.registry import ToolRegistry
-from toolgate.tools.schema import Tool
+from toolgate.tools.schema import CHANGE, OTHER, READ, Tool
 
 log = logging.getLogger(__name__)
 
@@ -322,6 +322,7 @@ class AgentRun:
                 self.runlog.doc["steps"],
                 time.monotonic() - started,
                 str(self.runlog.path),
+                self.registry,
             )
             account["done"] = done
             self.runlog.set(account=account)
@@ -391,7 +392,7 @@ class AgentRun:
     def _changes(self, logged: Mapping[str, Any]) -> bool:
         """Whether a logged call is to a tool that changes the workspace."""
         tool = self.registry.get(str(logged.get("name") or ""))
-        return tool is not None and tool.kind == "change"
+        return tool is not None and tool.kind == CHANGE
 
     async def release(self) -> None:
         """Close what the run holds open for its tools (its MCP sessions).
@@ -490,7 +491,8 @@ class AgentRun:
                 entry = self._log_entry(call, outcome, view)
                 self.runlog.record_call(step, entry)
                 if call.name != FINAL_ANSWER.name:
-                    self.conversation.record_call(self.run_id, _call_record(entry, view))
+                    record = _call_record(entry, view, self.registry.get(call.name))
+                    self.conversation.record_call(self.run_id, record)
             for error in turn.errors:
                 self.runlog.record_call(
                     step,
@@ -822,7 +824,7 @@ class AgentRun:
         tool = self.registry.get(call.name)
         if tool is None or "__invalid_json__" in call.arguments:
             return False
-        if tool.kind != "read" and not tool.read_only:
+        if tool.kind != READ:
             return False
         # A call the person is asked about waits its turn: questions come one at a time.
         return self.gate.policy.decide(tool) == Decision.AUTO
@@ -1039,7 +1041,7 @@ def as_text(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _call_record(entry: dict[str, Any], view: ToolResult) -> dict[str, Any]:
+def _call_record(entry: dict[str, Any], view: ToolResult, tool: Tool | None) -> dict[str, Any]:
     """A call as the transcript keeps it: what was asked, what became of it, in one line."""
     decision = entry.get("decision")
     if decision in ("denied", "rejected"):
@@ -1052,6 +1054,7 @@ def _call_record(entry: dict[str, Any], view: ToolResult) -> dict[str, Any]:
         "arguments": entry.get("arguments"),
         "status": status,
         "summary": _result_summary(view),
+        "kind": tool.kind if tool is not None else OTHER,  # a client draws the call by it
     }
     if entry.get("proposal_id"):
         record["proposal_id"] = entry["proposal_id"]

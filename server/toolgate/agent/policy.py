@@ -1,4 +1,11 @@
-"""The policy: for each call, auto, ask or deny."""
+"""The policy: for each call, auto, ask or deny — by the settings, the tool's kind and the mode.
+
+The approval mode is the person's choice for a session, the same in every front end (the
+session service offers them, `toolgate.session.modes`): "ask" leaves the settings as they are,
+"read-only" refuses every tool that is not a read, "auto-edits" applies file changes without
+asking. A mode is decided by what the tool does (`Tool.kind`), never by its name, so a test
+run, a manifest tool or another MCP server's tool is refused in "read-only" like git is.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from toolgate.config import Config
-from toolgate.tools.schema import Tool
+from toolgate.tools.schema import CHANGE, KIND_WORDS, READ, Tool
+
+READ_ONLY, ASK, AUTO_EDITS = "read-only", "ask", "auto-edits"
+MODES = (READ_ONLY, ASK, AUTO_EDITS)
 
 
 class Decision(str, Enum):
@@ -24,9 +34,18 @@ class Policy:
     approvals: dict[str, Decision] = field(default_factory=dict)
     allow_tools: list[str] | None = None  # None = every registered tool
     deny_tools: list[str] = field(default_factory=list)
+    mode: str = ASK  # the approval mode (MODES)
 
     def decide(self, tool: Tool, *, command_allowed: bool | None = None) -> Decision:
         """The decision for one call of `tool` (commands: whether argv is on the allow-list)."""
+        if self.mode == READ_ONLY and tool.kind != READ:
+            return Decision.DENY
+        decision = self._by_settings(tool, command_allowed)
+        if self.mode == AUTO_EDITS and decision == Decision.ASK and _edits(tool):
+            return Decision.AUTO
+        return decision
+
+    def _by_settings(self, tool: Tool, command_allowed: bool | None) -> Decision:
         if tool.name in self.deny_tools:
             return Decision.DENY
         if self.allow_tools is not None and tool.name not in self.allow_tools:
@@ -39,14 +58,17 @@ class Policy:
             return self.approvals[tool.name]
         if tool.gate is not None:
             return Decision(tool.gate)
-        if tool.kind == "read":
+        if command_allowed:  # a program on the allow-list runs at once
             return Decision.AUTO
-        if tool.kind == "command":
-            return Decision.AUTO if command_allowed else Decision.ASK
-        return Decision.ASK
+        return Decision.ASK if tool.asks else Decision.AUTO
 
     def rule(self, tool: Tool, *, command_allowed: bool | None = None) -> str:
         """The setting that makes `decide` deny a call, named as a person writes it."""
+        if self.mode == READ_ONLY and tool.kind != READ:
+            return (
+                f'the approval mode "{READ_ONLY}": only tools that read may run, and '
+                f"{tool.name} {KIND_WORDS.get(tool.kind, KIND_WORDS['other'])}"
+            )
         if tool.name in self.deny_tools:
             return f"policy.deny_tools lists {tool.name}"
         if self.allow_tools is not None and tool.name not in self.allow_tools:
@@ -58,10 +80,18 @@ class Policy:
         return f'the policy default for {tool.name} ("{tool.gate or "deny"}")'
 
 
-def policy_for(config: Config) -> Policy:
-    """The gate's policy from the merged settings."""
+def _edits(tool: Tool) -> bool:
+    """A file change reviewed as a diff: what "auto-edits" applies (a program never is)."""
+    return tool.kind == CHANGE and not tool.executes
+
+
+def policy_for(config: Config, mode: str = ASK) -> Policy:
+    """The gate's policy from the merged settings and the session's approval mode."""
+    if mode not in MODES:
+        raise ValueError(f"unknown approval mode {mode!r}; the modes are {', '.join(MODES)}")
     return Policy(
         approvals={name: Decision(value) for name, value in config.approvals.items()},
         allow_tools=config.allow_tools,
         deny_tools=list(config.deny_tools),
+        mode=mode,
     )

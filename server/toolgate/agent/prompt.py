@@ -10,7 +10,8 @@ from pathlib import Path
 
 from toolgate.customize.rules import Rule, find_rules, on_request_section, rules_section
 from toolgate.customize.skills import Skill, find_skills, skills_section
-from toolgate.tools.builtins import READ_ONLY_TOOLS
+from toolgate.tools.builtins import builtin_tools
+from toolgate.tools.schema import READ
 
 _MAX_INSTRUCTION_BYTES = 64_000
 
@@ -75,6 +76,11 @@ def _tool_list(value: str) -> list[str]:
     return [part.strip().strip("'\"") for part in value.split(",") if part.strip()]
 
 
+def _reviewer_tools() -> list[str]:
+    """What a reviewer may call: the built-in reads, and the test run."""
+    return [t.name for t in builtin_tools() if t.kind == READ or "tests.run" in t.capabilities]
+
+
 def builtin_profiles() -> dict[str, Profile]:
     """The profiles shipped with Toolgate."""
     folder = resources.files("toolgate.agent") / "profiles"
@@ -82,7 +88,7 @@ def builtin_profiles() -> dict[str, Profile]:
     reviewer = (folder / "reviewer.md").read_text("utf-8")
     return {
         "developer": Profile("developer", developer, None),
-        "reviewer": Profile("reviewer", reviewer, [*READ_ONLY_TOOLS, "run_tests"]),
+        "reviewer": Profile("reviewer", reviewer, _reviewer_tools()),
     }
 
 

@@ -2,14 +2,19 @@
 
 Small models go round the same few calls until the run's step limit; each round costs a
 request, and on the embedded model a request can cost minutes. What "nothing has changed"
-means depends on the call:
+means depends on the call, as its tool says (`Tool.repeats_as`):
 
-- an accepted `write_file` or `edit_file` always changes something (it may wait in an editor's
-  buffer, where git cannot see it);
-- `git_add`, `git_commit`, `run_tests` and `run_command` change something only if git's view of
-  the workspace moved (`workspace_state`): staging what is staged, or a test run, does not;
-- a look at the workspace (`LOOKS`) is run again out of sight when repeated, and refused only if
-  it answers the same: the person may have edited the file, saved or not, since the model looked.
+- a file change (`write_file`, `edit_file`) or any tool that may change anything (`FRESH`)
+  always changes something once it succeeds (it may wait in an editor's buffer, where git
+  cannot see it);
+- a tool whose every effect shows in git's view (`SEEN_BY_GIT`: `git_add`, `git_commit`,
+  `run_tests`, `run_command`) changes something only if that view of the workspace moved
+  (`workspace_state`): staging what is staged, or a test run, does not;
+- a look at the workspace (`LOOK`: `read_file`, `list_directory`, …) is run again out of sight
+  when repeated, and refused only if it answers the same: the person may have edited the file,
+  saved or not, since the model looked;
+- any other read (`SAME`: code_review asks a model, a latent tool is answered by one) is
+  refused when repeated, never run twice to find out.
 """
 
 from __future__ import annotations
@@ -22,17 +27,12 @@ from toolgate.agent.workspace_state import workspace_state
 from toolgate.records import ToolCall, ToolResult
 from toolgate.tools.activity import ActivityContext
 from toolgate.tools.registry import ToolRegistry, strip_meta
+from toolgate.tools.schema import FRESH, LOOK, SEEN_BY_GIT
 
 REPEATED = (
     "you already made this exact call and nothing has changed since; its result is above. "
     "Do the next step, or, if the task is done, answer in plain text without a tool call."
 )
-
-# Tools whose every effect shows in git's view of the workspace.
-SEEN_BY_GIT = frozenset({"git_add", "git_commit", "run_tests", "run_command"})
-# Reads with no effect, cheap to run again, whose answer is all they mean. (code_review asks a
-# model, and a latent tool is answered by one: neither is run twice to find a repeat.)
-LOOKS = frozenset({"read_file", "list_directory", "search_code", "git_status"})
 
 
 def call_key(call: ToolCall) -> tuple[Any, ...]:
@@ -94,21 +94,25 @@ class RepeatGuard:
             return False
         return answer_digest(again) == seen
 
+    def _repeats_as(self, call: ToolCall) -> str | None:
+        tool = self.registry.get(call.name)
+        return tool.repeats_as if tool is not None else None
+
     async def before(self, call: ToolCall) -> None:
         """Take the workspace's digest before a call that git can judge, if not yet taken."""
-        if call.name in SEEN_BY_GIT and self._state is None:
+        if self._repeats_as(call) == SEEN_BY_GIT and self._state is None:
             self._state = await workspace_state(self.ctx.workspace.root)
 
     async def after(self, call: ToolCall, result: ToolResult) -> None:
         """Remember a call that went through the gate, and forget the rest if it changed things."""
-        tool = self.registry.get(call.name)
-        if tool is not None and tool.kind != "read" and result.success:
+        repeats_as = self._repeats_as(call)
+        if repeats_as in (FRESH, SEEN_BY_GIT) and result.success:
             # The same call may now mean something new, unless git sees the workspace as it was.
-            digested = call.name in SEEN_BY_GIT
+            digested = repeats_as == SEEN_BY_GIT
             after = await workspace_state(self.ctx.workspace.root) if digested else None
             if after is None or after != self._state:
                 self._seen.clear()
             self._state = after
         if result.success:  # a failed or refused call may fairly be tried again
-            look = call.name in LOOKS and self.registry.activity(call.name) is not None
+            look = repeats_as == LOOK and self.registry.activity(call.name) is not None
             self._seen[call_key(call)] = answer_digest(result) if look else None

@@ -15,6 +15,8 @@ from typing import Any
 from toolgate.agent_tools.jobs import Job, run_result
 from toolgate.records import ToolResult
 from toolgate.review.proposal import Proposal
+from toolgate.tools.builtins import builtin_tools
+from toolgate.tools.schema import GIT, RUN
 
 DOC_SUFFIXES = (".md", ".markdown", ".rst", ".adoc", ".txt")
 _WITH_DOCSTRINGS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
@@ -83,13 +85,22 @@ def docs_only(code_files: list[str], doc_type: str) -> Any:
     return check
 
 
+def _commands_and_git() -> list[str]:
+    """The built-ins a documentation job may not call: commands and git (the tests it may run)."""
+    return [
+        tool.name
+        for tool in builtin_tools()
+        if tool.kind == GIT or (tool.kind == RUN and "tests.run" not in tool.capabilities)
+    ]
+
+
 async def generate_documentation(job: Job, arguments: dict[str, Any]) -> ToolResult:
     """Run the agent on the documentation task; data: the diff and the files written."""
     files = list(arguments["code_files"])
     job.check_paths(files)
     doc_type = str(arguments.get("doc_type") or "docstrings")
     config = job.config
-    config.deny_tools = sorted(set(config.deny_tools) | {"run_command", "git_add", "git_commit"})
+    config.deny_tools = sorted(set(config.deny_tools) | set(_commands_and_git()))
     task = _ASKED[doc_type].format(files=", ".join(files)) + (
         "\nWhen you are done, say in a few lines what you documented."
     )

@@ -45,7 +45,6 @@ REVIEW_CODE = Tool(
         },
     },
     output=load_schema(CODE_REVIEW),
-    kind="read",
     capabilities=("code.review",),
-    read_only=True,
+    label="reviewed the changes",
 )

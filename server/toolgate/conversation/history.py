@@ -313,6 +313,8 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
             }
             if record.get("proposal_id"):
                 entry["proposalId"] = record["proposal_id"]
+            if record.get("kind"):  # what the tool does; sessions kept before it was kept lack it
+                entry["toolKind"] = record["kind"]
             out.append(entry)
         elif kind == "end":
             if record.get("status") not in ("completed", None):

@@ -244,6 +244,15 @@ class RunTestsArguments:
 
 
 @attrs.frozen
+class ApprovalModeArguments:
+    """`toolgate.setApprovalMode`: `[{"mode"?: "read-only" | "ask" | "auto-edits"}]`."""
+
+    mode: str | None = attrs.field(
+        default=None, validator=_at_most(40), metadata=_message("mode must be a string")
+    )
+
+
+@attrs.frozen
 class ReportedDiagnostic:
     """Another language server's diagnostic, as the client reports it (LSP shape)."""
 

@@ -37,6 +37,7 @@ from toolgate.agent.redact import Redactor
 from toolgate.lsp.actions import failure_actions, proposal_actions
 from toolgate.lsp.arguments import (
     AcceptArguments,
+    ApprovalModeArguments,
     AskArguments,
     CancelArguments,
     FixFailureArguments,
@@ -466,6 +467,7 @@ class ToolgateServer(LanguageServer):
                     buffers=self.buffers,
                     trusted=self.editor.trusted,
                     on_test_run=self.publish_test_failures,
+                    mode=self.editor.approval_mode,
                 )
             except (SetupError, ConfigError) as exc:
                 message = self.redactor.text(str(exc))
@@ -855,6 +857,22 @@ def cancel(ls: ToolgateServer, args: CancelArguments) -> dict[str, Any]:
 async def run_tests(ls: ToolgateServer, args: RunTestsArguments) -> dict[str, Any]:
     """Run the tests and publish failures as diagnostics: `[{"command"?: "…"}]`."""
     return await ls.run_tests_command(args.command)
+
+
+@server.command("toolgate.setApprovalMode")
+def set_approval_mode(ls: ToolgateServer, args: ApprovalModeArguments) -> dict[str, Any]:
+    """Choose the approval mode of the runs to come: `[{"mode"?}]` → `{mode, modes}`.
+
+    Without a mode, says the current one. The `toolgate.approvalMode` setting sets it too.
+    """
+    from toolgate.session.modes import DESCRIPTIONS, mode_problem
+
+    if args.mode is not None:
+        problem = mode_problem(args.mode)
+        if problem is not None:
+            raise JsonRpcInvalidParams(problem)
+        ls.editor.approval_mode = args.mode
+    return {"mode": ls.editor.approval_mode, "modes": dict(DESCRIPTIONS)}
 
 
 @server.command("toolgate.reportDiagnostics")

@@ -22,7 +22,7 @@ CONFIG_KEYS: dict[str, tuple[str, ...]] = {
     "limits.commandTimeoutSeconds": ("limits", "command_timeout_seconds"),
 }
 # Editor settings the server itself holds (they are no configuration key).
-SERVER_KEYS = ("review.confirmInEditor", "diagnostics.testFailureSeverity")
+SERVER_KEYS = ("review.confirmInEditor", "diagnostics.testFailureSeverity", "approvalMode")
 
 _LIMIT_KEYS = {
     key.removeprefix("limits."): path[1] for key, path in CONFIG_KEYS.items() if path[0] == "limits"
@@ -60,6 +60,7 @@ class EditorSettings:
     failure_severity: int = 1
     trusted: bool = True
     reports_diagnostics: bool = False
+    approval_mode: str = "ask"  # the session service's approval mode (toolgate.session.modes)
 
 
 def _section(raw: Any) -> dict[str, Any]:
@@ -103,6 +104,7 @@ def parse_settings(raw: Any, previous: EditorSettings | None = None) -> EditorSe
             failure_severity=previous.failure_severity,
             trusted=previous.trusted,
             reports_diagnostics=previous.reports_diagnostics,
+            approval_mode=previous.approval_mode,
         )
     )
     model = settings.overrides.setdefault("model", {})
@@ -163,6 +165,13 @@ def parse_settings(raw: Any, previous: EditorSettings | None = None) -> EditorSe
                 "warning, information or hint"
             )
         settings.failure_severity = SEVERITIES[name]
+    if "approvalMode" in doc:
+        from toolgate.session.modes import mode_problem
+
+        problem = mode_problem(doc["approvalMode"])
+        if problem is not None:
+            raise SettingsError(f"setting 'approvalMode': {problem}")
+        settings.approval_mode = doc["approvalMode"]
     if "trusted" in doc:
         settings.trusted = bool(doc["trusted"])
     if "reportsDiagnostics" in doc:

@@ -36,7 +36,7 @@ from toolgate.mcp.oauth import SIGN_IN_SECONDS
 from toolgate.records import ToolResult
 from toolgate.tools.activity import ActivityContext
 from toolgate.tools.registry import ToolRegistry
-from toolgate.tools.schema import Tool
+from toolgate.tools.schema import FRESH, OTHER, READ, Tool
 
 if sys.version_info < (3, 11):  # pragma: no cover
     from exceptiongroup import BaseExceptionGroup
@@ -389,15 +389,27 @@ def _tool(spec: McpServerSpec, remote: Any) -> Tool | None:
         )
         return None
     description = (remote.description or remote.name).strip()
-    annotations = getattr(remote, "annotations", None)
     return Tool(
         name=tool_name(spec.name, remote.name),
         description=f"{description}\n(The tool {remote.name!r} of the MCP server {spec.name!r}.)",
         parameters=schema,
-        kind="command",
+        kind=kind_of(getattr(remote, "annotations", None)),
+        asks=True,  # a hint is the server's word, not the person's: the gate still asks
         executes=True,
-        read_only=bool(getattr(annotations, "read_only_hint", False)),
+        repeat=FRESH,  # run by another program: its answer may change with anything
     )
+
+
+def kind_of(annotations: Any) -> str:
+    """A tool's kind from its MCP annotations: a read only when it says so (`readOnlyHint`).
+
+    Without annotations it is a tool that may change anything (MCP's own default), which the
+    approval mode "read-only" refuses; so is one that says it is read-only and destructive.
+    """
+    said = getattr(annotations, "read_only_hint", None) is True
+    if said and getattr(annotations, "destructive_hint", None) is not True:
+        return READ
+    return OTHER
 
 
 def servers_to_start(config: Config, *, trusted: bool = True) -> list[McpServerSpec]:

@@ -36,7 +36,7 @@ from toolgate.session import SessionService, check_trust, gated_calls
 if TYPE_CHECKING:
     from toolgate.agent_tools import AgentJobs
     from toolgate.mcp.fixtures import ConformanceFixtures
-from toolgate.tools.schema import Tool
+from toolgate.tools.schema import READ, Tool
 from toolgate.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -119,8 +119,8 @@ def _mcp_tool(tool: Tool) -> Any:
         # `_reasoningForCall` stays accepted: a caller may say why, and the run log keeps it.
         input_schema=tool.model_parameters(),
         annotations=types.ToolAnnotations(
-            read_only_hint=tool.kind == "read",
-            destructive_hint=tool.kind != "read",
+            read_only_hint=tool.kind == READ,
+            destructive_hint=tool.kind != READ,
             open_world_hint=False,
         ),
     )
@@ -152,7 +152,8 @@ def build_server(
     levels = LogLevels()
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
-        offered = [t for t in tools.tools() if jobs is None or t.name != "run_tests"]
+        # An agent tool takes the place of the built-in of its name (run_tests: the whole job).
+        offered = [t for t in tools.tools() if jobs is None or t.name not in AGENT_TOOLS]
         listed = [_mcp_tool(t) for t in offered]
         if jobs is not None:
             listed += [agent_mcp.mcp_tool(spec) for spec in jobs.specs()]

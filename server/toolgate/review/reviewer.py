@@ -21,6 +21,7 @@ class ApprovalRequest:
     summary: str  # what will happen, e.g. the argv or the commit message
     why: str = ""
     off_allow_list: bool = False  # a command no blanket approval may cover
+    kind: str = "other"  # what the tool does (toolgate.tools.schema.KINDS): run, git, …
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import openai
 from toolgate.agent.events import NOTICE, TESTS_FINISHED, EventBus
 from toolgate.agent.gate import Gate
 from toolgate.agent.loop import AgentRun
-from toolgate.agent.policy import policy_for
+from toolgate.agent.policy import ASK, policy_for
 from toolgate.agent.prompt import Profile, load_instructions, load_profile, system_prompt
 from toolgate.agent.redact import Redactor
 from toolgate.agent.runlog import RunLog
@@ -99,6 +99,7 @@ class RunSetup:
     trusted: bool = True
     on_test_run: Callable[[Any], None] | None = None
     conversation: Conversation | None = None  # the session the run continues; None: a fresh one
+    mode: str = ASK  # the approval mode (session.modes): read-only, ask, auto-edits
 
 
 def check_trust(
@@ -372,7 +373,7 @@ async def _assemble(
         task=task,
         model=model,
         registry=registry,
-        policy=policy_for(config),
+        policy=policy_for(config, setup.mode),
         reviewer=setup.reviewer,
         ctx=ctx,
         system_prompt=prompt,

@@ -39,6 +39,7 @@ from toolgate.session.assembly import (
     gated_calls,
     resolve_endpoint,
 )
+from toolgate.session.modes import DEFAULT_MODE, mode_problem
 from toolgate.session.undo_state import add_undo_state, session_of_run
 from toolgate.tools.registry import ToolRegistry
 from toolgate.trust import TrustStore
@@ -95,6 +96,14 @@ class SessionService:
         # The conversation each session's file held when this service last wrote or read it:
         # a turn then costs the same at turn 200 as at turn 10 (no re-reading of the file).
         self._cache: dict[str, Conversation] = {}
+        self.mode = DEFAULT_MODE  # the approval mode a turn runs in unless it names one
+
+    def set_mode(self, mode: str) -> None:
+        """Choose the approval mode of the turns to come (ValueError: not a mode)."""
+        problem = mode_problem(mode)
+        if problem is not None:
+            raise ValueError(problem)
+        self.mode = mode
 
     # -- configuration, trust and endpoint --------------------------------------------------
 
@@ -401,8 +410,16 @@ class SessionService:
         on_test_run: Callable[[Any], None] | None = None,
         endpoint: Endpoint | None = None,
         registry: ToolRegistry | None = None,
+        mode: str | None = None,
     ) -> Turn:
-        """Assemble the run of one turn (SetupError / ConfigError say why it cannot start)."""
+        """Assemble the run of one turn (SetupError / ConfigError say why it cannot start).
+
+        `mode` is the turn's approval mode (`session.modes`); None: the service's own.
+        """
+        mode = mode or self.mode
+        problem = mode_problem(mode)
+        if problem is not None:
+            raise ConfigError(problem)
         await self.confirm_trust(config)
         endpoint = endpoint or await self.endpoint(config)
         setup = RunSetup(
@@ -415,6 +432,7 @@ class SessionService:
             on_test_run=on_test_run,
             conversation=claim.conversation,
             registry=registry,  # a front end's own tools beside the built-ins
+            mode=mode,
         )
         run = await create_run(setup, task, endpoint, run_id=run_id)
         self._remember_window(endpoint)

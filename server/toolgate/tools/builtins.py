@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import json
 import os
 import re
 import shutil
@@ -20,7 +21,15 @@ from toolgate.runner.allowlist import CommandRefused, is_allowed, split_command
 from toolgate.runner.process import resolve_executable, run_process
 from toolgate.tools.activity import ActivityContext, FileChange
 from toolgate.tools.registry import ToolRegistry
-from toolgate.tools.schema import Tool, object_schema
+from toolgate.tools.schema import (
+    CHANGE,
+    GIT,
+    LOOK,
+    RUN,
+    SEEN_BY_GIT,
+    Tool,
+    object_schema,
+)
 from toolgate.workspace import PathRefused, normalise_newlines
 
 _SKIP_DIRS = {
@@ -51,12 +60,20 @@ READ_FILE = Tool(
         "type": "object",
         "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
     },
+    capabilities=("fs.read",),
+    outputs=("path", "content"),
+    repeat=LOOK,
+    label="read {path}",
 )
 WRITE_FILE = Tool(
     name="write_file",
     description="Create a file or replace its whole content. The person reviews the diff first.",
     parameters=object_schema({"path": _PATH, "content": {"type": "string"}}, ["path", "content"]),
-    kind="change",
+    kind=CHANGE,
+    asks=True,
+    capabilities=("fs.write",),
+    outputs=("path", "status", "hunks_applied", "hunks_total", "message"),
+    label="wrote {path}",
 )
 EDIT_FILE = Tool(
     name="edit_file",
@@ -76,7 +93,11 @@ EDIT_FILE = Tool(
         },
         ["path", "search", "replace"],
     ),
-    kind="change",
+    kind=CHANGE,
+    asks=True,
+    capabilities=("fs.edit",),
+    outputs=("path", "status", "hunks_applied", "hunks_total", "message"),
+    label="edited {path}",
 )
 LIST_DIRECTORY = Tool(
     name="list_directory",
@@ -85,6 +106,10 @@ LIST_DIRECTORY = Tool(
         {"path": {**_PATH, "default": "."}, "recursive": {"type": "boolean", "default": False}},
         [],
     ),
+    capabilities=("fs.list",),
+    outputs=("path", "entries"),
+    repeat=LOOK,
+    label="listed {path}",
 )
 SEARCH_CODE = Tool(
     name="search_code",
@@ -101,12 +126,21 @@ SEARCH_CODE = Tool(
         },
         ["pattern"],
     ),
+    capabilities=("code.search",),
+    outputs=("pattern", "engine", "matches"),
+    repeat=LOOK,
+    label="searched for {pattern}",
+    acp_kind="search",
 )
 GIT_STATUS = Tool(
     name="git_status",
     description="Show the git branch, staged, unstaged and untracked files.",
     parameters=object_schema({}, []),
     executes=True,
+    capabilities=("git.status",),
+    outputs=("branch", "staged", "unstaged", "untracked", "clean"),
+    repeat=LOOK,
+    label="looked at git status",
 )
 GIT_ADD = Tool(
     name="git_add",
@@ -114,15 +148,25 @@ GIT_ADD = Tool(
     parameters=object_schema(
         {"files": {"type": "array", "items": {"type": "string"}, "minItems": 1}}, ["files"]
     ),
-    kind="change",
+    kind=GIT,
+    asks=True,
     executes=True,
+    capabilities=("git.stage",),
+    outputs=("staged",),
+    repeat=SEEN_BY_GIT,
+    label="staged {files}",
 )
 GIT_COMMIT = Tool(
     name="git_commit",
     description="Commit the staged changes with a message. The person approves it first.",
     parameters=object_schema({"message": {"type": "string", "minLength": 1}}, ["message"]),
-    kind="change",
+    kind=GIT,
+    asks=True,
     executes=True,
+    capabilities=("git.commit",),
+    outputs=("commit", "message", "output"),
+    repeat=SEEN_BY_GIT,
+    label="committed “{message}”",
 )
 RUN_TESTS = Tool(
     name="run_tests",
@@ -137,8 +181,12 @@ RUN_TESTS = Tool(
         },
         [],
     ),
-    kind="command",
+    kind=RUN,
     executes=True,
+    capabilities=("tests.run",),
+    outputs=("summary", "failures", "output", "exit_code", "passed", "timed_out"),
+    repeat=SEEN_BY_GIT,
+    label="ran the tests",
 )
 RUN_COMMAND = Tool(
     name="run_command",
@@ -150,8 +198,13 @@ RUN_COMMAND = Tool(
         {"command": {"type": "string", "minLength": 1}, "cwd": {**_PATH, "default": "."}},
         ["command"],
     ),
-    kind="command",
+    kind=RUN,
+    asks=True,
     executes=True,
+    capabilities=("shell.run",),
+    outputs=("argv", "exit_code", "output", "timed_out"),
+    repeat=SEEN_BY_GIT,
+    label="ran {command}",
 )
 
 
@@ -521,6 +574,10 @@ class GitStatus:
 class GitAdd:
     """git_add: stage files, each path checked by the sandbox."""
 
+    def describe(self, args: dict[str, Any]) -> str:
+        """What the person is asked to allow."""
+        return "git add -- " + " ".join(args.get("files", []))
+
     async def run(self, ctx: ActivityContext, args: dict[str, Any]) -> ToolResult:
         """Stage the files."""
         start = time.perf_counter()
@@ -540,6 +597,10 @@ class GitAdd:
 
 class GitCommit:
     """git_commit: commit what is staged."""
+
+    def describe(self, args: dict[str, Any]) -> str:
+        """What the person is asked to allow."""
+        return f"git commit -m {json.dumps(args.get('message', ''))}"
 
     async def run(self, ctx: ActivityContext, args: dict[str, Any]) -> ToolResult:
         """Make the commit."""
@@ -733,5 +794,7 @@ def builtin_registry() -> ToolRegistry:
     return registry
 
 
-# Read-only tools: the reviewer profile and restricted workspaces keep to these.
-READ_ONLY_TOOLS = ("read_file", "list_directory", "search_code", "git_status")
+def builtin_tools() -> list[Tool]:
+    """Every built-in tool's record, in registry order."""
+    registry = builtin_registry()
+    return [tool for tool in map(registry.get, registry.names()) if tool is not None]

@@ -1,9 +1,9 @@
 """The capability registry: which tool does `domain.action`, by contract, stability, priority.
 
-Built from the built-in tools (which declare capabilities here), the `.agent/tools/*.toml`
-manifests and every `tool.yaml`, and cached in `.toolgate/registry-cache.json`: a manifest whose
-modification time and size are unchanged is not read again, and one whose time changed but
-whose hash did not is not parsed again.
+Built from the built-in tools (each `Tool` declares its capabilities and output fields), the
+`.agent/tools/*.toml` manifests and every `tool.yaml`, and cached in
+`.toolgate/registry-cache.json`: a manifest whose modification time and size are unchanged is
+not read again, and one whose time changed but whose hash did not is not parsed again.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Any
 
 from toolgate.tools.manifest import ManifestError, load_manifest
 from toolgate.tools.registry import ToolRegistry
-from toolgate.tools.schema import Tool
 from toolgate.tools.yaml_manifest import manifest_paths, read_manifest
 from toolgate.workspace.files import atomic_write_text, toolgate_dir
 
@@ -25,25 +24,6 @@ CACHE_FILE = "registry-cache.json"
 _CACHE_VERSION = 1
 CAPABILITY = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
 
-# What each built-in tool can do, and the fields of its result (see docs/TOOLS.md).
-BUILTIN_CAPABILITIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "read_file": (("fs.read",), ("path", "content")),
-    "list_directory": (("fs.list",), ("path", "entries")),
-    "search_code": (("code.search",), ("pattern", "engine", "matches")),
-    "git_status": (("git.status",), ("branch", "staged", "unstaged", "untracked", "clean")),
-    "write_file": (
-        ("fs.write",),
-        ("path", "status", "hunks_applied", "hunks_total", "message"),
-    ),
-    "edit_file": (("fs.edit",), ("path", "status", "hunks_applied", "hunks_total", "message")),
-    "git_add": (("git.stage",), ("staged",)),
-    "git_commit": (("git.commit",), ("commit", "message", "output")),
-    "run_tests": (
-        ("tests.run",),
-        ("summary", "failures", "output", "exit_code", "passed", "timed_out"),
-    ),
-    "run_command": (("shell.run",), ("argv", "exit_code", "output", "timed_out")),
-}
 BUILTIN_PRIORITY = 60
 
 # Resolution fails with one of these reasons (the gap report's `reason`).
@@ -185,14 +165,13 @@ def builtin_providers() -> list[Provider]:
     providers = []
     registry = builtin_registry()
     for tool in (t for t in map(registry.get, registry.names()) if t is not None):
-        caps, outputs = BUILTIN_CAPABILITIES.get(tool.name, ((), ()))
-        if not caps:
+        if not tool.capabilities:
             continue
-        output = tool.output or {"type": "object", "properties": {f: {} for f in outputs}}
+        output = tool.output or {"type": "object", "properties": {f: {} for f in tool.outputs}}
         providers.append(
             Provider(
                 name=tool.name,
-                capabilities=caps,
+                capabilities=tool.capabilities,
                 input_schema=tool.parameters,
                 output_schema=output,
                 stability="stable",
@@ -301,11 +280,6 @@ def build_registry(
     return CapabilityRegistry(providers)
 
 
-def capabilities_of(tool: Tool) -> tuple[str, ...]:
-    """What a tool can do: its own declaration, or the built-in table."""
-    return tool.capabilities or BUILTIN_CAPABILITIES.get(tool.name, ((), ()))[0]
-
-
 def operations_done(steps: list[dict[str, Any]], tools: ToolRegistry) -> list[str]:
     """`call_id capability` for every call of a run's log that succeeded (its final account)."""
     done: list[str] = []
@@ -314,6 +288,6 @@ def operations_done(steps: list[dict[str, Any]], tools: ToolRegistry) -> list[st
             if not (call.get("result") or {}).get("success"):
                 continue
             tool = tools.get(call.get("name", ""))
-            caps = capabilities_of(tool) if tool is not None else ()
+            caps = tool.capabilities if tool is not None else ()
             done.append(f"{call.get('id')} {caps[0] if caps else call.get('name')}")
     return done

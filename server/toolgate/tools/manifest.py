@@ -7,6 +7,7 @@
     command = ["ruff", "check", "{path}"]     # argv template; each "{param}" is one argument
     timeout_seconds = 60
     capabilities = ["code.lint"]              # optional: what the registry resolves it for
+    kind = "read"                             # optional: read, change, run, git or other
 
     [parameters]
     type = "object"
@@ -15,7 +16,9 @@
     type = "string"
 
 A manifest tool runs like any command: without a shell, in its own process group, and only
-when its argv is on the allow-list or the person says yes to that exact command.
+when its argv is on the allow-list or the person says yes to that exact command. Its `kind`
+says what it does (`toolgate.tools.schema.KINDS`); without one it is `other`, a tool that may
+change anything, which the approval mode "read-only" refuses.
 
 This is the `tool.yaml` contract (see `toolgate.tools.yaml_manifest`) in another syntax, for
 wrapping an existing program: `parameters` is the input schema, the output is always
@@ -38,7 +41,7 @@ from toolgate.records import ToolResult
 from toolgate.runner.allowlist import CommandRefused
 from toolgate.runner.process import resolve_executable, run_process
 from toolgate.tools.activity import ActivityContext
-from toolgate.tools.schema import Tool
+from toolgate.tools.schema import FRESH, KINDS, OTHER, Tool
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -137,6 +140,7 @@ def load_manifest(path: Path) -> tuple[Tool, ManifestCommand]:
         "parameters",
         "timeout_seconds",
         "capabilities",
+        "kind",
     }
     if unknown:
         raise ManifestError(f"{path}: unknown key '{sorted(unknown)[0]}'")
@@ -163,14 +167,19 @@ def load_manifest(path: Path) -> tuple[Tool, ManifestCommand]:
         raise ManifestError(
             f"{path}: 'capabilities' must be a list of domain.action names (e.g. \"code.lint\")"
         )
+    kind = doc.get("kind", OTHER)
+    if kind not in KINDS:
+        raise ManifestError(f"{path}: 'kind' must be one of {', '.join(KINDS)}, not {kind!r}")
     tool = Tool(
         name=name,
         description=str(doc.get("description", name)),
         parameters=params,
         output=COMMAND_OUTPUT,
-        kind="command",
+        kind=kind,
+        asks=True,
         executes=True,
         capabilities=tuple(capabilities),
+        repeat=FRESH,  # a program's answer may change with anything
     )
     return tool, ManifestCommand(list(command), timeout)
 

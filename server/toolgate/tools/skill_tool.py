@@ -40,6 +40,7 @@ def load_skill_tool(skills: Skills) -> Tool:
             "type": "object",
             "properties": {"skill": {"type": "string"}, "content": {"type": "string"}},
         },
+        label="read the skill {name}",
     )
 
 

@@ -29,7 +29,7 @@ from toolgate.schemas import TOOL_MANIFEST, first_error
 from toolgate.tools.activity import ActivityContext
 from toolgate.tools.entrypoint import run_entrypoint
 from toolgate.tools.manifest import ManifestError
-from toolgate.tools.schema import Tool
+from toolgate.tools.schema import FRESH, OTHER, Tool
 from toolgate.trust import TrustStore
 
 TOOL_FILE = "tool.yaml"
@@ -63,6 +63,7 @@ class ToolManifest:
     priority: int = 50
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     gate: str = "ask"
+    kind: str = OTHER  # what it does (toolgate.tools.schema.KINDS); unsaid: it may change anything
     data: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -82,10 +83,12 @@ class ToolManifest:
             description=self.description,
             parameters=dict(self.input_schema),
             output=dict(self.output_schema),
-            kind="command",
+            kind=self.kind,
+            asks=True,
             executes=True,
             gate=self.gate,
             capabilities=self.capabilities,
+            repeat=FRESH,  # a program's answer may change with anything
         )
 
 
@@ -181,6 +184,7 @@ def read_manifest(path: Path, source: str = "workspace") -> ToolManifest:
         priority=int(doc.get("priority", 50)),
         timeout_seconds=float(doc.get("timeout_seconds", DEFAULT_TIMEOUT_SECONDS)),
         gate=doc.get("gate", "ask"),
+        kind=doc.get("kind", OTHER),
         data=doc,
     )
 
