@@ -15,8 +15,6 @@ from __future__ import annotations
 import itertools
 import logging
 import sys
-import time
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +24,7 @@ from toolgate.config import AGENT_TOOLS, Config, ConfigError, load_config
 from toolgate.mcp import agent_tools as agent_mcp
 from toolgate.mcp import sdk
 from toolgate.mcp.convert import to_mcp
-from toolgate.records import ToolCall, ToolResult
+from toolgate.records import ToolCall, ToolResult, new_id
 from toolgate.review.reviewer import AutoReviewer, DenyReviewer
 from toolgate.session import SessionService, check_trust, gated_calls
 
@@ -50,7 +48,7 @@ class GatedTools:
             raise ValueError(f"approve must be one of {APPROVE_CHOICES}, got {approve!r}")
         self.config = config
         self.bus = bus or EventBus()
-        self.run_id = f"mcp-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        self.run_id = new_id("mcp")
         workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
         reviewer = AutoReviewer(workspace) if approve == "auto" else DenyReviewer(workspace)
         # The person started this server on their own workspace: it is trusted.
