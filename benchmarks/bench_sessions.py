@@ -114,7 +114,7 @@ async def session(turns: int, clock: ModelClock) -> tuple[list[float], Path, str
         start = time.perf_counter()
         claim = service.claim(session_id, new=session_id is None)
         session_id = claim.session_id
-        turn = await service.start(
+        outcome = await service.turn(
             claim,
             f"Turn {number}: read data.txt and tell me how many lines it has.",
             config=config,
@@ -122,7 +122,6 @@ async def session(turns: int, clock: ModelClock) -> tuple[list[float], Path, str
             bus=EventBus(),
             endpoint=endpoint,
         )
-        outcome = await service.finish(turn)
         if outcome.status != "completed":
             raise SystemExit(f"turn {number} {outcome.status}: {outcome.reason}")
         engine.append(time.perf_counter() - start - clock.waiting)

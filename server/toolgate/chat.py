@@ -122,13 +122,6 @@ class Chat:
         reviewer = TerminalReviewer(self.workspace)
         claim = self.service.claim(self.current, new=self.current is None)
         self.current = claim.session_id
-        try:
-            turn = await self.service.start(
-                claim, text, config=self.config, reviewer=reviewer, bus=bus
-            )
-        except BaseException:
-            self.service.release(claim)
-            raise
         loop = asyncio.get_running_loop()
 
         def interrupted() -> None:
@@ -138,12 +131,13 @@ class Chat:
             if printer.spinner is not None:
                 printer.spinner.stop()
             self._say("\n(stopping the turn — Ctrl-C again to leave)")
-            if turn.run is not None:
-                turn.run.cancel("stopped with Ctrl-C")
+            claim.cancel("stopped with Ctrl-C")  # while it starts (the model, MCP servers) too
 
         loop.add_signal_handler(signal.SIGINT, interrupted)
         try:
-            outcome = await self.service.finish(turn)
+            outcome = await self.service.turn(
+                claim, text, config=self.config, reviewer=reviewer, bus=bus
+            )
         finally:
             loop.remove_signal_handler(signal.SIGINT)
         return outcome.status

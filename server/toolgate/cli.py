@@ -407,15 +407,9 @@ async def _run_async(
             await service.close()
     claim = service.claim(session_id, new=session_id is None)
     try:
-        turn = await service.start(
+        outcome = await service.turn(
             claim, task, config=config, reviewer=reviewer, bus=bus, endpoint=endpoint
         )
-    except BaseException:
-        service.release(claim)
-        await service.close()
-        raise
-    try:
-        outcome = await service.finish(turn)
     finally:
         await service.close()
     print(f"toolgate: session {claim.session_id}", file=sys.stderr)

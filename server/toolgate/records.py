@@ -1,9 +1,49 @@
-"""The nouns every layer shares: tool calls and their results."""
+"""The nouns every layer shares: tool calls, their results, and the ids things are known by."""
 
 from __future__ import annotations
 
+import secrets
+import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+IdKind = Literal[
+    "session",
+    "run",
+    "undo",
+    "plan",
+    "proposal",
+    "workflow",
+    "tests",
+    "review",
+    "loop",
+    "fix",
+    "mcp",
+]
+# One prefix per kind, so that an id alone says what it names: a run log, a checkpoint, a kept
+# plan or a proposal is never mistaken for another (`p-` once meant a plan and a proposal).
+ID_PREFIXES: dict[IdKind, str] = {
+    "session": "s",  # a conversation, .toolgate/sessions/<id>.jsonl
+    "run": "r",  # an agent run: one turn of a session
+    "undo": "u",  # an undo: a run of its own, with a checkpoint, so it can be undone
+    "plan": "p",  # a plan kept in .toolgate/plans/<id>.json
+    "proposal": "prop",  # a gated file change waiting for the person
+    "workflow": "w",  # a plan or saved workflow run step by step through the gate
+    "tests": "tests",  # a test run asked for outside a model's turn
+    "review": "review",  # the agent tool review_code's run log
+    "loop": "loop",  # a review loop's own log
+    "fix": "fix",  # a review comment's suggestion turned into a proposal
+    "mcp": "mcp",  # the gated calls another agent makes through `toolgate mcp`
+}
+
+
+def new_id(kind: IdKind) -> str:
+    """A fresh id of `kind`: its prefix, the UTC time to the second, and six random hex digits.
+
+    Ids of one kind sort by the time they were made, and two processes never make the same one.
+    """
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    return f"{ID_PREFIXES[kind]}-{stamp}-{secrets.token_hex(3)}"
 
 
 @dataclass

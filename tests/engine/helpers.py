@@ -200,7 +200,7 @@ async def ask_in_session(
     """One turn of `service` (a new session when `session_id` is None): its id and outcome."""
     config = load_config(repo, overrides=overrides)
     claim = service.claim(session_id, new=session_id is None)
-    turn = await service.start(
+    outcome = await service.turn(
         claim,
         task,
         config=config,
@@ -208,4 +208,4 @@ async def ask_in_session(
         bus=EventBus(),
         endpoint=Endpoint(scripted.base_url, scripted.model),
     )
-    return claim.session_id, await service.finish(turn)
+    return claim.session_id, outcome

@@ -317,7 +317,7 @@ async def test_over_a_guessed_window_the_request_goes_out_with_a_notice(
     scripted.fallback = {"content": "ok"}
     service = SessionService(repo, lambda: load_config(repo))
     claim = service.claim(new=True)
-    turn = await service.start(
+    outcome = await service.turn(
         claim,
         "read this: " + "word " * 12_000,
         config=load_config(repo),
@@ -325,7 +325,6 @@ async def test_over_a_guessed_window_the_request_goes_out_with_a_notice(
         bus=EventBus(),
         endpoint=Endpoint(scripted.base_url, scripted.model),  # says nothing of its window
     )
-    outcome = await service.finish(turn)
     assert outcome.status == "completed" and len(scripted.requests) == 1
     log = json.loads(Path(outcome.log_path or "").read_text())
     notices = [e["message"] for e in log["events"] if e["type"] == "notice"]

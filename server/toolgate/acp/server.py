@@ -51,10 +51,9 @@ from toolgate.acp.reviewer import AcpReviewer
 from toolgate.acp.thoughts import ThinkSplitter
 from toolgate.acp.updates import CallIds, RunEvents, Updates
 from toolgate.agent.events import ASSISTANT_REASONING, EventBus
-from toolgate.agent.loop import AgentRun
 from toolgate.config import ConfigError, load_config
 from toolgate.conversation.store import SessionError
-from toolgate.session import SessionService, SetupError
+from toolgate.session import Claim, SessionService, SetupError, TurnHooks
 from toolgate.session.deltas import TextDeltas
 from toolgate.workspace import Workspace
 
@@ -79,10 +78,9 @@ class AcpSession:
     values: dict[str, str] = field(default_factory=dict)  # the config options' choices
     mcp: dict[str, dict[str, Any]] = field(default_factory=dict)  # the client's MCP servers
     ids: CallIds = field(default_factory=CallIds)  # the tool call ids the editor has seen
-    run: AgentRun | None = None
+    turn: Claim | None = None  # the turn running now, which a cancel stops
     reviewing: asyncio.Task[str] | None = None  # a `/review` waiting for the model
     busy: bool = False
-    cancel_requested: bool = False
 
 
 def client_mcp_servers(servers: list[Any] | None) -> dict[str, dict[str, Any]]:
@@ -191,8 +189,8 @@ class ToolgateAgent:
     async def shutdown(self) -> None:
         """The client is gone: end every turn (the session files stay valid), stop services."""
         for session in self.sessions.values():
-            if session.run is not None:
-                session.run.cancel("the editor disconnected")
+            if session.turn is not None:
+                session.turn.cancel("the editor disconnected")
         if self.prompts:
             await asyncio.wait(self.prompts, timeout=30)
         if self.updates is not None:
@@ -425,7 +423,7 @@ class ToolgateAgent:
         current = asyncio.current_task()
         if current is not None:
             self.prompts.add(current)
-        session.busy, session.cancel_requested = True, False
+        session.busy = True
         try:
             if command is not None:
                 return await self._command(session, command)
@@ -528,39 +526,29 @@ class ToolgateAgent:
             ids=session.ids.of,
             elicitation=self.client.elicitation,
         )
-        buffers = reviewer.workspace.buffers if fs and fs.read_text_file else None
+        reads = bool(fs and fs.read_text_file)
+        hooks = TurnHooks(
+            on_result=events.result,
+            before_read=reviewer.before_read if reads else None,
+            on_run=lambda run: setattr(events, "tools", run.registry.get),
+        )
+        session.turn = claim  # a cancel from here on stops the turn, its set-up included
         try:
-            turn = await service.start(
+            outcome = await service.turn(
                 claim,
                 task,
                 config=config,
                 reviewer=reviewer,
                 bus=bus,
-                buffers=buffers,
+                hooks=hooks,
+                buffers=reviewer.workspace.buffers if reads else None,
                 registry=plan.registry(),
                 mode=mode,
             )
         except (SetupError, ConfigError) as exc:
-            service.release(claim)
             raise RequestError.internal_error({"message": str(exc)}) from None
-        except BaseException:
-            service.release(claim)
-            raise
-        session.run = turn.run
-        if turn.run is not None:
-            events.redact = turn.run.gate.redact.text
-            events.tools = turn.run.registry.get
-            turn.run.gate.on_result = events.result
-        if buffers is not None and turn.run is not None:
-            turn.run.gate.ctx.before_read = reviewer.before_read
-        if session.cancel_requested and turn.run is not None:
-            # Cancelled while the run was being assembled: a run is cancelled through its task,
-            # which exists once finish() has started it, one step of the loop from here.
-            asyncio.get_running_loop().call_soon(turn.run.cancel, "cancelled by the person")
-        try:
-            outcome = await service.finish(turn)
         finally:
-            session.run = None
+            session.turn = None
         # The context the turn left, as its end was kept in the session (load sends it again).
         self._send_usage(session.id, claim.conversation.context)
         self._offer_commands(session)  # a turn that changed files can be undone
@@ -576,9 +564,8 @@ class ToolgateAgent:
         session = self.sessions.get(session_id)
         if session is None:
             return  # a notification has no answer; an unknown id has nothing to stop
-        session.cancel_requested = True
-        if session.run is not None:
-            session.run.cancel("cancelled by the person")
+        if session.turn is not None:
+            session.turn.cancel("cancelled by the person")
         if session.reviewing is not None:
             session.reviewing.cancel()
 

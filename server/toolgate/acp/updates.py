@@ -103,8 +103,6 @@ class RunEvents:
         self.planning: set[str] = set()  # update_plan calls: shown as the plan, not as calls
         self.failure: str | None = None
         self.think = ThinkSplitter()
-        # The run's redaction: no key the run knows reaches the editor in a result's text.
-        self.redact: Callable[[str], str] = lambda text: text
         # The facts of a tool by its name: the run's own tools once it is built.
         self.tools: Callable[[str], Tool | None] = plan.registry().get
 
@@ -124,10 +122,12 @@ class RunEvents:
                 self.updates.put(self.session_id, helpers.update_agent_message_text(piece))
 
     def result(self, call: ToolCall, result: ToolResult) -> None:
-        """Keep what a finished call shows (the gate calls this before the call's event)."""
+        """Keep what a finished call shows (the turn hands it over before the call's event).
+
+        The result comes with every secret the run knows taken out.
+        """
         found = results.shown(result, self.root)
         if found is not None:
-            found.text = self.redact(found.text)
             self.shown[self.ids.of(call.id)] = found
 
     def __call__(self, event: Event) -> None:

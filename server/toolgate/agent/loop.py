@@ -7,7 +7,6 @@ import itertools
 import json
 import logging
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -57,7 +56,7 @@ from toolgate.model.client import (
 from toolgate.model.meter import RequestRefused
 from toolgate.model.modes import AUTO, NATIVE, TEXT, ModeMemory
 from toolgate.model.tool_deltas import NativeCall
-from toolgate.records import ToolCall, ToolResult
+from toolgate.records import ToolCall, ToolResult, new_id
 from toolgate.review.reviewer import Reviewer
 from toolgate.tools.activity import ActivityContext
 from toolgate.tools.capabilities import operations_done
@@ -179,7 +178,7 @@ class AgentRun:
         conversation: Conversation | None = None,
         budget: Budget | None = None,
     ) -> None:
-        self.run_id = run_id or f"r-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        self.run_id = run_id or new_id("run")
         ctx.run_id = self.run_id
         self.task = task
         self.model = model

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
-import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolgate.agent.checkpoints import Checkpoint, CheckpointError, latest_run, text_digest
+from toolgate.records import new_id
 from toolgate.workspace import PathRefused, Workspace
 from toolgate.workspace.files import BinaryFileError, atomic_write_bytes, decode_text
 
@@ -175,11 +174,6 @@ def _decoded(raw: bytes | None) -> str | None:
         return None
 
 
-def new_undo_id() -> str:
-    """The run id an undo is recorded under."""
-    return f"u-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-
-
 def begin_undo(
     workspace: Workspace, plan: UndoPlan, editor: Mapping[str, str] | None = None
 ) -> Checkpoint:
@@ -189,7 +183,7 @@ def begin_undo(
     editor: an unsaved buffer that differs from the disk is what the undo replaces, so it is
     what undoing the undo must bring back.
     """
-    record = Checkpoint(workspace.root, new_undo_id(), undoes=plan.run_id)
+    record = Checkpoint(workspace.root, new_id("undo"), undoes=plan.run_id)
     for item in plan.changes:
         real = workspace.resolve(item.path, for_write=True)
         raw = real.read_bytes() if real.is_file() else None

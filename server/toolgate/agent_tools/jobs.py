@@ -146,28 +146,22 @@ class Job:
         config = config or self.config
         service = self.jobs.service
         claim = service.claim(new=True)
-        try:
-            turn = await service.start(
-                claim, task, config=config, reviewer=reviewer, bus=self.bus()
-            )
-        except BaseException:
-            service.release(claim)
-            raise
-        run = turn.run
-        assert run is not None
         timed_out = False
 
         def time_up() -> None:
             nonlocal timed_out
             timed_out = True
-            run.cancel(
+            claim.cancel(
                 f"{self.name} ran out of time ({self.settings.timeout_seconds:g}s, "
                 f"agent_tools.{self.name}.timeout_seconds)"
             )
 
+        # The time limit holds from here: a model or MCP server that never starts ends it too.
         timer = asyncio.get_running_loop().call_later(self.remaining(), time_up)
         try:
-            outcome = await service.finish(turn)
+            outcome = await service.turn(
+                claim, task, config=config, reviewer=reviewer, bus=self.bus()
+            )
         finally:
             timer.cancel()
         failed = timed_out or outcome.status == "failed"

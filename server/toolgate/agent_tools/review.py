@@ -8,8 +8,6 @@ log of the review (`.toolgate/runs/review-….json`), and shapes the result.
 from __future__ import annotations
 
 import asyncio
-import time
-import uuid
 from typing import Any
 
 from toolgate.agent.redact import Redactor
@@ -22,7 +20,7 @@ from toolgate.code_review import (
     review_in_workspace,
     working_tree_changes,
 )
-from toolgate.records import ToolResult
+from toolgate.records import ToolResult, new_id
 
 
 def _lines(value: Any) -> list[str]:
@@ -51,7 +49,7 @@ async def review_code(job: Job, arguments: dict[str, Any]) -> ToolResult:
         coding_standards="\n".join(standards) or str(config.review.get("coding_standards", "")),
         review_focus=_lines(arguments.get("review_focus")) or list(config.review.get("focus", [])),
     )
-    run_id = f"review-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    run_id = new_id("review")
     shown = ", ".join(request.files_changed) or "the diff"
     runlog = RunLog(
         job.root,

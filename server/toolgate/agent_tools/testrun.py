@@ -12,14 +12,12 @@ from __future__ import annotations
 import contextlib
 import json
 import shlex
-import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from toolgate.agent_tools.jobs import Job, JobError
-from toolgate.records import ToolCall, ToolResult
+from toolgate.records import ToolCall, ToolResult, new_id
 from toolgate.runner.allowlist import CommandRefused, split_command
 from toolgate.session import gated_calls
 from toolgate.tools.builtins import is_pytest
@@ -134,7 +132,7 @@ async def run_suite(
     config.limits.command_timeout_seconds = min(
         config.limits.command_timeout_seconds, job.remaining()
     )
-    run_id = f"tests-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    run_id = new_id("tests")
     reviewer = job.reviewer()
     calls = gated_calls(
         job.root, config, reviewer, job.bus(), run_id, f"{job.name}: " + " | ".join(commands)

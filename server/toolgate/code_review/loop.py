@@ -12,21 +12,20 @@ the model against the review schema. The loop stops at the first approval or aft
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolgate.agent.events import NOTICE, EventBus
-from toolgate.agent.loop import AgentRun
 from toolgate.agent.redact import Redactor
 from toolgate.agent.runlog import RunLog
 from toolgate.code_review.changes import runs_changes
 from toolgate.code_review.records import CodeReview, ReviewError
 from toolgate.code_review.service import review_in_workspace, review_request
 from toolgate.config import Config
+from toolgate.records import new_id
 from toolgate.review.reviewer import Reviewer
-from toolgate.session.service import SessionService
+from toolgate.session.service import Claim, SessionService, TurnHooks
 
 DEFAULT_MAX_ROUNDS = 3
 DEFAULT_TEST_COMMAND = "pytest -q --tb=short"
@@ -132,7 +131,7 @@ class ReviewLoop:
         buffers: Any = None,
         trusted: bool = True,
         on_test_run: Callable[[Any], None] | None = None,
-        on_run: Callable[[AgentRun | None], None] | None = None,
+        on_turn: Callable[[Claim | None], None] | None = None,
         on_review: Callable[[CodeReview], None] | None = None,
     ) -> None:
         self.service = service
@@ -142,9 +141,9 @@ class ReviewLoop:
         self.buffers = buffers
         self.trusted = trusted
         self.on_test_run = on_test_run
-        self.on_run = on_run or (lambda run: None)
+        self.on_turn = on_turn or (lambda claim: None)
         self.on_review = on_review or (lambda review: None)
-        self.loop_id = f"loop-{uuid.uuid4().hex[:10]}"
+        self.loop_id = new_id("loop")
         self.max_rounds = int(config.review.get("max_rounds", DEFAULT_MAX_ROUNDS))
 
     def _notice(self, message: str) -> None:
@@ -186,34 +185,28 @@ class ReviewLoop:
         while True:
             if outcome.rounds:
                 claim = self.service.claim(outcome.session_id)
-            endpoint = await self._endpoint(claim)
+            self.on_turn(claim)  # a cancel from here on stops this turn, its set-up included
             try:
-                turn = await self.service.start(
+                ran = await self.service.turn(
                     claim,
                     prompt,
                     config=self.config,
                     reviewer=self.reviewer,
                     bus=self.bus,
+                    hooks=TurnHooks(on_test_run=self.on_test_run),
                     buffers=self.buffers,
                     trusted=self.trusted,
-                    on_test_run=self.on_test_run,
-                    endpoint=endpoint,
                 )
-            except BaseException:
-                self.service.release(claim)
-                raise
-            assert turn.run is not None
-            self.on_run(turn.run)
-            try:
-                ran = await self.service.finish(turn)
             finally:
-                self.on_run(None)
+                self.on_turn(None)
             run_ids.append(ran.run_id)
             item = Round(ran.run_id, ran.status, ran.reason)
             outcome.rounds.append(item)
             if ran.status != "completed":
                 outcome.status, outcome.reason = ran.status, ran.reason
                 return
+            # The turn's endpoint: the service keeps the embedded model it started for it.
+            endpoint = await self.service.endpoint(self.config)
             request = review_request(self.config, runs_changes(root, run_ids))
             files = len(request.files_changed)
             self._notice(f"reviewing the change to {files} file{'' if files == 1 else 's'}…")
@@ -232,13 +225,6 @@ class ReviewLoop:
         if not outcome.approved:
             outcome.status = "not_approved"
             outcome.reason = f"no approval after {len(outcome.rounds)} review(s)"
-
-    async def _endpoint(self, claim: Any) -> Any:
-        try:
-            return await self.service.endpoint(self.config)
-        except BaseException:
-            self.service.release(claim)
-            raise
 
     def _reviewed(self, review: CodeReview) -> None:
         self._notice(f"review: {review.summary()}")

@@ -13,14 +13,13 @@ import contextlib
 import json
 import os
 import re
-import secrets
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from toolgate.records import new_id
 from toolgate.workspace.files import toolgate_dir
 
 FORMAT = "toolgate-session"
@@ -39,11 +38,6 @@ class SessionBusy(SessionError):
 def now_iso() -> str:
     """The current time as ISO-8601 UTC, to the millisecond."""
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def new_session_id() -> str:
-    """A fresh id that sorts by creation time."""
-    return f"s-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
 
 
 @dataclass
@@ -262,7 +256,7 @@ class SessionStore:
     def create(self, title: str = "", session_id: str | None = None) -> tuple[str, SessionFile]:
         """A new, empty session on disk."""
         toolgate_dir(self.root)  # its .gitignore keeps sessions out of the repository
-        session_id = session_id or new_session_id()
+        session_id = session_id or new_id("session")
         file = self._file(session_id)
         header = {
             "format": FORMAT,

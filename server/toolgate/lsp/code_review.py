@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -218,7 +217,7 @@ def review_actions(
 async def _apply_suggestion(ls: ToolgateServer, args: ReviewSuggestionArguments) -> dict[str, Any]:
     from toolgate.agent.events import PROPOSAL_CREATED, EventBus
     from toolgate.config import ConfigError
-    from toolgate.records import ToolCall
+    from toolgate.records import ToolCall, new_id
     from toolgate.session import gated_calls
 
     root = ls.workspace_root()
@@ -258,7 +257,7 @@ async def _apply_suggestion(ls: ToolgateServer, args: ReviewSuggestionArguments)
             created.set_result(str(event.fields["proposal_id"]))
 
     bus.subscribe(on_event)
-    run_id = f"fix-{uuid.uuid4().hex[:10]}"
+    run_id = new_id("fix")
     task = f"apply the review's suggestion to {rel}:{args.line + 1}"
     calls = gated_calls(root, config, reviewer, bus, run_id, task, trusted=ls.editor.trusted)
     calls.ctx.workspace.buffers = ls.buffers
@@ -314,10 +313,10 @@ async def _start_loop(ls: ToolgateServer, args: ReviewLoopArguments) -> dict[str
     bus = EventBus()
     bus.subscribe(ls.forward)
 
-    def on_run(run: Any) -> None:
-        # The implementation in progress, which toolgate.cancel stops; None between runs
+    def on_turn(claim: Any) -> None:
+        # The implementation in progress, which toolgate.cancel stops; None between turns
         # (reviewing, testing), when a cancel stops the loop's task itself.
-        ls.run = run
+        ls.turn = claim
 
     loop = ReviewLoop(
         ls.service,
@@ -327,10 +326,10 @@ async def _start_loop(ls: ToolgateServer, args: ReviewLoopArguments) -> dict[str
         buffers=ls.buffers,
         trusted=ls.editor.trusted,
         on_test_run=ls.publish_test_failures,
-        on_run=on_run,
+        on_turn=on_turn,
         on_review=lambda review: _publish_loop_review(ls, review, root),
     )
-    ls.run = None
+    ls.turn = None
     ls.active_run_id = loop.loop_id
     ls.run_task = asyncio.ensure_future(_loop(ls, loop, args))
     return {"loopId": loop.loop_id}

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +23,7 @@ from toolgate.lsp.arguments import (
     ScaffoldToolArguments,
 )
 from toolgate.lsp.convert import path_to_uri
+from toolgate.records import new_id
 
 if TYPE_CHECKING:
     from toolgate.lsp.server import ToolgateServer
@@ -48,7 +47,7 @@ def register(server: ToolgateServer) -> None:
 
         task = args.task
         root = server.workspace_root()
-        plan_id = f"p-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        plan_id = new_id("plan")
         try:
             made = await make_plan(root, server.config(), task, plan_id, server.log)
         except (PlanningError, ManifestError) as exc:
@@ -96,7 +95,7 @@ def register(server: ToolgateServer) -> None:
             raise JsonRpcInvalidParams(f"the plan is partial and does not run: missing {missing}")
         from toolgate.conversation.marks import decision_record
 
-        run_id = _new_run_id()
+        run_id = new_id("workflow")
         session_id = _mark(args.session_id, decision_record(plan_id, "approved", run_id))
         return _start(resolved, {}, config, run_id, session_id)
 
@@ -145,16 +144,13 @@ def register(server: ToolgateServer) -> None:
             raise JsonRpcInvalidParams(
                 f"the workflow is partial and does not run: missing {missing}"
             )
-        return _start(resolved, inputs, config, _new_run_id(), None)
+        return _start(resolved, inputs, config, new_id("workflow"), None)
 
     def _no_active_run() -> None:
         if server.run_task is not None and not server.run_task.done():
             raise JsonRpcInvalidParams(
                 f"a run is already active ({server.active_run_id}); cancel it or wait for it"
             )
-
-    def _new_run_id() -> str:
-        return f"w-{uuid.uuid4().hex[:10]}"
 
     def _start(
         resolved: Any,
@@ -164,7 +160,7 @@ def register(server: ToolgateServer) -> None:
         session_id: str | None,
     ) -> dict[str, Any]:
         server.active_run_id = run_id
-        server.run = None  # a workflow has no agent run: cancel ends its task
+        server.turn = None  # a workflow has no agent turn: cancel ends its task
         if session_id is not None:
             server.run_sessions[run_id] = session_id  # its events name the plan's session
         server.run_task = asyncio.ensure_future(_run(run_id, resolved, inputs, config, session_id))

@@ -11,7 +11,6 @@ import logging
 import re
 import sys
 import threading
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +68,6 @@ from toolgate.lsp.undo import register as register_undo
 if TYPE_CHECKING:
     # The engine is imported when a run (or a review) first needs it, so that the server
     # answers `initialize` after loading little more than pygls.
-    from toolgate.agent.loop import AgentRun
     from toolgate.config import Config, TrustItem
     from toolgate.lsp.reviewer import LspReviewer
     from toolgate.session import Claim, SessionService
@@ -94,7 +92,7 @@ class ToolgateServer(LanguageServer):
         self.editor = EditorSettings()
         self.root: Path | None = None
         self._reviewer: LspReviewer | None = None
-        self.run: AgentRun | None = None
+        self.turn: Claim | None = None  # the agent turn in progress, which a cancel stops
         self.run_task: asyncio.Task[Any] | None = None
         self.active_run_id: str | None = None
         self._service: SessionService | None = None
@@ -411,17 +409,18 @@ class ToolgateServer(LanguageServer):
             claim = self.service.claim(session_id, new=new_session)
         except SessionError as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
-        run_id = f"r-{uuid.uuid4().hex[:10]}"
-        self.active_run_id = run_id
-        self.run_sessions[run_id] = claim.session_id
-        self.run = None  # until this run is assembled, a cancel stops its setup
-        self.run_task = asyncio.ensure_future(self._run(run_id, task, claim, config))
-        return {"runId": run_id, "sessionId": claim.session_id}
+        self.active_run_id = claim.run_id
+        self.run_sessions[claim.run_id] = claim.session_id
+        self.turn = claim  # a cancel from here on stops the turn, its set-up included
+        self.run_task = asyncio.ensure_future(self._run(task, claim, config))
+        return {"runId": claim.run_id, "sessionId": claim.session_id}
 
-    async def _run(self, run_id: str, task: str, claim: Claim, config: Config) -> None:
+    async def _run(self, task: str, claim: Claim, config: Config) -> None:
         from toolgate.config import ConfigError
-        from toolgate.session import SetupError
+        from toolgate.session import SetupError, TurnHooks
         from toolgate.session.deltas import TextDeltas
+
+        run_id = claim.run_id
 
         if self._deltas is None:
             self._deltas = TextDeltas(self._text_delta)
@@ -431,7 +430,6 @@ class ToolgateServer(LanguageServer):
         assert self.reviewer is not None
         token: str | None = None
         service = self.service
-        started = False
         try:
             if self.supports_progress():
                 token = f"toolgate-{run_id}"
@@ -457,16 +455,15 @@ class ToolgateServer(LanguageServer):
                     token = None
             await self._forget_ended_local_model()
             try:
-                turn = await service.start(
+                outcome = await service.turn(
                     claim,
                     task,
                     config=config,
                     reviewer=self.reviewer,
                     bus=bus,
-                    run_id=run_id,
+                    hooks=TurnHooks(on_test_run=self.publish_test_failures),
                     buffers=self.buffers,
                     trusted=self.editor.trusted,
-                    on_test_run=self.publish_test_failures,
                     mode=self.editor.approval_mode,
                 )
             except (SetupError, ConfigError) as exc:
@@ -487,30 +484,12 @@ class ToolgateServer(LanguageServer):
                     )
                 )
                 return
-            self.run = turn.run
-            started = True
-            outcome = await service.finish(turn)
             if outcome.status == "failed":
                 await self._forget_ended_local_model()
             if outcome.status not in ("completed", "cancelled"):
                 self.log(
                     f"run {run_id} {outcome.status}: {outcome.reason}", types.MessageType.Warning
                 )
-        except asyncio.CancelledError:
-            # Cancelled while it was being set up (starting the model or MCP servers): the
-            # engine never started, so the end is announced here.
-            if run_id not in self._finished_runs:
-                self._finished_runs.add(run_id)
-                self.notify_run(
-                    {
-                        "type": "run_finished",
-                        "runId": run_id,
-                        "status": "cancelled",
-                        "reason": "cancelled while the run was being set up",
-                        "answer": None,
-                    }
-                )
-            raise
         except Exception as exc:  # never let a run take the server down
             log.exception("run %s crashed", run_id)
             # The engine may have announced the end already and failed after it (its run log).
@@ -525,8 +504,8 @@ class ToolgateServer(LanguageServer):
                     }
                 )
         finally:
-            if not started:
-                service.release(claim)  # `finish` releases it once the run has started
+            self.turn = None
+            service.release(claim)  # the turn released it, unless it never began
             if self._reviewer is not None:
                 self._reviewer.cancel_all("the run ended")
             if token is not None:
@@ -605,15 +584,15 @@ class ToolgateServer(LanguageServer):
 
     def cancel_run(self, reason: str = "cancelled by the person") -> bool:
         """Cancel the active run, if any."""
-        if self.run is not None and self.run_task is not None and not self.run_task.done():
-            self.run.cancel(reason)
+        if self.run_task is None or self.run_task.done():
+            return False
+        if self.turn is not None:
+            self.turn.cancel(reason)  # its set-up, or its run
             if self._reviewer is not None:
                 self._reviewer.cancel_all(reason)
-            return True
-        if self.run_task is not None and not self.run_task.done():
-            self.run_task.cancel()
-            return True
-        return False
+        else:
+            self.run_task.cancel()  # a workflow, or a review loop between its turns
+        return True
 
     async def run_tests_command(self, command: str | None) -> dict[str, Any]:
         """The person's own test run: the `run_tests` tool through the session's gate."""

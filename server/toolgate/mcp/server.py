@@ -16,8 +16,6 @@ import itertools
 import logging
 import os
 import sys
-import time
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +27,7 @@ from toolgate.mcp import sdk
 from toolgate.mcp.convert import to_mcp
 from toolgate.mcp.logs import CallLog, LogLevels, call_log
 from toolgate.mcp.options import HttpOptions
-from toolgate.records import ToolCall, ToolResult
+from toolgate.records import ToolCall, ToolResult, new_id
 from toolgate.review.reviewer import AutoReviewer, DenyReviewer
 from toolgate.session import SessionService, check_trust, gated_calls
 
@@ -54,7 +52,7 @@ class GatedTools:
             raise ValueError(f"approve must be one of {APPROVE_CHOICES}, got {approve!r}")
         self.config = config
         self.bus = bus or EventBus()
-        self.run_id = f"mcp-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+        self.run_id = new_id("mcp")
         workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
         reviewer = AutoReviewer(workspace) if approve == "auto" else DenyReviewer(workspace)
         # The person started this server on their own workspace: it is trusted.

@@ -6,8 +6,6 @@ import argparse
 import asyncio
 import json
 import sys
-import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +24,13 @@ from toolgate.planning.workflow import (
     save_workflow,
     workflow_paths,
 )
+from toolgate.records import new_id
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def _err(message: str) -> None:
     print(f"toolgate: {message}", file=sys.stderr)
-
-
-def new_run_id(prefix: str = "w") -> str:
-    """A run id like the agent's, marked as a workflow run."""
-    return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
 
 def print_plan(resolved: ResolvedPlan, out: Any = None) -> None:
@@ -165,7 +159,7 @@ def _resolve(root: Path, config: Any, workflow_plan: Any, *, write: bool = True)
 async def _execute(
     engine: Engine, resolved: ResolvedPlan, task: str, inputs: dict[str, Any], llm_calls: int
 ) -> WorkflowOutcome:
-    return await engine.run(resolved, task, inputs, new_run_id(), llm_calls=llm_calls)
+    return await engine.run(resolved, task, inputs, new_id("workflow"), llm_calls=llm_calls)
 
 
 def _approve(args: argparse.Namespace) -> str:
@@ -284,7 +278,7 @@ async def _plan(args: argparse.Namespace, root: Path, config: Any) -> int:
 
     try:
         made = await make_plan(
-            root, config, args.task, new_run_id("p"), lambda m: print(m, file=sys.stderr)
+            root, config, args.task, new_id("plan"), lambda m: print(m, file=sys.stderr)
         )
     except PlanningError as exc:
         _err(str(exc))

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
+from toolgate.records import new_id
 from toolgate.review.diff import Hunk, apply_hunks, diff_texts, locate, split_lines
-
-_ids = itertools.count(1)
 
 
 class ProposalStatus(str, Enum):
@@ -111,7 +109,7 @@ def make_proposal(
     before = original or ""
     diff = diff_texts(before, proposed, path, new_file=is_new)
     return Proposal(
-        id=proposal_id or f"p-{next(_ids)}",
+        id=proposal_id or new_id("proposal"),
         run_id=run_id,
         call_id=call_id,
         tool=tool,

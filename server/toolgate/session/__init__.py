@@ -20,13 +20,14 @@ from toolgate.session.assembly import (
     pick_model,
     resolve_endpoint,
 )
-from toolgate.session.service import Claim, SessionService, TrustPrompt, Turn
+from toolgate.session.service import Claim, SessionService, TrustPrompt, Turn, TurnHooks
 
 __all__ = [
     "Claim",
     "SessionService",
     "TrustPrompt",
     "Turn",
+    "TurnHooks",
     "NO_ENDPOINT",
     "SMALL_MODEL_ROLE",
     "Endpoint",

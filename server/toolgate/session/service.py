@@ -9,14 +9,14 @@ interleave their turns in one file.
 
 from __future__ import annotations
 
+import asyncio
 import json
-import uuid
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toolgate.agent.events import EventBus
+from toolgate.agent.events import RUN_FINISHED, EventBus
 from toolgate.agent.loop import AgentRun, RunOutcome
 from toolgate.agent.redact import Redactor
 from toolgate.config import Config, ConfigError, TrustItem
@@ -30,11 +30,12 @@ from toolgate.conversation.store import (
     SessionStore,
     file_stamp,
 )
-from toolgate.records import ToolCall, ToolResult
+from toolgate.records import ToolCall, ToolResult, new_id
 from toolgate.review.reviewer import Reviewer
 from toolgate.session.assembly import (
     Endpoint,
     RunSetup,
+    SetupError,
     create_run,
     gated_calls,
     resolve_endpoint,
@@ -50,11 +51,42 @@ TrustPrompt = Callable[[TrustItem], Awaitable[bool]]
 
 @dataclass
 class Claim:
-    """A session held for one turn: nobody else continues it until the turn ends."""
+    """A session held for one turn: nobody else continues it until the turn ends.
+
+    It is also the front end's handle on that turn, from the moment the session is claimed:
+    `run_id` is the id its run will have, and `cancel` stops the turn wherever it is.
+    """
 
     session_id: str
     conversation: Conversation
     lock: SessionLock
+    run_id: str = field(default_factory=lambda: new_id("run"))
+    run: AgentRun | None = None  # the turn's run, while it runs
+    cancelled: str | None = None  # why the turn was stopped, once somebody stopped it
+    _setup: asyncio.Future[Turn] | None = field(default=None, repr=False)
+
+    def cancel(self, reason: str = "cancelled by the person") -> None:
+        """Stop the turn: its set-up at once (whatever it started stops), or its run."""
+        self.cancelled = self.cancelled or reason
+        if self.run is not None:
+            self.run.cancel(reason)
+        elif self._setup is not None:
+            self._setup.cancel()
+
+
+@dataclass
+class TurnHooks:
+    """What a front end lends one turn, besides its reviewer and its event bus."""
+
+    # Each finished call and its result, before the call's event, with every secret the run
+    # knows taken out (ACP keeps what the call shows for the editor).
+    on_result: Callable[[ToolCall, ToolResult], None] | None = None
+    # Before a file is read (ACP fetches the editor's text of it into the buffers).
+    before_read: Callable[[str], Awaitable[None]] | None = None
+    # Each test run as it ends (the language server publishes its failures as diagnostics).
+    on_test_run: Callable[[Any], None] | None = None
+    # The run once it is built, before it starts (ACP reads the facts of the run's own tools).
+    on_run: Callable[[AgentRun], None] | None = None
 
 
 @dataclass
@@ -205,7 +237,7 @@ class SessionService:
             raise ValueError(
                 f"{' '.join(argv)} is not on the allow-list ({', '.join(config.allowed_commands)})"
             )
-        run_id = f"tests-{uuid.uuid4().hex[:10]}"
+        run_id = new_id("tests")
         calls = gated_calls(
             self.root,
             config,
@@ -434,9 +466,94 @@ class SessionService:
             registry=registry,  # a front end's own tools beside the built-ins
             mode=mode,
         )
-        run = await create_run(setup, task, endpoint, run_id=run_id)
+        run = await create_run(setup, task, endpoint, run_id=run_id or claim.run_id)
         self._remember_window(endpoint)
         return Turn(claim, run)
+
+    async def turn(
+        self,
+        claim: Claim,
+        task: str,
+        *,
+        config: Config,
+        reviewer: Reviewer,
+        bus: EventBus,
+        hooks: TurnHooks | None = None,
+        buffers: Any = None,
+        trusted: bool = True,
+        endpoint: Endpoint | None = None,
+        registry: ToolRegistry | None = None,
+        mode: str | None = None,
+    ) -> RunOutcome:
+        """One turn of the claimed session: its run started, run to its end; the claim released.
+
+        Raises SetupError or ConfigError, their message redacted, when the run cannot start.
+        A turn stopped through `claim.cancel` ends `cancelled`: before its run exists, the
+        set-up is abandoned (a model or MCP server it was starting stops) and `RUN_FINISHED`
+        on `bus` says so, as a run's end does. However the turn ends, the claim is released.
+        """
+        hooks = hooks or TurnHooks()
+        try:
+            turn = await self._set_up(
+                claim,
+                task,
+                config=config,
+                reviewer=reviewer,
+                bus=bus,
+                buffers=buffers,
+                trusted=trusted,
+                on_test_run=hooks.on_test_run,
+                endpoint=endpoint,
+                registry=registry,
+                mode=mode,
+            )
+            if turn is None or turn.run is None:
+                return _ended_in_set_up(claim, bus)
+            run = turn.run
+            if hooks.on_result is not None:
+                run.gate.on_result = _redacted(hooks.on_result, run.redact)
+            if hooks.before_read is not None:
+                run.gate.ctx.before_read = hooks.before_read
+            if hooks.on_run is not None:
+                hooks.on_run(run)
+            claim.run = run
+            if claim.cancelled is not None:
+                # Stopped as its set-up ended: a run is cancelled through its task, which
+                # exists once `finish` has started it, one step of the loop from here.
+                asyncio.get_running_loop().call_soon(run.cancel, claim.cancelled)
+            try:
+                return await self.finish(turn)
+            finally:
+                claim.run = None
+        finally:
+            self.release(claim)
+
+    async def _set_up(self, claim: Claim, task: str, **setup: Any) -> Turn | None:
+        """The turn's run, assembled; None when the turn was cancelled before it was."""
+        if claim.cancelled is not None:
+            return None
+        starting = asyncio.ensure_future(self.start(claim, task, **setup))
+        claim._setup = starting
+        try:
+            await asyncio.wait({starting})
+        except asyncio.CancelledError:
+            # The front end's own task was cancelled (Ctrl-C, a shutdown): the set-up stops
+            # too, and what it started is stopped before the cancellation goes on.
+            starting.cancel()
+            await asyncio.wait({starting})
+            claim.cancelled = claim.cancelled or "cancelled"
+            _ended_in_set_up(claim, setup["bus"])
+            raise
+        finally:
+            claim._setup = None
+        if starting.cancelled():
+            return None
+        try:
+            return starting.result()
+        except (SetupError, ConfigError) as exc:
+            config: Config = setup["config"]
+            exc.args = (Redactor(config.api_key).text(str(exc)),)
+            raise
 
     async def finish(self, turn: Turn) -> RunOutcome:
         """Run the turn to its end, then close its model and release the session."""
@@ -447,6 +564,25 @@ class SessionService:
             return outcome
         finally:
             self.release(turn.claim)
+
+
+def _ended_in_set_up(claim: Claim, bus: EventBus) -> RunOutcome:
+    """A turn cancelled before its run existed: its end said on the bus, as a run says it."""
+    reason = f"{claim.cancelled or 'cancelled'} while the run was being set up"
+    bus.emit(RUN_FINISHED, claim.run_id, status="cancelled", reason=reason, answer=None)
+    return RunOutcome(claim.run_id, "cancelled", reason)
+
+
+def _redacted(
+    on_result: Callable[[ToolCall, ToolResult], None], redactor: Redactor
+) -> Callable[[ToolCall, ToolResult], None]:
+    """`on_result`, given a copy of each result with every secret the run knows taken out."""
+
+    def call(call: ToolCall, result: ToolResult) -> None:
+        error = redactor.text(result.error) if result.error else result.error
+        on_result(call, replace(result, data=redactor.deep(result.data), error=error))
+
+    return call
 
 
 def _clean_title(title: str) -> str:
