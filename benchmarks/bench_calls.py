@@ -16,7 +16,8 @@ import statistics
 import sys
 import time
 
-from toolgate.calls import StreamingCallParser, default_tool_schemas, parse_text
+from toolgate.calls import StreamingCallParser, parse_text
+from toolgate.cli_calls import default_tool_schemas
 
 TARGET_BYTES = 1_000_000
 CALLS = 100

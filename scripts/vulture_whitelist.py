@@ -34,6 +34,9 @@ delete_session
 doctor
 find_model_servers
 check_endpoint
+set_approval_mode
+customization
+run_command
 # pygls' protocol registers its methods by their `lsp_method` name; cattrs reads this attribute.
 lsp_shutdown
 lsp_workspace__execute_command

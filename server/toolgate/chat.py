@@ -378,7 +378,7 @@ def run_chat(root: Path, config: Config, session_id: str | None = None) -> int:
 
 def chat_main(args: Any) -> int:
     """`toolgate chat` from its parsed arguments."""
-    from toolgate.cli import _overrides
+    from toolgate.cli_flags import overrides
     from toolgate.config import load_config
 
     root = workspace_root(args.workspace)
@@ -387,7 +387,7 @@ def chat_main(args: Any) -> int:
     args.max_steps = getattr(args, "max_steps", None)
     args.tool_calling = getattr(args, "tool_calling", None)
     try:
-        config = load_config(root, overrides=_overrides(args))
+        config = load_config(root, overrides=overrides(args))
     except ConfigError as exc:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return 2

@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         from toolgate.setup import doctor
 
         args.profile = args.max_steps = args.tool_calling = None
-        return doctor.main(args, _overrides(args))
+        return doctor.main(args, flags.overrides(args))
     if args.command == "model":
         from toolgate.setup import model_install
 
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.workspace).resolve(),
             args.approve,
             agent_tools=args.agent_tools,
-            overrides=_overrides(args),
+            overrides=flags.overrides(args),
             http=mcp_options.http_options(args),
             conformance_fixtures=args.conformance_fixtures,
         )
@@ -272,30 +272,12 @@ def main(argv: list[str] | None = None) -> int:
         from toolgate.acp import serve as serve_acp
 
         args.max_steps = args.tool_calling = None
-        return serve_acp(_overrides(args))
+        return serve_acp(flags.overrides(args))
     return EXIT_USAGE
 
 
-def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    overrides: dict[str, Any] = {}
-    model: dict[str, Any] = {}
-    if args.model:
-        model["name"] = args.model
-    if args.base_url:
-        model["base_url"] = args.base_url
-    if model:
-        overrides["model"] = model
-    if args.profile:
-        overrides["profile"] = args.profile
-    if args.max_steps is not None:
-        overrides["limits"] = {"max_steps": args.max_steps}
-    if args.tool_calling:
-        overrides["tool_calling"] = {"mode": args.tool_calling}
-    return overrides
-
-
 def _calls_parse(args: argparse.Namespace) -> int:
-    from toolgate.calls.cli import calls_parse_main
+    from toolgate.cli_calls import calls_parse_main
     from toolgate.config import ConfigError, load_config
     from toolgate.session.assembly import check_trust
 
@@ -328,7 +310,7 @@ def _run(args: argparse.Namespace) -> int:
         print("toolgate: the task is empty: say what the agent should do", file=sys.stderr)
         return EXIT_USAGE
     try:
-        config = load_config(root, overrides=_overrides(args))
+        config = load_config(root, overrides=flags.overrides(args))
     except ConfigError as exc:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -429,7 +411,7 @@ def _demo(args: argparse.Namespace) -> int:
     try:
         # The demo project has no settings of its own: the person's and the flags' only.
         with tempfile.TemporaryDirectory(prefix="toolgate-demo-config-") as empty:
-            config = load_config(Path(empty), overrides=_overrides(args))
+            config = load_config(Path(empty), overrides=flags.overrides(args))
     except ConfigError as exc:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE

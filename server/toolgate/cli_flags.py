@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 TOOL_CALLING_MODES = ("auto", "native", "text")
 
@@ -93,3 +94,22 @@ def listing(
     for parser in subcommands:
         parser.add_argument("--workspace", default=argparse.SUPPRESS, help="workspace root")
         parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+
+
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The configuration the command-line flags set, in the TOML shape (flags win over files)."""
+    overrides: dict[str, Any] = {}
+    model: dict[str, Any] = {}
+    if args.model:
+        model["name"] = args.model
+    if args.base_url:
+        model["base_url"] = args.base_url
+    if model:
+        overrides["model"] = model
+    if args.profile:
+        overrides["profile"] = args.profile
+    if args.max_steps is not None:
+        overrides["limits"] = {"max_steps": args.max_steps}
+    if args.tool_calling:
+        overrides["tool_calling"] = {"mode": args.tool_calling}
+    return overrides

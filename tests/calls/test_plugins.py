@@ -60,7 +60,8 @@ def test_an_installed_entry_point_adds_a_syntax(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import json, sys
-        from toolgate.calls import parse_text, default_tool_schemas
+        from toolgate.calls import parse_text
+        from toolgate.cli_calls import default_tool_schemas
         r = parse_text(sys.stdin.read(), default_tool_schemas())
         print(json.dumps(r.to_json()))
         """

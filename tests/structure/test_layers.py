@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "toolgate.answer_view",
             "toolgate.demo",
             "toolgate.planning.cli",
-            "toolgate.calls.cli",
+            "toolgate.cli_calls",
             "toolgate.lsp",
             "toolgate.acp",
             "toolgate.mcp",  # the server side; the client side is placed below

@@ -17,9 +17,9 @@ from toolgate.code_review import (
     ReviewError,
     ReviewRequest,
     ReviewSetupError,
-    review_in_workspace,
     working_tree_changes,
 )
+from toolgate.code_review.service import review_in_workspace
 from toolgate.records import ToolResult, new_id
 
 

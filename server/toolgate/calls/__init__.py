@@ -1,6 +1,5 @@
 """Text protocol: tool calls written as text, for models without native tool calling."""
 
-from toolgate.calls.cli import calls_parse_main, default_tool_schemas, load_tools_file
 from toolgate.calls.parser import StreamingCallParser, parse_text
 from toolgate.calls.prompt import (
     corrective_message,
@@ -17,11 +16,8 @@ __all__ = [
     "ParseResult",
     "ParsedCall",
     "StreamingCallParser",
-    "calls_parse_main",
     "corrective_message",
-    "default_tool_schemas",
     "format_tool_result",
-    "load_tools_file",
     "parse_text",
     "text_mode_instructions",
     "tools_section",

@@ -16,7 +16,6 @@ from toolgate.code_review.records import (
     ReviewRequest,
     ReviewSetupError,
 )
-from toolgate.code_review.service import review_in_workspace
 from toolgate.code_review.tool import REVIEW_CODE
 
 __all__ = [
@@ -28,6 +27,5 @@ __all__ = [
     "ReviewRequest",
     "ReviewSetupError",
     "review_changes",
-    "review_in_workspace",
     "working_tree_changes",
 ]

@@ -27,7 +27,7 @@ from toolgate.lsp.convert import line_range, path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
     from toolgate.code_review import CodeReview
-    from toolgate.lsp.server import ToolgateServer
+    from toolgate.lsp.state import ToolgateServer
     from toolgate.review.proposal import Proposal
 
 log = logging.getLogger(__name__)

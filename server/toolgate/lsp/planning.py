@@ -26,7 +26,7 @@ from toolgate.lsp.convert import path_to_uri
 from toolgate.records import new_id
 
 if TYPE_CHECKING:
-    from toolgate.lsp.server import ToolgateServer
+    from toolgate.lsp.state import ToolgateServer
 
 PLAN_NOTIFICATION = "toolgate/plan"
 log = logging.getLogger(__name__)

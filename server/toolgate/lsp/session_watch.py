@@ -18,7 +18,7 @@ from lsprotocol import types
 from toolgate.lsp.convert import path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
-    from toolgate.lsp.server import ToolgateServer
+    from toolgate.lsp.state import ToolgateServer
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from toolgate.lsp.arguments import CheckEndpointArguments
 
 if TYPE_CHECKING:
-    from toolgate.lsp.server import ToolgateServer
+    from toolgate.lsp.state import ToolgateServer
 
 
 def register(server: ToolgateServer) -> None:

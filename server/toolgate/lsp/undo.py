@@ -19,7 +19,7 @@ from toolgate.lsp.convert import path_to_uri, whole_text_range
 
 if TYPE_CHECKING:
     from toolgate.agent.undo import UndoPlan
-    from toolgate.lsp.server import ToolgateServer
+    from toolgate.lsp.state import ToolgateServer
     from toolgate.workspace import Workspace
 
 
