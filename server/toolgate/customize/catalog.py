@@ -62,6 +62,7 @@ class Customization:
                     "description": skill.description,
                     "file": _label(skill.path, self.root),
                     "source": skill.source,
+                    "license": skill.license,
                 }
                 for skill in self.skills.skills
             ],
