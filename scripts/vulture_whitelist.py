@@ -17,6 +17,7 @@ reject_proposal
 accept_all
 list_proposals
 run_tests
+set_approval_mode
 report_diagnostics
 run_plan
 drop_plan

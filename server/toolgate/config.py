@@ -593,7 +593,7 @@ _TABLES: tuple[tuple[str, Callable[[Config, Any, _Source], None]], ...] = (
 @functools.cache
 def _asked_by_default() -> frozenset[str]:
     """The built-in tools the gate asks about by default (each `Tool` says so itself)."""
-    from toolgate.tools.builtins import builtin_tools  # the engine is loaded when a file says
+    from toolgate.tools.builtins import builtin_tools  # only when a workspace sets approvals
 
     return frozenset(tool.name for tool in builtin_tools() if tool.asks)
 

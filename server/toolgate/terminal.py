@@ -445,7 +445,7 @@ class Printer:
             self.end_text()
             for line in account_lines(f.get("account") or {}):
                 self._line(f"  {line}", _DIM)
-            if f.get("done"):
+            if f.get("done") and not f.get("account"):  # a plan's steps; a run says it in words
                 self._line(f"  done: {', '.join(f['done'])}", _DIM)
             if f.get("missing"):
                 self._line(f"  missing: {', '.join(f['missing'])}", _DIM)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolgate.agent.done_words import done_words
 from toolgate.agent.events import (
     LLM_USAGE,
     PROPOSAL_CREATED,
@@ -15,6 +16,7 @@ from toolgate.agent.events import (
     TESTS_FINISHED,
     logged_type,
 )
+from toolgate.review.diff import hunk_line_counts
 from toolgate.tools.builtins import builtin_registry
 from toolgate.tools.registry import ToolRegistry
 
@@ -32,19 +34,6 @@ def decision_words(decision: str, error: str | None = None, rule: str | None = N
     if decision == "denied":
         return "refused by policy" if "policy" in (error or "") else "failed"
     return decision
-
-
-def _hunk_counts(diff: str) -> list[tuple[int, int]]:
-    """Lines added and removed per hunk of a unified diff, in order."""
-    hunks: list[tuple[int, int]] = []
-    for line in diff.splitlines():
-        if line.startswith("@@"):
-            hunks.append((0, 0))
-        elif hunks and line.startswith("+") and not line.startswith("+++"):
-            hunks[-1] = (hunks[-1][0] + 1, hunks[-1][1])
-        elif hunks and line.startswith("-") and not line.startswith("---"):
-            hunks[-1] = (hunks[-1][0], hunks[-1][1] + 1)
-    return hunks
 
 
 def last_test_run_not_run(events: list[dict[str, Any]]) -> str | None:
@@ -82,7 +71,7 @@ def build_account(
         origin = created.get(event.get("proposal_id"))
         if status not in _LANDED or origin is None:
             continue
-        counts = _hunk_counts(str(origin.get("diff", "")))
+        counts = hunk_line_counts(str(origin.get("diff", "")))
         applied = event.get("hunks_applied")
         chosen = range(len(counts)) if status == "accepted" or applied is None else applied
         entry = files.setdefault(str(origin.get("path")), {"added": 0, "removed": 0})
@@ -118,6 +107,7 @@ def build_account(
         "tokens": _tokens(events),
         "seconds": round(seconds, 1),
         "run_log": run_log,
+        "did": done_words(events, steps, tools),
     }
 
 
@@ -157,6 +147,8 @@ def account_lines(account: dict[str, Any]) -> list[str]:
             f"proposals: {p.get('accepted', 0)} accepted, {p.get('partly_accepted', 0)} partly "
             f"accepted, {p.get('rejected', 0)} rejected"
         )
+    if account.get("did"):
+        lines.append("done: " + ", ".join(account["did"]))
     if account.get("commands"):
         lines.append("commands: " + "; ".join(account["commands"]))
     tests = account.get("tests")

@@ -201,6 +201,19 @@ def _header(a1: int, a2: int, b1: int, b2: int) -> str:
     return f"@@ -{a_start},{a2 - a1} +{b_start},{b2 - b1} @@"
 
 
+def hunk_line_counts(diff: str) -> list[tuple[int, int]]:
+    """Lines added and removed per hunk of a unified diff, in order."""
+    hunks: list[tuple[int, int]] = []
+    for line in diff.splitlines():
+        if line.startswith("@@"):
+            hunks.append((0, 0))
+        elif hunks and line.startswith("+") and not line.startswith("+++"):
+            hunks[-1] = (hunks[-1][0] + 1, hunks[-1][1])
+        elif hunks and line.startswith("-") and not line.startswith("---"):
+            hunks[-1] = (hunks[-1][0], hunks[-1][1] + 1)
+    return hunks
+
+
 def apply_hunks(old: str, hunks: list[Hunk], selected: set[int] | None = None) -> str:
     """The original text with the selected hunks (all when None) applied."""
     lines = split_lines(old)
