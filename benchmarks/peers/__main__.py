@@ -22,7 +22,14 @@ from typing import Any
 from benchmarks.peers import endpoint as endpoints
 from benchmarks.peers.agents import AGENTS, DEFAULT_AGENTS, Agent
 from benchmarks.peers.proxy import RecordingProxy, TokenCounter
-from benchmarks.peers.report import markdown, summarize, task_table, update_readme, write_chart
+from benchmarks.peers.report import (
+    load,
+    markdown,
+    summarize,
+    task_table,
+    update_readme,
+    write_chart,
+)
 from benchmarks.peers.run import Plan, run_plan
 from benchmarks.peers.tasks import WORDINGS, load_tasks
 
@@ -69,6 +76,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--no-sandbox", action="store_true", help="run agents without bwrap")
     parser.add_argument("--install-only", action="store_true")
+    parser.add_argument(
+        "--report", type=Path, metavar="RESULTS", help="only the table and chart of a results file"
+    )
     parser.add_argument("--out", type=Path, help="results file (default: results/peers-….json)")
     parser.add_argument("--no-chart", action="store_true")
     parser.add_argument(
@@ -91,6 +101,9 @@ def install(agents: list[Agent]) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.report:
+        publish(args.report, chart=not args.no_chart, readme=args.readme)
+        return 0
     agents = [AGENTS[name] for name in args.agents]
     failed = install(agents)
     if args.install_only:
@@ -170,23 +183,36 @@ def main(argv: list[str] | None = None) -> int:
         if point.stop is not None:
             point.stop()
     save()
+    publish(out, chart=not args.no_chart, readme=args.readme)
+    return 0
+
+
+def publish(out: Path, *, chart: bool, readme: bool) -> None:
+    """Print the table of a results file, draw its chart, and put both in the README."""
+    doc = load(out)
+    wordings = doc["plan"]["wordings"]
     table = markdown(doc["summary"], wordings)
     print(table)
     print(f"results: {out}")
-    if not args.no_chart:
-        png = out.with_suffix(".png")
+    png = out.with_suffix(".png")
+    if chart:
         problem = write_chart(out, png)
         print(problem or f"chart: {png}")
-    if args.readme:
+    if readme:
+        link = f"results/{out.name}" if out.parent == RESULTS else str(out)
         block = "\n\n".join(
             [
-                f"Results: `{out.name}`, chart: `{out.with_suffix('.png').name}`.",
+                f"From `{link}`" + (f", chart `{png.name}` beside it:" if png.exists() else ":"),
+                *(
+                    [f"![peers](results/{png.name})"]
+                    if png.exists() and out.parent == RESULTS
+                    else []
+                ),
                 table,
-                task_table(records, [a.name for a in agents]),
+                task_table(doc["records"], doc["plan"]["agents"]),
             ]
         )
         update_readme(README, block)
-    return 0
 
 
 if __name__ == "__main__":

@@ -249,6 +249,7 @@ def _qwen(ctx: RunContext) -> Launch:
 
 def _codex(ctx: RunContext) -> Launch:
     agent = AGENTS["codex"]
+    (ctx.home / ".codex").mkdir(parents=True, exist_ok=True)  # it must exist before the run
     provider = f'{{name="bench", base_url="{ctx.base_url}", env_key="BENCH_API_KEY"}}'
     argv = [agent.bin("codex"), "exec", "--dangerously-bypass-approvals-and-sandbox"]
     argv += ["--skip-git-repo-check", "-m", ctx.model, "-c", "model_provider=bench"]

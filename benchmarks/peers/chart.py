@@ -30,7 +30,7 @@ def main(results: str, out: str) -> None:
         bars = left.bar(xs, solved, width, label=wording)
         left.bar_label(bars, fontsize=8)
     runs = max((max(r["runs_by_wording"].values(), default=0) for r in rows), default=0)
-    left.set_ylim(0, max(1, runs))
+    left.set_ylim(0, max(1, runs) * 1.15)
     left.set_ylabel(f"tasks solved (of {runs} per wording)")
     left.set_title("Solved tasks")
     left.set_xticks(range(len(rows)), names, rotation=30, ha="right")
