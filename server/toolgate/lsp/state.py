@@ -6,6 +6,8 @@ makes; none of them is imported here, so the state and the features never import
 other.
 """
 
+from __future__ import annotations
+
 import asyncio
 import logging
 import sys
