@@ -88,7 +88,7 @@ describe('Conversation', () => {
 
   it('says a run_tests card did not run its tests rather than show zero counts', () => {
     const chat = new Conversation();
-    chat.apply({ type: 'tool_call', runId: 'r-1', callId: 'c1', tool: 'run_tests', arguments: {}, decision: 'auto' });
+    chat.apply({ type: 'tool_call', runId: 'r-1', callId: 'c1', tool: 'run_tests', toolKind: 'run', arguments: {}, decision: 'auto' });
     const summary = { total: 0, passed: 0, failed: 0, skipped: 0, errors: 0, duration_seconds: 0.1 };
     chat.apply({ type: 'tests_finished', runId: 'r-1', summary, notRun: 'No module named pytest in /p/.venv/bin/python' });
     const [card] = chat.list();
