@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from tests.calls.helpers import TOOLS
 
@@ -34,6 +36,11 @@ CALLS = {
     "namespaced-with-index": ("functions.read_file:0", "read_file", "ends before its arguments"),
     "namespaced-with-arguments": ('functions.read_file: {"path": "a.py"}', "read_file", None),
     "namespaced-invented": ("functions.greet:", "greet", "unknown tool 'greet'"),
+    "html-escaped-cut-short": (
+        "```json\n{\n  &#34;name&#34;: &#34;read_file&#34,\n  &#34;args&#34;: {&#34;path",
+        "read_file",
+        "cut short",
+    ),
     "tag-alone": ("<tool_call>", None, "unclosed <tool_call>"),
     "tag-with-an-invented-tool": (
         '<tool_call>{"name": "greet", "arguments": {}}</tool_call>',
@@ -57,6 +64,13 @@ CALLS = {
         "greet",
     ),
     "registered-tool-without-arguments": ('{"name": "git_status"}', "git_status", None),
+    # the embedded model in text mode, behind llama-cpp-python's chatml-function-calling
+    "args-and-reasoning-beside-them": (
+        '```json\n{\n  "name": "write_file",\n  "args": {"path": "./hello.py", "content": "x"},'
+        '\n  "_reasoningForCall": "Write hello.py."\n}\n```',
+        "write_file",
+        None,
+    ),
     "read-whole-by-the-parser": (
         '<tool name="read_file" args>{"path": "a.py"}</tool>',
         "read_file",
@@ -76,7 +90,8 @@ def test_a_call_written_in_the_answer_is_found(
         assert found.problem is None
     else:
         assert problem in (found.problem or "")
-    assert found.excerpt and found.excerpt in text.replace("```json\n", "").replace("\n```", "")
+    assert found.excerpt
+    assert found.excerpt in html.unescape(text).replace("```json\n", "").replace("\n```", "")
 
 
 WORDS = {

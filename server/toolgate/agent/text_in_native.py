@@ -77,10 +77,10 @@ class CallsInText:
         self._count += 1
         self._streak = self._streak + 1 if step == self._last_step + 1 else 1
         self._last_step = step
-        error = CallParseError(_error(found), found.excerpt)
         switch = None
         if mode == AUTO and self._count > 1:
             switch, mode = SWITCH_REASON, TEXT
+        error = CallParseError(_error(found, mode), found.excerpt)
         stop = None
         if self._streak > self._max_retries:
             stop = (
@@ -105,9 +105,12 @@ def never_ran(calls: Sequence[Mapping[str, Any]]) -> str | None:
     )
 
 
-def _error(found: WrittenCall) -> str:
+def _error(found: WrittenCall, mode: str) -> str:
     if found.problem:
         return found.problem
+    if mode == TEXT:
+        # The text protocol is the channel; the form was not one it reads as a call.
+        return f"the call to '{found.name}' is not written in a form that runs, so it did not run"
     return f"the call to '{found.name}' was written as text, so it did not run"
 
 

@@ -17,6 +17,7 @@ person's final answer (see `toolgate.agent.text_in_native`).
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Mapping
@@ -72,6 +73,8 @@ def written_call(text: str, parser: StreamingCallParser) -> WrittenCall | None:
     for item in items:
         if isinstance(item, CallParseError):
             return WrittenCall(None, item.raw_excerpt, item.error)
+    if "&#34;" in text or "&quot;" in text:
+        text = html.unescape(text)  # small models write JSON's quotes HTML-escaped, too
     body = _unfenced(text)
     tools = parser.tools
     return _json_call(body, tools) or _namespaced(body, tools) or _opened(body, tools)
@@ -147,7 +150,7 @@ def _call_object(value: Any) -> tuple[str, bool] | None:
         value = value["function"]  # OpenAI's own shape: {"type": "function", "function": {…}}
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
         return None
-    return value["name"], "arguments" in value or "parameters" in value
+    return value["name"], any(key in value for key in ("arguments", "parameters", "args"))
 
 
 def _namespaced(body: str, tools: Mapping[str, Any]) -> WrittenCall | None:
