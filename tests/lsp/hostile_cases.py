@@ -202,6 +202,8 @@ def command_bases(file_uri: str) -> dict[str, list[Any]]:
         "toolgate.renameSession": [{"sessionId": "s-nope", "title": "t"}],
         "toolgate.deleteSession": [{"sessionId": "s-nope"}],
         "toolgate.doctor": [],
+        "toolgate.customization": [],
+        "toolgate.runCommand": [{"name": "nope", "arguments": "x", "sessionId": "s-nope"}],
         "toolgate.findModelServers": [],
         # Port 9 (discard): nothing listens, so a well-formed check fails at once.
         "toolgate.checkEndpoint": [{"baseUrl": "http://127.0.0.1:9/v1", "model": "m"}],
