@@ -51,6 +51,7 @@ def test_no_module_but_records_mints_ids() -> None:
         "workspace/files.py",  # a temporary file's name beside the file it replaces
         "model/llm_log.py",  # one HTTP exchange in the LLM log, when the client sent no id
         "mcp/agent_tools.py",  # an elicitation's opaque state token
+        "acp/reviewer.py",  # an ACP elicitation's id, which the protocol leaves opaque
     }
     minting = sorted(
         path.relative_to(SERVER).as_posix()

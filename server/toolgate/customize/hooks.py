@@ -41,16 +41,15 @@ _SHELL = "/bin/sh"
 
 # The names other agents give the tools of each kind, so that a hook written for one of them
 # (`"matcher": "Edit|Write"`) matches Toolgate's tools of the same kind. Keyed by the kind a
-# tool declares, never by a tool's name.
+# tool declares, never by a tool's name. Names Toolgate's own tools share (`read_file`,
+# `write_file`) are left out: a matcher already matches the tool's own name.
 KIND_ALIASES: dict[str, tuple[str, ...]] = {
     "read": (
         "Read",
         "Grep",
         "Glob",
         "LS",
-        "read_file",
         "read_many_files",
-        "list_directory",
         "glob",
         "search_file_content",
     ),
@@ -59,7 +58,6 @@ KIND_ALIASES: dict[str, tuple[str, ...]] = {
         "Write",
         "MultiEdit",
         "NotebookEdit",
-        "write_file",
         "replace",
         "apply_patch",
     ),
