@@ -133,6 +133,9 @@ class Editor:
     save_requests: list[list[str]] = field(default_factory=list)
     # Called with each window/showMessageRequest before it is answered (the person acting).
     on_question: Callable[[str], None] | None = None
+    # Seconds between answering an applied edit and reporting the change (Neovim debounces
+    # `didChange` by 150 ms); 0 reports it at once.
+    report_delay: float = 0.0
 
     @property
     def config_pulls(self) -> list[str | None]:
@@ -205,7 +208,12 @@ class Editor:
         if uri in self.buffers:
             text, version = self.buffers[uri]
             new = apply_text_edits(text, edits)
-            self.change(uri, new, edits=edits, old=text)
+            if self.report_delay:
+                asyncio.get_running_loop().call_later(
+                    self.report_delay, lambda: self.change(uri, new, edits=edits, old=text)
+                )
+            else:
+                self.change(uri, new, edits=edits, old=text)
         else:
             path = Path(to_fs_path(uri) or "")
             old = path.read_text() if path.exists() else ""

@@ -122,6 +122,22 @@ async def test_a_buffer_reported_as_editors_report_it_is_the_accepted_text(
         await editor.close()
 
 
+async def test_an_edit_the_editor_reports_late_is_the_accepted_text(
+    editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    """The editor answers the edit at once and reports the change a moment later."""
+    _project(repo)
+    editor.open("calc.py")
+    editor.save_supported = False
+    editor.report_delay = 1.0
+    _script(scripted)
+    await _accept_and_test(editor)
+    assert (repo / "calc.py").read_text() == FIXED
+    told = last_tool_result(scripted.requests[-1])
+    assert told["data"]["summary"]["passed"] == 1, told
+    assert "notes" not in told["data"]
+
+
 async def test_git_and_commands_read_the_accepted_change_from_disk(
     editor: Editor, scripted: ScriptedModel, repo: Path
 ) -> None:

@@ -31,6 +31,13 @@ async def test_check_endpoint_of_a_url_nothing_serves(editor: Editor) -> None:
     assert found["fix"].startswith("start the model server")
 
 
+async def test_check_endpoint_of_something_that_is_not_a_url(editor: Editor) -> None:
+    found = await editor.command("toolgate.checkEndpoint", {"baseUrl": "localhost:8080"})
+    assert found["ok"] is False
+    assert found["problem"] == "'localhost:8080' is not an http:// or https:// URL"
+    assert "http://127.0.0.1:8080/v1" in found["fix"]
+
+
 async def test_the_doctor_in_a_restricted_workspace(
     repo: Path, options: dict[str, Any], scripted: ScriptedModel
 ) -> None:

@@ -59,6 +59,8 @@ class LspReviewer:
     pending: dict[str, Pending] = field(default_factory=dict)
     # Accepted text that may still sit unsaved in editor buffers: path → text.
     accepted_unsaved: dict[Path, str] = field(default_factory=dict)
+    # The version its buffer had when the edit was sent (None: no buffer was open).
+    sent_versions: dict[Path, int | None] = field(default_factory=dict)
 
     # -- the Reviewer port ----------------------------------------------------------------------
 
@@ -147,6 +149,7 @@ class LspReviewer:
             path = uri_to_path(uri)
             if path is not None:
                 self.accepted_unsaved.pop(path, None)
+                self.sent_versions.pop(path, None)
         return saved
 
     async def before_tests(self) -> list[str]:
@@ -164,6 +167,7 @@ class LspReviewer:
         notes = []
         for path, expected in accepted.items():
             name = self.workspace.relative(path)
+            sent = self.sent_versions.pop(path, None)
             try:
                 # Decoded as every read of the workspace is (BOMs, legacy encodings).
                 disk = decode_text(path.read_bytes()).text if path.exists() else None
@@ -171,7 +175,7 @@ class LspReviewer:
                 disk = None
             if disk is not None and same_text(disk, expected):
                 continue
-            buffer = self.client.open_text(path_to_uri(path))
+            buffer = await self._reported(path_to_uri(path), sent)
             if buffer is None or same_text(buffer, expected):
                 # Nothing else in the buffer: the accepted text is what disk should hold.
                 try:
@@ -186,6 +190,19 @@ class LspReviewer:
                 "what tests, commands and git read"
             )
         return notes
+
+    async def _reported(self, uri: str, sent: int | None) -> str | None:
+        """The editor's text of a file once it reported the accepted edit; None without a buffer.
+
+        Editors answer `workspace/applyEdit` before they report the change (Neovim debounces
+        `didChange` by 150 ms): a buffer still at the version the edit was sent to holds the
+        edit, not yet reported, not an edit of the person's.
+        """
+        if sent is not None and self.client.open_version(uri) == sent:
+            await self.client.wait_for_change(uri, sent)
+            if self.client.open_version(uri) == sent:
+                return None  # applied, as the editor answered, and never reported since
+        return self.client.open_text(uri)
 
     # -- commands -----------------------------------------------------------------------------
 
@@ -377,6 +394,7 @@ class LspReviewer:
             if not chosen:
                 return Resolution(ProposalStatus.REJECTED, [], "no change was applied")
         self.accepted_unsaved[real] = final_text
+        self.sent_versions[real] = version
         # A client that can save does so at once (the edit stays in its undo history); for
         # others the server writes the file itself only when tests or git need the disk, so an
         # editor does not find its buffer's file changed under it.

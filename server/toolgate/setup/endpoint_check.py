@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from toolgate.model.client import ModelError, ModelSettings, OpenAIChatModel, ToolsRejected
 from toolgate.model.modes import NATIVE, TEXT
@@ -87,6 +88,11 @@ async def check_endpoint(
 ) -> EndpointCheck:
     """Ask the endpoint for its models, then send one tiny request; never raises for its answer."""
     check = EndpointCheck(base_url, model)
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        check.problem = f"{base_url!r} is not an http:// or https:// URL"
+        check.fix = "give the endpoint's whole URL, such as http://127.0.0.1:8080/v1"
+        return check
     try:
         check.models = await list_models(base_url, api_key, LIST_TIMEOUT_SECONDS)
     except ModelListError as exc:

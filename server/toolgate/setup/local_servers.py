@@ -73,7 +73,10 @@ async def list_models(base_url: str, api_key: str | None, timeout: float) -> lis
 
 def _list_models(base_url: str, api_key: str | None, timeout: float) -> list[str]:
     url = base_url.rstrip("/") + "/models"
-    request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    try:
+        request = urllib.request.Request(url, headers={"Accept": "application/json"})
+    except ValueError as exc:  # not a URL urllib can open
+        raise ModelListError(f"cannot ask {url}: {exc}") from None
     if api_key:
         request.add_header("Authorization", f"Bearer {api_key}")
     # A proxy from the environment must not stand between this machine and its own servers.
