@@ -531,7 +531,7 @@ class AgentRun:
                     if unmade.switch:
                         self._switch(TEXT, unmade.switch)
                     if unmade.stop:
-                        raise _Stop(FAILED, unmade.stop)
+                        raise _Stop(FAILED, self.redact.text(unmade.stop))
                     self._add({"role": "user", "content": unmade.message})
                     continue
                 self.answer = turn.text
