@@ -3,9 +3,8 @@
 The suite runs at both protocol versions the server speaks: 2025-11-25 (the initialize
 handshake, sessions) and 2026-07-28 (stateless requests carrying their own `_meta`). Every
 server scenario of the pinned suite at a version is either applicable, and must pass, or listed
-below with the reason: not applicable to a coding agent's tools, or a known gap (it fails today
-and is reported; it fails the test the day it passes, so that it moves to the applicable list).
-A scenario the suite gains when it is bumped fails the test until it is sorted.
+below as not applicable to a coding agent's tools, with the reason. A scenario the suite gains
+when it is bumped fails the test until it is sorted.
 """
 
 from __future__ import annotations
@@ -52,21 +51,8 @@ NOT_APPLICABLE = {
     "input-required-result-basic-list-roots": _ROOTS,
     "input-required-result-multiple-input-requests": f"{_SAMPLING}; {_ROOTS}",
     "input-required-result-non-tool-request": _PROMPTS,
-}
-
-# Fail today: the suite's fixture tools for the InputRequiredResult flows of protocol
-# 2026-07-28 (SEP-2322) are not among --conformance-fixtures. Toolgate's own use of that flow
-# (an agent tool's approvals) is tested in test_agent_tools.py.
-KNOWN_GAPS = {
-    name: "needs the suite's SEP-2322 fixture tools, which --conformance-fixtures lacks"
-    for name in (
-        "input-required-result-basic-elicitation",
-        "input-required-result-request-state",
-        "input-required-result-multi-round",
-        "input-required-result-result-type",
-        "input-required-result-tampered-state",
-        "input-required-result-capability-check",
-    )
+    "input-required-result-capability-check": "its client declares sampling alone and "
+    f"expects to be asked through it: {_SAMPLING}",
 }
 
 # Checks that do not apply, inside scenarios that do.
@@ -112,7 +98,12 @@ APPLICABLE = {
         "dns-rebinding-protection",
         "caching",
         "http-header-validation",
+        "input-required-result-basic-elicitation",
+        "input-required-result-request-state",
+        "input-required-result-multi-round",
         "input-required-result-missing-input-response",
+        "input-required-result-result-type",
+        "input-required-result-tampered-state",
         "input-required-result-unsupported-methods",
         "input-required-result-ignore-extra-params",
         "input-required-result-validate-input",
@@ -125,7 +116,7 @@ def test_every_applicable_server_scenario_passes(spec: str, repo: Path, tmp_path
     suite = mcp_conformance.suite()
     scenarios = mcp_conformance.listed(suite, "server", spec)
     applicable = APPLICABLE[spec]
-    unsorted = set(scenarios) - set(applicable) - set(NOT_APPLICABLE) - set(KNOWN_GAPS)
+    unsorted = set(scenarios) - set(applicable) - set(NOT_APPLICABLE)
     assert not unsorted, f"scenarios of the suite neither applicable nor excused: {unsorted}"
 
     out = tmp_path / "results"
@@ -140,9 +131,6 @@ def test_every_applicable_server_scenario_passes(spec: str, repo: Path, tmp_path
     )
     assert not problems, "\n".join(problems)
     assert passed == applicable
-    # A known gap that passes belongs in APPLICABLE now.
-    for name in set(KNOWN_GAPS) & set(scenarios):
-        assert mcp_conformance.failures(ran[name]), f"{name} passes: move it to APPLICABLE"
     # The excused ones do fail, or warn: were one to pass cleanly, it would be applicable.
     for name in set(NOT_APPLICABLE) & set(scenarios):
         checks = ran[name]
