@@ -25,12 +25,21 @@ SERVER = "conf"
 # The client ID metadata document URL the suite's authorization servers accept.
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
-# The call each scenario wants made: the suite's tool and its arguments.
-CALLS: dict[str, tuple[str, dict[str, Any]]] = {
-    "tools_call": ("add_numbers", {"a": 5, "b": 3}),
-    "elicitation-sep1034-client-defaults": ("test_client_elicitation_defaults", {}),
-    "sse-retry": ("test_reconnection", {}),
+# The calls each scenario wants made: the suite's tools and their arguments.
+CALLS: dict[str, list[tuple[str, dict[str, Any]]]] = {
+    "tools_call": [("add_numbers", {"a": 5, "b": 3})],
+    "request-metadata": [("add_numbers", {"a": 5, "b": 3})],
+    "http-standard-headers": [("add_numbers", {"a": 5, "b": 3})],
+    "elicitation-sep1034-client-defaults": [("test_client_elicitation_defaults", {})],
+    "sse-retry": [("test_reconnection", {})],
+    "sep-2322-client-request-state": [
+        ("test_mrtr_echo_state", {}),
+        ("test_mrtr_unrelated", {}),
+        ("test_mrtr_no_state", {}),
+        ("test_mrtr_no_result_type", {}),
+    ],
 }
+_STUBS: dict[str, Any] = {"integer": 0, "number": 0, "boolean": False, "object": {}, "array": []}
 
 
 def _offered(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -50,20 +59,49 @@ def _own_schema(function: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _first_turn(scenario: str) -> Any:
-    from tests.support.scripted_model import tool_call
+def _stub_arguments(function: dict[str, Any]) -> dict[str, Any]:
+    """Arguments that fill a tool's required fields (what a model would make up)."""
+    schema = _own_schema(function)
+    properties = schema.get("properties", {})
+    return {
+        name: _STUBS.get(properties.get(name, {}).get("type"), "x")
+        for name in schema.get("required", [])
+    }
 
+
+def _calls(
+    scenario: str, offered: dict[str, dict[str, Any]], context: dict[str, Any]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The calls the model makes in this scenario, among the tools it is offered."""
+    if scenario == "json-schema-2020-12-preservation":
+        schema = _own_schema(offered["json_schema_2020_12_tool"])
+        return [("json_schema_echo", {"schema": schema})]
+    if scenario == "http-custom-headers":
+        return [
+            (call["name"], call.get("arguments") or {})
+            for call in context.get("toolCalls", [])
+            if call["name"] in offered
+        ]
+    if scenario == "http-invalid-tool-headers":
+        return [(name, _stub_arguments(function)) for name, function in offered.items()]
+    if scenario in CALLS:
+        return CALLS[scenario]
+    if scenario.startswith("auth/") and offered:
+        return [(next(iter(offered)), {})]
+    return []
+
+
+def _first_turn(scenario: str, context: dict[str, Any]) -> Any:
     def turn(body: dict[str, Any]) -> dict[str, Any]:
-        offered = _offered(body)
-        if scenario == "json-schema-2020-12-preservation":
-            schema = _own_schema(offered["json_schema_2020_12_tool"])
-            return tool_call(f"{SERVER}__json_schema_echo", schema=schema)
-        if scenario in CALLS:
-            name, arguments = CALLS[scenario]
-            return tool_call(f"{SERVER}__{name}", **arguments)
-        if scenario.startswith("auth/") and offered:
-            return tool_call(f"{SERVER}__{next(iter(offered))}")
-        return {"content": "Connected; nothing to call."}
+        calls = _calls(scenario, _offered(body), context)
+        if not calls:
+            return {"content": "Connected; nothing to call."}
+        return {
+            "content": "",
+            "tool_calls": [
+                {"name": f"{SERVER}__{name}", "arguments": arguments} for name, arguments in calls
+            ],
+        }
 
     return turn
 
@@ -111,7 +149,9 @@ def main() -> int:
 
     from toolgate.cli import main as toolgate
 
-    with ScriptedModel(script=[_first_turn(scenario)], fallback={"content": "Done."}) as model:
+    with ScriptedModel(
+        script=[_first_turn(scenario, context)], fallback={"content": "Done."}
+    ) as model:
         return toolgate(
             [
                 "run",

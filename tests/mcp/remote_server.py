@@ -40,6 +40,15 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from toolgate.mcp.event_store import event_store
 
 SCOPE = "tools"
+QUESTION = "Which colour?"
+COLOUR_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "colour": {"type": "string", "title": "Colour", "default": "blue"},
+        "sure": {"type": "boolean", "default": True},
+    },
+    "required": ["colour"],
+}
 
 
 class Log:
@@ -164,7 +173,7 @@ def build(log: Log) -> Server[Any]:
             ]
         )
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
         headers = getattr(ctx.request, "headers", {}) or {}
         log(
             event="call",
@@ -176,18 +185,21 @@ def build(log: Log) -> Server[Any]:
         if params.name == "echo":
             text = f"echo: {arguments.get('text', '')}"
         elif params.name == "ask":
-            reply = await ctx.session.elicit_form(
-                "Which colour?",
-                {
-                    "type": "object",
-                    "properties": {
-                        "colour": {"type": "string", "title": "Colour", "default": "blue"},
-                        "sure": {"type": "boolean", "default": True},
-                    },
-                    "required": ["colour"],
-                },
-                related_request_id=ctx.request_id,
-            )
+            if getattr(ctx.session, "can_send_request", True):
+                reply = await ctx.session.elicit_form(
+                    QUESTION, COLOUR_FORM, related_request_id=ctx.request_id
+                )
+            else:
+                # Protocol 2026-07-28: the question goes back as the call's result, and the
+                # client's retry of the call carries the answer.
+                reply = (getattr(params, "input_responses", None) or {}).get("colour")
+                if reply is None:
+                    form = types.ElicitRequestFormParams(
+                        message=QUESTION, requested_schema=COLOUR_FORM
+                    )
+                    return types.InputRequiredResult(
+                        input_requests={"colour": types.ElicitRequest(params=form)}
+                    )
             text = f"{reply.action}: {json.dumps(reply.content or {}, sort_keys=True)}"
         else:
             await ctx.session.send_log_message(

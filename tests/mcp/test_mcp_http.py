@@ -220,3 +220,21 @@ async def test_session_ends_with_delete(repo: Path) -> None:
                 },
             )
             assert gone.status_code == 404
+
+
+async def test_agent_tools_over_http_send_their_progress_as_log_lines(repo: Path) -> None:
+    (repo / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+    lines: list[types.LoggingMessageNotificationParams] = []
+
+    async def logged(params: types.LoggingMessageNotificationParams) -> None:
+        lines.append(params)
+
+    with http_server(repo, "--agent-tools", "--approve", "auto") as server:
+        async with _client(server.url, logging_callback=logged) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"implement_code", "run_tests", "read_file"} <= names
+            result = await client.call_tool("run_tests", {"test_scope": "test_ok.py"})
+    payload = json.loads(result.content[0].text)
+    assert payload["success"] and payload["data"]["passed"] == 1, payload
+    said = [str(p.data) for p in lines]
+    assert any(line.startswith("running ") and "pytest" in line for line in said), said

@@ -44,12 +44,12 @@ def test_a_remote_tool_in_a_run_with_oauth_refresh_and_a_dropped_stream(
 ) -> None:
     log = tmp_path / "remote.jsonl"
     env, visits = browser(tmp_path)
-    with remote_server(log, "--oauth", "--token-seconds", "3") as (url, _):
+    with remote_server(log, "--oauth", "--token-seconds", "5") as (url, _):
         _user_config(f'[mcp.servers.remote]\nurl = "{url}"\napproval = "auto"\n')
         scripted.script = [
             tool_call("remote__echo", text="hi"),
-            # The access token lives 3 s: the next call must refresh it first.
-            {**tool_call("remote__echo", text="again"), "sleep": 4},
+            # The access token lives 5 s: the next call must refresh it first.
+            {**tool_call("remote__echo", text="again"), "sleep": 6},
             tool_call("remote__drop_stream"),
             {"content": "done"},
         ]

@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,26 +111,38 @@ def results(
     return found
 
 
-def failures(checks: list[dict[str, Any]]) -> list[str]:
-    """The failed checks of one scenario, one line each."""
+def failures(checks: list[dict[str, Any]], excused: Mapping[str, str] | None = None) -> list[str]:
+    """The failed checks of one scenario, one line each (but those `excused`, by check id)."""
     return [
         f"{c.get('id')}: {c.get('errorMessage') or c.get('description')}"
         for c in checks
-        if c.get("status") == "FAILURE"
+        if c.get("status") == "FAILURE" and c.get("id") not in (excused or {})
     ]
 
 
+def warnings(checks: list[dict[str, Any]]) -> list[str]:
+    """The checks of one scenario that passed with a warning."""
+    return [str(c.get("id")) for c in checks if c.get("status") == "WARNING"]
+
+
 def verdict(
-    ran: dict[str, list[dict[str, Any]]], applicable: list[str], output: str
+    ran: dict[str, list[dict[str, Any]]],
+    applicable: list[str],
+    output: str,
+    excused: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """(passed, problems): every applicable scenario ran, and none of its checks failed."""
+    """(passed, problems): every applicable scenario ran, and none of its checks failed.
+
+    `excused` names checks of an applicable scenario that do not apply (scenario → check id →
+    why); they may fail.
+    """
     passed: list[str] = []
     problems: list[str] = []
     for name in applicable:
         if name not in ran:
             problems.append(f"{name}: did not run")
             continue
-        failed = failures(ran[name])
+        failed = failures(ran[name], (excused or {}).get(name))
         if failed:
             problems.append(f"{name}: " + "; ".join(failed[:_SHOWN]))
         else:

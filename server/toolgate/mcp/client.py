@@ -143,7 +143,9 @@ async def _remote_client(spec: McpServerSpec, person: object, asked: Any) -> Asy
         auth = oauth.provider(spec.name, spec.url, settings, _browser(person, spec.name))
     async with Client(
         remote.transport(spec.url, spec.transport, headers, auth),
-        mode="legacy",
+        # `server/discover` first: protocol 2026-07-28 where the server has it, else the
+        # initialize handshake.
+        mode="auto",
         elicitation_callback=asked,
     ) as client:
         yield client

@@ -303,6 +303,20 @@ def provider(
         await show(authorization_url)
 
     class Provider(OAuthClientProvider):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            # Refresh a little before the token runs out, not at the last instant: a token
+            # checked as valid here may have lapsed by the time the server reads it.
+            context = self.context
+            exact = context.update_token_expiry
+
+            def early(token: Any) -> None:
+                exact(token)
+                if context.token_expiry_time is not None and token.expires_in:
+                    context.token_expiry_time -= min(60.0, 0.1 * int(token.expires_in))
+
+            context.update_token_expiry = early  # type: ignore[method-assign]
+
         async def _initialize(self) -> None:
             # Stored tokens keep their expiry, so one that ran out is refreshed, not sent.
             await super()._initialize()

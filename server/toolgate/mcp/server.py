@@ -167,7 +167,7 @@ def build_server(
 
     async def _call(ctx: Any, params: Any, say: CallLog) -> Any:
         if fixtures is not None and params.name in fixtures.names():
-            return await fixtures.call(ctx, params.name, dict(params.arguments or {}), say)
+            return await fixtures.call(ctx, params, say)
         if agent_calls is not None and params.name in AGENT_TOOLS:
             if not agent_calls.jobs.offers(params.name):
                 return to_mcp(
