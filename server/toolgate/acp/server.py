@@ -466,18 +466,16 @@ class ToolgateAgent:
                 )
             fs = self.client.fs
             try:
-                config = service.config()
-            except ConfigError as exc:
+                said = await commands.undo(
+                    self.conn,
+                    session.id,
+                    service,
+                    read_through_client=bool(fs and fs.read_text_file),
+                    write_through_client=bool(fs and fs.write_text_file),
+                    updates=self.updates,
+                )
+            except SessionError as exc:  # a turn of another session is changing files
                 raise RequestError.invalid_request({"message": str(exc)}) from None
-            said = await commands.undo(
-                self.conn,
-                session.id,
-                Workspace(service.root, max_file_bytes=config.limits.max_file_bytes),
-                read_through_client=bool(fs and fs.read_text_file),
-                write_through_client=bool(fs and fs.write_text_file),
-                updates=self.updates,
-                keep=service.keep_undo,  # in the session of the run it undid
-            )
         self.updates.put(session.id, helpers.update_agent_message_text(said))
         self._offer_commands(session)
         await self.updates.flush()

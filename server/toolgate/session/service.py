@@ -40,9 +40,11 @@ from toolgate.session.assembly import (
     gated_calls,
     resolve_endpoint,
 )
+from toolgate.session.undo import ApplyUndo, AskUndo, ReadFirst, UndoDone, on_disk, undo_run
 from toolgate.session.undo_state import add_undo_state, session_of_run
 from toolgate.tools.registry import ToolRegistry
 from toolgate.trust import TrustStore
+from toolgate.workspace.sandbox import Buffers
 
 # Asks the person whether a setting a workspace widens may take effect; True: remember it.
 TrustPrompt = Callable[[TrustItem], Awaitable[bool]]
@@ -319,13 +321,49 @@ class SessionService:
         self.store.open(session_id).append(Redactor(key).deep(record))
         return session_id
 
-    def keep_undo(self, undo_run_id: str, undone: str, files: list[str]) -> str | None:
-        """Keep an undo in the session of the run it undid; the session (None: that run had none).
+    async def undo(
+        self,
+        run_id: str | None = None,
+        *,
+        force: bool = False,
+        dry_run: bool = False,
+        ask: AskUndo | None = None,
+        apply: ApplyUndo = on_disk,
+        buffers: Buffers | None = None,
+        read_first: ReadFirst | None = None,
+        session_id: str | None = None,
+    ) -> UndoDone:
+        """Put back what run `run_id` (default: the workspace's latest) changed, or say what would.
 
-        For undos made where no session is in view (a terminal); a session that cannot be
-        written is left as it is: the undo itself is done and recorded in its checkpoint.
+        The front end supplies how to ask (`ask`, shown the plan; None: do not ask), how to
+        apply (default: to disk), the editor's buffers and how to fetch a file's text into
+        them first. The undo is kept in `session_id`, else in the session of the run it undid.
+        Raises CheckpointError when there is nothing to undo, and SessionBusy while a turn of
+        this service is changing files.
         """
-        session_id = session_of_run(self.root, undone)
+        if self._claims and not dry_run:
+            raise SessionBusy("a turn is changing files in this workspace; wait or cancel it")
+        return await undo_run(
+            self.root,
+            run_id,
+            force=force,
+            dry_run=dry_run,
+            ask=ask,
+            apply=apply,
+            buffers=buffers,
+            read_first=read_first,
+            keep=lambda undo, undone, files: self.keep_undo(undo, undone, files, session_id),
+        )
+
+    def keep_undo(
+        self, undo_run_id: str, undone: str, files: list[str], session_id: str | None = None
+    ) -> str | None:
+        """Keep an undo in a session: the given one, else the one of the run it undid.
+
+        Returns the session (None: there was none). A session that cannot be written is left
+        as it is: the undo itself is done and recorded in its checkpoint.
+        """
+        session_id = session_id or session_of_run(self.root, undone)
         if session_id is None:
             return None
         try:
