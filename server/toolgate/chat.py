@@ -226,17 +226,13 @@ class Chat:
 
     async def review(self, staged: bool) -> None:
         """Have the model review the changes, and show its comments and verdict."""
-        from toolgate.code_review import ReviewError
-        from toolgate.code_review.service import review_working_tree
+        from toolgate.session import ReviewError
 
         what = "staged" if staged else "in the working tree"
         self._say(f"reviewing the changes {what}…")
         try:
-            endpoint = await self.service.endpoint(self.config)
-            _, result = await review_working_tree(
-                self.root, self.config, self._say, staged=staged, endpoint=endpoint
-            )
-        except (SetupError, ReviewError) as exc:  # ReviewSetupError among them
+            _, result = await self.service.review(self.config, self._say, staged=staged)
+        except ReviewError as exc:  # ReviewSetupError among them
             self._say(f"no review: {str(exc).removeprefix('no review: ')}")
             return
         if result is None:

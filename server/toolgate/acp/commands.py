@@ -28,7 +28,7 @@ from toolgate.acp.updates import Updates
 from toolgate.agent.checkpoints import Checkpoint, latest_run
 from toolgate.agent.undo import REMOVE, UndoPlan, disk_text, restore_on_disk
 from toolgate.config import Config
-from toolgate.session import CheckpointError, Endpoint, SessionService
+from toolgate.session import CheckpointError, ReviewError, SessionService
 from toolgate.workspace import PathRefused, Workspace
 
 log = logging.getLogger(__name__)
@@ -71,14 +71,11 @@ def available(root: Path) -> list[AvailableCommand]:
     return [TESTS, REVIEW, NEW, *([UNDO] if undoable(root) else [])]
 
 
-async def review(root: Path, config: Config, endpoint: Endpoint) -> str:
+async def review(service: SessionService, config: Config) -> str:
     """The model's review of the working tree's changes, as the message to show."""
-    from toolgate.code_review import ReviewError
-    from toolgate.code_review.service import review_working_tree
-
     try:
-        changes, result = await review_working_tree(
-            root, config, lambda notice: log.info("review: %s", notice), endpoint=endpoint
+        changes, result = await service.review(
+            config, lambda notice: log.info("review: %s", notice)
         )
     except ReviewError as exc:  # ReviewSetupError among them
         return f"No review: {str(exc).removeprefix('no review: ')}"

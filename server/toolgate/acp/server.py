@@ -427,12 +427,11 @@ class ToolgateAgent:
             try:
                 config = service.config()
                 options.apply(config, session.values)  # the model the person picked
-                endpoint = await service.endpoint(config)
-            except (ConfigError, SetupError) as exc:
+            except ConfigError as exc:
                 raise RequestError.invalid_request({"message": str(exc)}) from None
             # Only the review can be stopped half-way: it changes nothing. /undo writes files
             # and runs to its end.
-            review = asyncio.ensure_future(commands.review(service.root, config, endpoint))
+            review = asyncio.ensure_future(commands.review(service, config))
             session.reviewing = review
             try:
                 await asyncio.wait({review})
