@@ -21,8 +21,7 @@ from typing import TYPE_CHECKING, Any
 from toolgate.agent.events import RUN_STARTED, Event, EventBus
 from toolgate.cli_workspace import workspace_root
 from toolgate.config import Config, ConfigError
-from toolgate.conversation.store import SessionError
-from toolgate.session import SessionService, SetupError
+from toolgate.session import SessionError, SessionService, SetupError
 from toolgate.terminal import Printer, TerminalReviewer
 from toolgate.workspace import Workspace
 

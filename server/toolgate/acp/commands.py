@@ -25,7 +25,6 @@ from acp.schema import (
 
 from toolgate.acp import convert
 from toolgate.acp.updates import Updates
-from toolgate.agent.checkpoints import Checkpoint, latest_run
 from toolgate.agent.undo import REMOVE, UndoPlan, disk_text, restore_on_disk
 from toolgate.config import Config
 from toolgate.session import CheckpointError, ReviewError, SessionService
@@ -55,20 +54,9 @@ def command_of(text: str) -> str | None:
     return word if word in ("/review", "/new", "/undo") else None
 
 
-def undoable(root: Path) -> bool:
-    """Whether the workspace has a run whose changes can be put back."""
-    run_id = latest_run(root)
-    if run_id is None:
-        return False
-    try:
-        return Checkpoint.load(root, run_id).undone_by is None
-    except CheckpointError:
-        return False
-
-
-def available(root: Path) -> list[AvailableCommand]:
+def available(service: SessionService) -> list[AvailableCommand]:
     """The commands to offer now."""
-    return [TESTS, REVIEW, NEW, *([UNDO] if undoable(root) else [])]
+    return [TESTS, REVIEW, NEW, *([UNDO] if service.undoable() else [])]
 
 
 async def review(service: SessionService, config: Config) -> str:

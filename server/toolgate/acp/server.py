@@ -49,8 +49,7 @@ from toolgate.acp.thoughts import ThinkSplitter
 from toolgate.acp.updates import CallIds, RunEvents, Updates
 from toolgate.agent.events import ASSISTANT_REASONING, EventBus
 from toolgate.config import ConfigError, load_config
-from toolgate.conversation.store import SessionError
-from toolgate.session import Claim, SessionService, SetupError, TurnHooks
+from toolgate.session import Claim, SessionError, SessionService, SetupError, TurnHooks
 from toolgate.session.deltas import TextDeltas
 from toolgate.workspace import Workspace
 
@@ -238,7 +237,7 @@ class ToolgateAgent:
 
     def _offer_commands(self, session: AcpSession) -> None:
         assert self.updates is not None
-        offered = commands.available(session.root)
+        offered = commands.available(session.service)
         self.updates.put(session.id, helpers.update_available_commands(offered))
 
     async def new_session(

@@ -205,9 +205,8 @@ def review_actions(
 
 async def _apply_suggestion(ls: ToolgateServer, args: ReviewSuggestionArguments) -> dict[str, Any]:
     from toolgate.agent.events import PROPOSAL_CREATED, EventBus
-    from toolgate.config import ConfigError
     from toolgate.records import ToolCall, new_id
-    from toolgate.session import gated_calls
+    from toolgate.session import ConfigError, gated_calls
 
     root = ls.workspace_root()
     path = uri_to_path(args.uri)
@@ -280,9 +279,7 @@ async def _apply_suggestion(ls: ToolgateServer, args: ReviewSuggestionArguments)
 
 async def _start_loop(ls: ToolgateServer, args: ReviewLoopArguments) -> dict[str, Any]:
     from toolgate.agent.events import EventBus
-    from toolgate.config import ConfigError
-    from toolgate.conversation.store import SessionError
-    from toolgate.session import ReviewLoop
+    from toolgate.session import ConfigError, ReviewLoop, SessionError
 
     if ls.run_task is not None and not ls.run_task.done():
         raise JsonRpcInvalidParams(
@@ -329,9 +326,7 @@ def _publish_loop_review(ls: ToolgateServer, review: CodeReview, root: Path) -> 
 
 
 async def _loop(ls: ToolgateServer, loop: Any, args: ReviewLoopArguments) -> None:
-    from toolgate.config import ConfigError
-    from toolgate.conversation.store import SessionError
-    from toolgate.session import SetupError
+    from toolgate.session import ConfigError, SessionError, SetupError
 
     payload: dict[str, Any]
     try:

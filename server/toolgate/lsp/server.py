@@ -379,8 +379,7 @@ class ToolgateServer(LanguageServer):
             raise JsonRpcInvalidParams(
                 f"a run is already active ({self.active_run_id}); cancel it or wait for it"
             )
-        from toolgate.config import ConfigError
-        from toolgate.conversation.store import SessionError
+        from toolgate.session import ConfigError, SessionError
 
         try:
             config = self.config()
@@ -398,8 +397,7 @@ class ToolgateServer(LanguageServer):
         return {"runId": claim.run_id, "sessionId": claim.session_id}
 
     async def _run(self, task: str, claim: Claim, config: Config) -> None:
-        from toolgate.config import ConfigError
-        from toolgate.session import SetupError, TurnHooks
+        from toolgate.session import ConfigError, SetupError, TurnHooks
         from toolgate.session.deltas import TextDeltas
 
         run_id = claim.run_id
@@ -826,7 +824,7 @@ def _sessions(ls: ToolgateServer) -> SessionService:
 @server.command("toolgate.newSession")
 def new_session(ls: ToolgateServer, args: NewSessionArguments) -> dict[str, Any]:
     """Start an empty session; it becomes the current one: `[{"title"?}]` → `{sessionId}`."""
-    from toolgate.conversation.store import SessionError
+    from toolgate.session import SessionError
 
     try:
         return {"sessionId": _sessions(ls).new_session(args.title or "")}
@@ -843,7 +841,7 @@ def list_sessions(ls: ToolgateServer, args: ListSessionsArguments) -> dict[str, 
 @server.command("toolgate.loadSession")
 def load_session(ls: ToolgateServer, args: SessionArguments) -> dict[str, Any]:
     """A session's transcript; it becomes the current one."""
-    from toolgate.conversation.store import SessionError
+    from toolgate.session import SessionError
 
     try:
         return _sessions(ls).load(args.session_id)
@@ -854,7 +852,7 @@ def load_session(ls: ToolgateServer, args: SessionArguments) -> dict[str, Any]:
 @server.command("toolgate.renameSession")
 def rename_session(ls: ToolgateServer, args: RenameSessionArguments) -> dict[str, Any]:
     """Give a session a new title."""
-    from toolgate.conversation.store import SessionError
+    from toolgate.session import SessionError
 
     try:
         _sessions(ls).rename(args.session_id, args.title)
@@ -866,7 +864,7 @@ def rename_session(ls: ToolgateServer, args: RenameSessionArguments) -> dict[str
 @server.command("toolgate.deleteSession")
 def delete_session(ls: ToolgateServer, args: SessionArguments) -> dict[str, Any]:
     """Delete a session no run is continuing."""
-    from toolgate.conversation.store import SessionError
+    from toolgate.session import SessionError
 
     try:
         _sessions(ls).delete(args.session_id)

@@ -47,7 +47,15 @@ from toolgate.session.assembly import (
 from toolgate.session.listing import clean_title, scan
 from toolgate.session.plans import Engine, assemble_engine, make_plan
 from toolgate.session.turns import Claim, Turn, TurnHooks, ended_in_set_up, redacted
-from toolgate.session.undo import ApplyUndo, AskUndo, ReadFirst, UndoDone, on_disk, undo_run
+from toolgate.session.undo import (
+    ApplyUndo,
+    AskUndo,
+    ReadFirst,
+    UndoDone,
+    on_disk,
+    undo_run,
+    undoable,
+)
 from toolgate.session.undo_state import add_undo_state, session_of_run
 from toolgate.tools.registry import ToolRegistry
 from toolgate.trust import TrustStore
@@ -375,6 +383,10 @@ class SessionService:
             read_first=read_first,
             keep=lambda undo, undone, files: self.keep_undo(undo, undone, files, session_id),
         )
+
+    def undoable(self) -> bool:
+        """Whether the workspace's latest run has changes an undo can put back."""
+        return undoable(self.root)
 
     def keep_undo(
         self, undo_run_id: str, undone: str, files: list[str], session_id: str | None = None

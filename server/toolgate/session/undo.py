@@ -110,6 +110,17 @@ async def undo_run(
     return done
 
 
+def undoable(root: Path) -> bool:
+    """Whether the workspace's latest run has changes that can be put back."""
+    run_id = latest_run(root)
+    if run_id is None:
+        return False
+    try:
+        return Checkpoint.load(root, run_id).undone_by is None
+    except CheckpointError:
+        return False
+
+
 def _changed_by(root: Path, run_id: str | None) -> list[str]:
     """The files a run's checkpoint holds (none when there is no such run)."""
     chosen = run_id or latest_run(root)
