@@ -16,17 +16,19 @@ import sys
 import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolgate.agent.events import RUN_STARTED, Event, EventBus
 from toolgate.cli_workspace import workspace_root
 from toolgate.config import Config, ConfigError
-from toolgate.conversation.store import SessionError
 from toolgate.customize.commands import PromptCommand, find_commands
-from toolgate.session import SessionService, SetupError
+from toolgate.session import SessionError, SessionService, SetupError
 from toolgate.session.customization import BUILTIN_COMMANDS
 from toolgate.terminal import Printer, TerminalReviewer
 from toolgate.workspace import Workspace
+
+if TYPE_CHECKING:
+    from toolgate.agent.undo import UndoPlan
 
 DOUBLE_PRESS_SECONDS = 2.0
 HELP = """\
@@ -272,17 +274,13 @@ class Chat:
 
     async def review(self, staged: bool) -> None:
         """Have the model review the changes, and show its comments and verdict."""
-        from toolgate.code_review import ReviewError
-        from toolgate.code_review.service import review_working_tree
+        from toolgate.session import ReviewError
 
         what = "staged" if staged else "in the working tree"
         self._say(f"reviewing the changes {what}…")
         try:
-            endpoint = await self.service.endpoint(self.config)
-            _, result = await review_working_tree(
-                self.root, self.config, self._say, staged=staged, endpoint=endpoint
-            )
-        except (SetupError, ReviewError) as exc:  # ReviewSetupError among them
+            _, result = await self.service.review(self.config, self._say, staged=staged)
+        except ReviewError as exc:  # ReviewSetupError among them
             self._say(f"no review: {str(exc).removeprefix('no review: ')}")
             return
         if result is None:
@@ -294,14 +292,34 @@ class Chat:
 
     def undo(self) -> None:
         """Show what undoing the last run would put back, and do it when the person agrees."""
-        from toolgate.agent.checkpoints import CheckpointError
-        from toolgate.agent.undo import CONFLICT, REMOVE, apply_undo, plan_undo
+        from toolgate.session import CheckpointError, SessionBusy
+
+        async def ask(plan: UndoPlan) -> bool:
+            self._show_undo(plan)
+            answer = _read(f"Undo run {plan.run_id}? [y/N] ")  # nothing else runs meanwhile
+            return (answer or "").strip().lower() in ("y", "yes")
 
         try:
-            plan = plan_undo(self.workspace, None)
-        except CheckpointError as exc:
+            done = self.loop.run_until_complete(self.service.undo(ask=ask))
+        except (CheckpointError, SessionBusy) as exc:
             self._say(f"nothing to undo: {exc}")
             return
+        except (OSError, ValueError) as exc:
+            self._say(f"the undo failed, nothing was undone: {exc}")
+            return
+        plan = done.plan
+        if not plan.changes:
+            self._show_undo(plan)
+            self._say(f"run {plan.run_id}: nothing to put back")
+        elif done.declined:
+            self._say("left as it is")
+        else:
+            self._say(f"run {plan.run_id}: {plan.outcome()}")
+
+    def _show_undo(self, plan: UndoPlan) -> None:
+        """What undoing the run would do to each file, and how to revert its commits."""
+        from toolgate.agent.undo import CONFLICT, REMOVE
+
         for item in plan.files:
             if item.action == CONFLICT:
                 self._say(f"  {item.path}: changed since the run, left alone")
@@ -312,16 +330,6 @@ class Chat:
         hint = plan.revert_hint()
         if hint:
             self._say(f"  {hint}")
-        if not plan.changes:
-            self._say(f"run {plan.run_id}: nothing to put back")
-            return
-        answer = _read(f"Undo run {plan.run_id}? [y/N] ")
-        if (answer or "").strip().lower() not in ("y", "yes"):
-            self._say("left as it is")
-            return
-        record = apply_undo(self.workspace, plan)
-        self.service.keep_undo(record.run_id, plan.run_id, [item.path for item in plan.changes])
-        self._say(f"run {plan.run_id}: {plan.outcome()}")
 
 
 def _read(prompt: str) -> str | None:

@@ -300,8 +300,7 @@ def _calls_parse(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from toolgate.config import ConfigError, load_config
-    from toolgate.conversation.store import SessionError
-    from toolgate.session import SetupError
+    from toolgate.session import SessionError, SetupError
 
     root = workspace_root(args.workspace)
     if root is None:
@@ -361,9 +360,8 @@ async def _run_async(
     mode: str = "ask",
 ) -> int:
     from toolgate.agent.events import EventBus
-    from toolgate.conversation.store import SessionError
     from toolgate.review.reviewer import AutoReviewer, DenyReviewer
-    from toolgate.session import SessionService
+    from toolgate.session import SessionError, SessionService
     from toolgate.terminal import Printer, TerminalReviewer
     from toolgate.workspace import Workspace
 

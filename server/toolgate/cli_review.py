@@ -52,10 +52,8 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(args: argparse.Namespace) -> int:
     """Review the changes, print the comments, exit by the verdict."""
-    from toolgate.code_review import ReviewError
-    from toolgate.code_review.records import ReviewSetupError
-    from toolgate.code_review.service import review_working_tree
-    from toolgate.config import ConfigError, load_config
+    from toolgate.config import load_config
+    from toolgate.session import ConfigError, ReviewError, ReviewSetupError, SessionService
 
     root = workspace_root(args.workspace)
     if root is None:
@@ -69,10 +67,15 @@ def main(args: argparse.Namespace) -> int:
     def notice(message: str) -> None:
         print(f"toolgate review: {message}", file=sys.stderr)
 
+    async def review() -> Any:
+        service = SessionService(root, lambda: config, notice=notice)
+        try:
+            return await service.review(config, notice, staged=args.staged, focus=args.focus)
+        finally:
+            await service.close()  # the embedded model, when it was started for this review
+
     try:
-        _, result = asyncio.run(
-            review_working_tree(root, config, notice, staged=args.staged, focus=args.focus)
-        )
+        _, result = asyncio.run(review())
     except ReviewSetupError as exc:
         print(f"toolgate review: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -104,7 +107,7 @@ async def review_loop(
     session_id: str | None,
 ) -> int:
     """`toolgate run --review-loop TASK`: the loop to its account; 0 only when it completed."""
-    from toolgate.code_review.loop import ReviewLoop
+    from toolgate.session import ReviewLoop
 
     outcome = await ReviewLoop(service, config, reviewer, bus).run(task, session_id)
     print(f"toolgate: session {outcome.session_id}", file=sys.stderr)

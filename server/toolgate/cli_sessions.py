@@ -28,8 +28,7 @@ def add_parser(sub: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     """Do one `sessions` subcommand."""
     from toolgate.config import Config
-    from toolgate.conversation.store import SessionError
-    from toolgate.session import SessionService
+    from toolgate.session import SessionError, SessionService
 
     root = workspace_root(args.workspace)
     if root is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from typing import Any
@@ -29,34 +30,21 @@ def add_parser(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Undo a run, or say what undoing it would do."""
-    from toolgate.agent.checkpoints import CheckpointError
-    from toolgate.agent.undo import apply_undo, plan_undo
     from toolgate.config import Config
-    from toolgate.session import SessionService
-    from toolgate.workspace import Workspace
+    from toolgate.session import CheckpointError, SessionService
 
     root = workspace_root(args.workspace)
     if root is None:
         return EXIT_USAGE
-    workspace = Workspace(root)
+    # Undo reads no configuration: a broken config file must not stand between a person and
+    # the files a run changed.
+    service = SessionService(root, Config, notice=lambda m: print(m, file=sys.stderr))
     try:
-        plan = plan_undo(workspace, args.run_id, force=args.force)
-    except CheckpointError as exc:
+        done = asyncio.run(service.undo(args.run_id, force=args.force, dry_run=args.dry_run))
+    except (CheckpointError, OSError, ValueError) as exc:
         print(f"toolgate undo: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    payload: dict[str, Any] = plan.to_dict()
-    payload["dryRun"] = bool(args.dry_run)
-    if not args.dry_run and plan.changes:
-        try:
-            record = apply_undo(workspace, plan)
-        except (CheckpointError, OSError, ValueError) as exc:
-            print(f"toolgate undo: {exc}", file=sys.stderr)
-            return EXIT_REFUSED
-        payload["undoRunId"] = record.run_id
-        service = SessionService(root, Config, notice=lambda m: print(m, file=sys.stderr))
-        session_id = service.keep_undo(record.run_id, plan.run_id, [f.path for f in plan.changes])
-        if session_id is not None:
-            payload["sessionId"] = session_id
+    plan, payload = done.plan, done.to_dict()
     if args.json:
         sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     else:

@@ -11,7 +11,6 @@ after asking with the diffs. `/undo` is offered only while there is a run to und
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 
 from acp import RequestError, helpers
@@ -28,19 +27,10 @@ from acp.schema import (
 
 from toolgate.acp import convert
 from toolgate.acp.updates import Updates
-from toolgate.agent.checkpoints import Checkpoint, CheckpointError, latest_run
-from toolgate.agent.undo import (
-    REMOVE,
-    UndoPlan,
-    begin_undo,
-    disk_text,
-    finish_undo,
-    plan_undo,
-    restore_on_disk,
-)
+from toolgate.agent.undo import REMOVE, UndoPlan, disk_text, restore_on_disk
 from toolgate.config import Config
 from toolgate.customize.commands import find_commands
-from toolgate.session.assembly import Endpoint
+from toolgate.session import CheckpointError, ReviewError, SessionService
 from toolgate.session.customization import BUILTIN_COMMANDS
 from toolgate.workspace import PathRefused, Workspace
 
@@ -69,21 +59,10 @@ def command_of(text: str) -> str | None:
     return word if word in ("/review", "/new", "/undo") else None
 
 
-def undoable(root: Path) -> bool:
-    """Whether the workspace has a run whose changes can be put back."""
-    run_id = latest_run(root)
-    if run_id is None:
-        return False
-    try:
-        return Checkpoint.load(root, run_id).undone_by is None
-    except CheckpointError:
-        return False
-
-
-def available(root: Path) -> list[AvailableCommand]:
+def available(service: SessionService) -> list[AvailableCommand]:
     """The commands to offer now: the built-in ones, then the project's prompt files'."""
-    own = [TESTS, REVIEW, NEW, *([UNDO] if undoable(root) else [])]
-    found = find_commands(root, BUILTIN_COMMANDS).commands.values()
+    own = [TESTS, REVIEW, NEW, *([UNDO] if service.undoable() else [])]
+    found = find_commands(service.root, BUILTIN_COMMANDS).commands.values()
     return own + [
         AvailableCommand(
             name=command.name,
@@ -96,14 +75,11 @@ def available(root: Path) -> list[AvailableCommand]:
     ]
 
 
-async def review(root: Path, config: Config, endpoint: Endpoint) -> str:
+async def review(service: SessionService, config: Config) -> str:
     """The model's review of the working tree's changes, as the message to show."""
-    from toolgate.code_review import ReviewError
-    from toolgate.code_review.service import review_working_tree
-
     try:
-        changes, result = await review_working_tree(
-            root, config, lambda notice: log.info("review: %s", notice), endpoint=endpoint
+        changes, result = await service.review(
+            config, lambda notice: log.info("review: %s", notice)
         )
     except ReviewError as exc:  # ReviewSetupError among them
         return f"No review: {str(exc).removeprefix('no review: ')}"
@@ -121,42 +97,17 @@ async def review(root: Path, config: Config, endpoint: Endpoint) -> str:
     return "\n".join(lines)
 
 
-async def _editor_texts(
-    conn: AgentSideConnection, session_id: str, workspace: Workspace, run_id: str
-) -> dict[str, str]:
-    """The editor's text of each file the run changed (its unsaved buffers count)."""
-    texts: dict[str, str] = {}
-    try:
-        paths = list(Checkpoint.load(workspace.root, run_id).files)
-    except CheckpointError:
-        return texts
-    for path in paths:
-        try:
-            real = workspace.resolve(path)
-        except PathRefused:
-            continue
-        if not real.is_file():
-            continue
-        try:
-            response = await conn.read_text_file(session_id=session_id, path=str(real))
-        except (ConnectionError, RequestError):
-            continue  # read from disk instead
-        texts[path] = response.content
-    return texts
-
-
-def _content(
-    workspace: Workspace, plan: UndoPlan, now: dict[str, str]
-) -> list[convert.ToolContent]:
-    read = disk_text(workspace)
+def _content(workspace: Workspace, plan: UndoPlan) -> list[convert.ToolContent]:
+    """Each file's change as the editor shows it: a diff from what it holds now, or a line."""
+    read = disk_text(workspace)  # the editor's text, where it was read, else the disk's
     content: list[convert.ToolContent] = []
     for item in plan.changes:
-        current = now.get(item.path, read(item.path))
         if item.action == REMOVE:
             content.append(convert.text_content(f"{item.path}: removed (the run created it)"))
         elif item.before_text is None:
             content.append(convert.text_content(f"{item.path}: restored (not text)"))
         else:
+            current = read(item.path)
             content.append(
                 convert.diff_content(workspace.root, item.path, current, item.before_text)
             )
@@ -171,81 +122,112 @@ def _content(
 async def undo(
     conn: AgentSideConnection,
     session_id: str,
-    workspace: Workspace,
+    service: SessionService,
     *,
     read_through_client: bool,
     write_through_client: bool,
     updates: Updates,
-    keep: Callable[[str, str, list[str]], object],
 ) -> str:
     """Ask about undoing the last run with its diffs; do it when allowed. Returns what to say.
 
-    `keep(undo run, run undone, files)` keeps the undo in the conversation.
+    The session service does the undo (its record, the undone run marked, the conversation
+    told); this says how to ask (a permission request on a tool call showing the diffs) and
+    how to write (through the editor's `fs/write_text_file` where it can).
     """
-    run_id = latest_run(workspace.root)
-    now: dict[str, str] = {}
-    if run_id is not None and read_through_client:
-        now = await _editor_texts(conn, session_id, workspace, run_id)
-    read = disk_text(workspace)
+    texts: dict[Path, str] = {}  # the editor's text of the run's files, by real path
+    workspace = Workspace(service.root, buffers=lambda: texts)
+    call_id = ""
+
+    async def read_first(path: str) -> None:
+        try:
+            real = workspace.resolve(path)
+        except PathRefused:
+            return
+        if not real.is_file():
+            return
+        try:
+            response = await conn.read_text_file(session_id=session_id, path=str(real))
+        except (ConnectionError, RequestError):
+            return  # read from disk instead
+        texts[real] = response.content
+
+    async def ask(plan: UndoPlan) -> bool:
+        nonlocal call_id
+        call_id = f"undo-{plan.run_id}"
+        title = f"undo run {plan.run_id}"
+        locations = [ToolCallLocation(path=str(workspace.root / i.path)) for i in plan.changes]
+        updates.put(
+            session_id,
+            helpers.start_tool_call(
+                call_id, title, kind="edit", status="pending", locations=locations
+            ),
+        )
+        await updates.flush()  # the call is shown before it is asked about
+        update = ToolCallUpdate(
+            tool_call_id=call_id,
+            title=title,
+            kind="edit",
+            status="pending",
+            content=_content(workspace, plan),
+        )
+        options = [
+            PermissionOption(option_id="allow_once", name="Undo", kind="allow_once"),
+            PermissionOption(option_id="reject_once", name="Keep", kind="reject_once"),
+        ]
+        try:
+            response = await conn.request_permission(
+                session_id=session_id, tool_call=update, options=options
+            )
+        except (ConnectionError, RequestError) as exc:
+            log.warning("permission request failed: %s", exc)
+            response = None
+        outcome = response.outcome if response is not None else None
+        if isinstance(outcome, AllowedOutcome) and outcome.option_id == "allow_once":
+            return True
+        left = [convert.text_content("left as it is")]
+        updates.put(session_id, convert.progress(call_id, "failed", left))
+        return False
+
+    async def apply(target: Workspace, plan: UndoPlan) -> dict[str, str]:
+        by_disk = [i for i in plan.changes if i.action == REMOVE or i.before_text is None]
+        through_editor = [item for item in plan.changes if item not in by_disk]
+        if not write_through_client:
+            by_disk, through_editor = list(plan.changes), []
+        restore_on_disk(target, by_disk)
+        written: dict[str, str] = {}  # what the editor holds now, maybe unsaved
+        for item in through_editor:
+            real = target.resolve(item.path, for_write=True)
+            text = item.before_text or ""
+            try:
+                await conn.write_text_file(session_id=session_id, path=str(real), content=text)
+            except (ConnectionError, RequestError) as exc:
+                log.warning("fs/write_text_file %s: %s; restored on disk", real, exc)
+                restore_on_disk(target, [item])
+            else:
+                written[item.path] = text
+        return written
+
     try:
-        plan = plan_undo(workspace, None, current=lambda path: now.get(path, read(path)))
+        done = await service.undo(
+            ask=ask,
+            apply=apply,
+            buffers=workspace.buffers,
+            read_first=read_first if read_through_client else None,
+        )
     except CheckpointError as exc:
         return f"Nothing to undo: {exc}."
+    plan = done.plan
     if not plan.changes:
         conflicts = ", ".join(item.path for item in plan.conflicts)
         left = f" ({conflicts} changed since, left alone)" if conflicts else ""
         return f"Run {plan.run_id}: nothing to put back{left}."
-    call_id = f"undo-{plan.run_id}"
-    title = f"undo run {plan.run_id}"
-    content = _content(workspace, plan, now)
-    locations = [ToolCallLocation(path=str(workspace.root / item.path)) for item in plan.changes]
-    updates.put(
-        session_id,
-        helpers.start_tool_call(call_id, title, kind="edit", status="pending", locations=locations),
-    )
-    await updates.flush()  # the call is shown before it is asked about
-    update = ToolCallUpdate(
-        tool_call_id=call_id, title=title, kind="edit", status="pending", content=content
-    )
-    options = [
-        PermissionOption(option_id="allow_once", name="Undo", kind="allow_once"),
-        PermissionOption(option_id="reject_once", name="Keep", kind="reject_once"),
-    ]
-    try:
-        response = await conn.request_permission(
-            session_id=session_id, tool_call=update, options=options
-        )
-    except (ConnectionError, RequestError) as exc:
-        log.warning("permission request failed: %s", exc)
-        response = None
-    outcome = response.outcome if response is not None else None
-    if not isinstance(outcome, AllowedOutcome) or outcome.option_id != "allow_once":
-        updates.put(
-            session_id, convert.progress(call_id, "failed", [convert.text_content("left as it is")])
-        )
+    if done.declined:
         return f"Left as it is: run {plan.run_id} was not undone."
-    record = begin_undo(workspace, plan, now)
-    by_disk = [item for item in plan.changes if item.action == REMOVE or item.before_text is None]
-    through_editor = [item for item in plan.changes if item not in by_disk]
-    if not write_through_client:
-        by_disk, through_editor = list(plan.changes), []
-    restore_on_disk(workspace, by_disk)
-    written: dict[str, str] = {}  # what the editor holds now, maybe unsaved
-    for item in through_editor:
-        real = workspace.resolve(item.path, for_write=True)
-        text = item.before_text or ""
-        try:
-            await conn.write_text_file(session_id=session_id, path=str(real), content=text)
-        except (ConnectionError, RequestError) as exc:
-            log.warning("fs/write_text_file %s: %s; restored on disk", real, exc)
-            restore_on_disk(workspace, [item])
-        else:
-            written[item.path] = text
-    finish_undo(workspace, plan, record, written)
-    keep(record.run_id, plan.run_id, [item.path for item in plan.changes])
-    done = plan.outcome()
-    updates.put(session_id, convert.progress(call_id, "completed", [convert.text_content(done)]))
-    said = f"Undid run {plan.run_id}: {done} (recorded as {record.run_id}, itself undoable)."
+    finished = plan.outcome()
+    updates.put(
+        session_id, convert.progress(call_id, "completed", [convert.text_content(finished)])
+    )
+    said = f"Undid run {plan.run_id}: {finished} (recorded as {done.undo_run_id}, itself undoable)."
     untouched = plan.left_alone()
     if untouched:
         said += f" {untouched[0].upper()}{untouched[1:]}."

@@ -52,8 +52,7 @@ from toolgate.acp.thoughts import ThinkSplitter
 from toolgate.acp.updates import CallIds, RunEvents, Updates
 from toolgate.agent.events import ASSISTANT_REASONING, EventBus
 from toolgate.config import ConfigError, load_config
-from toolgate.conversation.store import SessionError
-from toolgate.session import Claim, SessionService, SetupError, TurnHooks
+from toolgate.session import Claim, SessionError, SessionService, SetupError, TurnHooks
 from toolgate.session.deltas import TextDeltas
 from toolgate.workspace import Workspace
 
@@ -248,7 +247,7 @@ class ToolgateAgent:
 
     def _offer_commands(self, session: AcpSession) -> None:
         assert self.updates is not None
-        offered = commands.available(session.root)
+        offered = commands.available(session.service)
         self.updates.put(session.id, helpers.update_available_commands(offered))
 
     async def new_session(
@@ -441,12 +440,11 @@ class ToolgateAgent:
             try:
                 config = service.config()
                 options.apply(config, session.values)  # the model the person picked
-                endpoint = await service.endpoint(config)
-            except (ConfigError, SetupError) as exc:
+            except ConfigError as exc:
                 raise RequestError.invalid_request({"message": str(exc)}) from None
             # Only the review can be stopped half-way: it changes nothing. /undo writes files
             # and runs to its end.
-            review = asyncio.ensure_future(commands.review(service.root, config, endpoint))
+            review = asyncio.ensure_future(commands.review(service, config))
             session.reviewing = review
             try:
                 await asyncio.wait({review})
@@ -480,18 +478,16 @@ class ToolgateAgent:
                 )
             fs = self.client.fs
             try:
-                config = service.config()
-            except ConfigError as exc:
+                said = await commands.undo(
+                    self.conn,
+                    session.id,
+                    service,
+                    read_through_client=bool(fs and fs.read_text_file),
+                    write_through_client=bool(fs and fs.write_text_file),
+                    updates=self.updates,
+                )
+            except SessionError as exc:  # a turn of another session is changing files
                 raise RequestError.invalid_request({"message": str(exc)}) from None
-            said = await commands.undo(
-                self.conn,
-                session.id,
-                Workspace(service.root, max_file_bytes=config.limits.max_file_bytes),
-                read_through_client=bool(fs and fs.read_text_file),
-                write_through_client=bool(fs and fs.write_text_file),
-                updates=self.updates,
-                keep=service.keep_undo,  # in the session of the run it undid
-            )
         self.updates.put(session.id, helpers.update_agent_message_text(said))
         self._offer_commands(session)
         await self.updates.flush()

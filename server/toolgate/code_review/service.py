@@ -1,4 +1,4 @@
-"""Reviewing a workspace's changes, the one way every front end does it (terminal, editor, MCP).
+"""Reviewing a workspace's changes with its configured endpoint (`SessionService.review` calls it).
 
 It resolves the endpoint from the configuration as a run does (trust checked, the embedded
 model started when no base URL is set) and hands the request to `review_changes`.
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolgate.code_review.ask import review_changes
-from toolgate.code_review.changes import Changes, working_tree_changes
+from toolgate.code_review.changes import Changes
 from toolgate.code_review.records import CodeReview, ReviewRequest, ReviewSetupError
 from toolgate.config import Config
 from toolgate.model.modes import ModeMemory
@@ -78,24 +78,3 @@ async def review_in_workspace(
     finally:
         if owned and endpoint.close is not None:
             await endpoint.close()
-
-
-async def review_working_tree(
-    root: Path,
-    config: Config,
-    notice: Callable[[str], None],
-    *,
-    staged: bool = False,
-    focus: list[str] | None = None,
-    endpoint: Endpoint | None = None,
-) -> tuple[Changes, CodeReview | None]:
-    """The working tree's changes (or the staged ones) and the model's review of them.
-
-    The review is None when there is nothing to review. Raises ReviewSetupError when the
-    workspace is not a git repository, and as `review_in_workspace` does.
-    """
-    changes = await working_tree_changes(root, staged=staged)
-    if not changes.diff.strip():
-        return changes, None
-    request = review_request(config, changes, focus)
-    return changes, await review_in_workspace(root, config, request, notice, endpoint=endpoint)

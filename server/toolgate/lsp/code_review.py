@@ -68,13 +68,12 @@ def register(server: ToolgateServer) -> None:
 
 
 async def _review(ls: ToolgateServer, args: ReviewArguments) -> dict[str, Any]:
-    from toolgate.code_review import Changes, ReviewError, working_tree_changes
-    from toolgate.code_review.service import review_in_workspace, review_request
-    from toolgate.config import ConfigError
-    from toolgate.session import SetupError
+    from toolgate.code_review import Changes
+    from toolgate.session import ConfigError, ReviewError
 
     root = ls.workspace_root()
     proposal: Proposal | None = None
+    changes: Changes | None = None
     if args.proposal_id is not None:
         proposal = next(
             (e.proposal for e in ls.pending_entries() if e.proposal.id == args.proposal_id), None
@@ -82,26 +81,16 @@ async def _review(ls: ToolgateServer, args: ReviewArguments) -> dict[str, Any]:
         if proposal is None:
             raise JsonRpcInvalidParams(f"no pending proposal {args.proposal_id[:80]!r}")
         changes = Changes(proposal.diff, [proposal.path])
-    else:
-        try:
-            changes = await working_tree_changes(root, staged=args.staged)
-        except ReviewError as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
     try:
         config = ls.config()
-        if not changes.diff.strip():
-            publish_review(ls, None, root, None)
-            return {"approved": True, "comments": [], "metrics": {}, "summary": "no changes"}
-        endpoint = await ls.service.endpoint(config)
-        review = await review_in_workspace(
-            root,
-            config,
-            review_request(config, changes, list(args.focus)),
-            ls.log,
-            endpoint=endpoint,
+        _, review = await ls.service.review(
+            config, ls.log, staged=args.staged, focus=list(args.focus), changes=changes
         )
-    except (ConfigError, SetupError, ReviewError) as exc:
+    except (ConfigError, ReviewError) as exc:  # ReviewSetupError among them
         raise JsonRpcInvalidParams(ls.redactor.text(str(exc))) from None
+    if review is None:
+        publish_review(ls, None, root, None)
+        return {"approved": True, "comments": [], "metrics": {}, "summary": "no changes"}
     placed = publish_review(ls, review, root, proposal)
     return {
         **review.to_dict(),
@@ -216,9 +205,8 @@ def review_actions(
 
 async def _apply_suggestion(ls: ToolgateServer, args: ReviewSuggestionArguments) -> dict[str, Any]:
     from toolgate.agent.events import PROPOSAL_CREATED, EventBus
-    from toolgate.config import ConfigError
     from toolgate.records import ToolCall, new_id
-    from toolgate.session import gated_calls
+    from toolgate.session import ConfigError, gated_calls
 
     root = ls.workspace_root()
     path = uri_to_path(args.uri)
@@ -291,9 +279,7 @@ async def _apply_suggestion(ls: ToolgateServer, args: ReviewSuggestionArguments)
 
 async def _start_loop(ls: ToolgateServer, args: ReviewLoopArguments) -> dict[str, Any]:
     from toolgate.agent.events import EventBus
-    from toolgate.code_review.loop import ReviewLoop
-    from toolgate.config import ConfigError
-    from toolgate.conversation.store import SessionError
+    from toolgate.session import ConfigError, ReviewLoop, SessionError
 
     if ls.run_task is not None and not ls.run_task.done():
         raise JsonRpcInvalidParams(
@@ -340,9 +326,7 @@ def _publish_loop_review(ls: ToolgateServer, review: CodeReview, root: Path) -> 
 
 
 async def _loop(ls: ToolgateServer, loop: Any, args: ReviewLoopArguments) -> None:
-    from toolgate.config import ConfigError
-    from toolgate.conversation.store import SessionError
-    from toolgate.session import SetupError
+    from toolgate.session import ConfigError, SessionError, SetupError
 
     payload: dict[str, Any]
     try:

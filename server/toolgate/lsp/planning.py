@@ -42,14 +42,11 @@ def register(server: ToolgateServer) -> None:
     async def plan(ls: Any, args: PlanArguments) -> dict[str, Any]:
         """`[{"task"}]` → the resolved plan with its gaps; also sent as `toolgate/plan`."""
         from toolgate.planning.gaps import scaffoldable
-        from toolgate.planning.service import PlanningError, make_plan
-        from toolgate.tools.manifest import ManifestError
+        from toolgate.session import ManifestError, PlanningError
 
-        task = args.task
-        root = server.workspace_root()
-        plan_id = new_id("plan")
+        server.workspace_root()  # a clear error without a workspace folder
         try:
-            made = await make_plan(root, server.config(), task, plan_id, server.log)
+            made = await server.service.make_plan(args.task, server.log, config=server.config())
         except (PlanningError, ManifestError) as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         payload = {**made.to_dict(), "uri": path_to_uri(made.path)}
@@ -79,15 +76,14 @@ def register(server: ToolgateServer) -> None:
     @server.command("toolgate.runPlan")
     async def run_plan(ls: Any, args: RunPlanArguments) -> dict[str, Any]:
         """`[{"planId"}]` → `{"runId"}`: the kept plan runs through the gate, reviewed here."""
-        from toolgate.planning.service import PlanningError, load_kept, resolve
-        from toolgate.tools.manifest import ManifestError
+        from toolgate.session import ManifestError, PlanningError
 
         plan_id = args.plan_id
         _no_active_run()
-        root = server.workspace_root()
+        server.workspace_root()
         config = server.config()
         try:
-            resolved = resolve(root, config, load_kept(root, plan_id))
+            resolved = server.service.resolve_plan(plan_id, config=config)
         except (PlanningError, ManifestError) as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         if resolved.gaps:
@@ -112,7 +108,7 @@ def register(server: ToolgateServer) -> None:
         session_id: str | None, record: dict[str, Any], *, create: bool = False
     ) -> str | None:
         """Keep a record in the conversation; a session that cannot take it is said, not raised."""
-        from toolgate.conversation.store import SessionError
+        from toolgate.session import SessionError
 
         try:
             return server.service.mark(session_id, record, create=create)
@@ -123,9 +119,8 @@ def register(server: ToolgateServer) -> None:
     @server.command("toolgate.runWorkflow")
     async def run_workflow(ls: Any, args: RunWorkflowArguments) -> dict[str, Any]:
         """`[{"name", "inputs"?: {…}}]` → `{"runId"}`: a saved workflow, run like a plan."""
-        from toolgate.planning.service import resolve
-        from toolgate.planning.workflow import WorkflowError, find_workflow
-        from toolgate.tools.manifest import ManifestError
+        from toolgate.planning.workflow import find_workflow
+        from toolgate.session import ManifestError, WorkflowError
 
         name, values = args.name, args.inputs
         _no_active_run()
@@ -136,7 +131,7 @@ def register(server: ToolgateServer) -> None:
             inputs = workflow.bind(
                 {k: v if isinstance(v, str) else json.dumps(v) for k, v in values.items()}
             )
-            resolved = resolve(root, config, workflow.plan)
+            resolved = server.service.resolve_plan(workflow.plan, config=config)
         except (WorkflowError, ManifestError) as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         if resolved.gaps:
@@ -175,7 +170,6 @@ def register(server: ToolgateServer) -> None:
     ) -> None:
         from toolgate.agent.events import RUN_FINISHED, Event, EventBus
         from toolgate.conversation.marks import run_end_record
-        from toolgate.planning.service import assemble_engine
 
         bus = EventBus()
 
@@ -191,8 +185,7 @@ def register(server: ToolgateServer) -> None:
         bus.subscribe(server.forward)
         assert server.reviewer is not None
         try:
-            engine = await assemble_engine(
-                server.workspace_root(),
+            engine = await server.service.plan_engine(
                 config,
                 server.reviewer,
                 bus,

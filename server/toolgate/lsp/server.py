@@ -310,7 +310,7 @@ def _sessions(ls: ToolgateServer) -> SessionService:
 @server.command("toolgate.newSession")
 def new_session(ls: ToolgateServer, args: NewSessionArguments) -> dict[str, Any]:
     """Start an empty session; it becomes the current one: `[{"title"?}]` → `{sessionId}`."""
-    from toolgate.conversation.store import SessionError
+    from toolgate.session import SessionError
 
     try:
         return {"sessionId": _sessions(ls).new_session(args.title or "")}
@@ -359,7 +359,7 @@ def list_sessions(ls: ToolgateServer, args: ListSessionsArguments) -> dict[str, 
 @server.command("toolgate.loadSession")
 def load_session(ls: ToolgateServer, args: SessionArguments) -> dict[str, Any]:
     """A session's transcript; it becomes the current one."""
-    from toolgate.conversation.store import SessionError
+    from toolgate.session import SessionError
 
     try:
         return _sessions(ls).load(args.session_id)
@@ -370,7 +370,7 @@ def load_session(ls: ToolgateServer, args: SessionArguments) -> dict[str, Any]:
 @server.command("toolgate.renameSession")
 def rename_session(ls: ToolgateServer, args: RenameSessionArguments) -> dict[str, Any]:
     """Give a session a new title."""
-    from toolgate.conversation.store import SessionError
+    from toolgate.session import SessionError
 
     try:
         _sessions(ls).rename(args.session_id, args.title)
@@ -382,7 +382,7 @@ def rename_session(ls: ToolgateServer, args: RenameSessionArguments) -> dict[str
 @server.command("toolgate.deleteSession")
 def delete_session(ls: ToolgateServer, args: SessionArguments) -> dict[str, Any]:
     """Delete a session no run is continuing."""
-    from toolgate.conversation.store import SessionError
+    from toolgate.session import SessionError
 
     try:
         _sessions(ls).delete(args.session_id)

@@ -380,8 +380,7 @@ class ToolgateServer(LanguageServer):
             raise JsonRpcInvalidParams(
                 f"a run is already active ({self.active_run_id}); cancel it or wait for it"
             )
-        from toolgate.config import ConfigError
-        from toolgate.conversation.store import SessionError
+        from toolgate.session import ConfigError, SessionError
 
         try:
             config = self.config()
@@ -399,8 +398,7 @@ class ToolgateServer(LanguageServer):
         return {"runId": claim.run_id, "sessionId": claim.session_id}
 
     async def _run(self, task: str, claim: Claim, config: Config) -> None:
-        from toolgate.config import ConfigError
-        from toolgate.session import SetupError, TurnHooks
+        from toolgate.session import ConfigError, SetupError, TurnHooks
         from toolgate.session.deltas import TextDeltas
 
         run_id = claim.run_id

@@ -8,7 +8,6 @@ from the checkpoint.
 
 from __future__ import annotations
 
-import shutil
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -34,50 +33,29 @@ def register(server: ToolgateServer) -> None:
 
 
 async def _undo(ls: ToolgateServer, args: UndoRunArguments) -> dict[str, Any]:
-    from toolgate.agent.checkpoints import CheckpointError
-    from toolgate.agent.undo import begin_undo, finish_undo, plan_undo
-    from toolgate.workspace import Workspace
+    from toolgate.session import CheckpointError, SessionError
 
-    root = ls.workspace_root()
+    ls.workspace_root()  # a clear error without a workspace folder
     if ls.run_task is not None and not ls.run_task.done() and not args.dry_run:
         raise JsonRpcInvalidParams("a run is changing files now; cancel it or wait, then undo")
-    workspace = Workspace(root, buffers=ls.buffers)
+
+    async def apply(workspace: Workspace, plan: UndoPlan) -> None:
+        refused = await _apply(ls, workspace, plan)
+        if refused is not None:  # nothing changed: the service keeps no record of an undo
+            raise JsonRpcInvalidParams(f"the editor did not apply the undo: {refused}")
+
     try:
-        plan = plan_undo(workspace, args.run_id, force=args.force)
-    except CheckpointError as exc:
+        done = await ls.service.undo(
+            args.run_id,
+            force=args.force,
+            dry_run=args.dry_run,
+            apply=apply,
+            buffers=ls.buffers,
+            session_id=args.session_id,
+        )
+    except (CheckpointError, SessionError) as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
-    payload: dict[str, Any] = plan.to_dict()
-    payload["dryRun"] = args.dry_run
-    if args.dry_run or not plan.changes:
-        return payload
-    record = begin_undo(workspace, plan)
-    try:
-        applied = await _apply(ls, workspace, plan)
-    except Exception:
-        shutil.rmtree(record.folder, ignore_errors=True)
-        raise
-    if applied is not None:
-        # Nothing changed: the undo leaves no record of its own.
-        shutil.rmtree(record.folder, ignore_errors=True)
-        raise JsonRpcInvalidParams(f"the editor did not apply the undo: {applied}")
-    finish_undo(workspace, plan, record)
-    payload["undoRunId"] = record.run_id
-    _keep_in_conversation(ls, args.session_id, record.run_id, plan)
-    return payload
-
-
-def _keep_in_conversation(
-    ls: ToolgateServer, session_id: str | None, undo_run_id: str, plan: UndoPlan
-) -> None:
-    """The undo joins the conversation as a run of its own, which can itself be undone."""
-    from toolgate.conversation.marks import undo_record
-    from toolgate.conversation.store import SessionError
-
-    record = undo_record(undo_run_id, plan.run_id, [item.path for item in plan.changes])
-    try:
-        ls.service.mark(session_id, record)
-    except (SessionError, OSError) as exc:
-        ls.log(f"could not keep the undo in the conversation: {exc}")
+    return done.to_dict()
 
 
 async def _apply(ls: ToolgateServer, workspace: Workspace, plan: UndoPlan) -> str | None:

@@ -11,7 +11,6 @@ from typing import Any
 
 from toolgate.agent.events import Event, EventBus
 from toolgate.planning.gaps import ResolvedPlan
-from toolgate.planning.service import Engine, assemble_engine
 from toolgate.planning.workflow import (
     STEP_FINISHED,
     STEP_STARTED,
@@ -25,6 +24,7 @@ from toolgate.planning.workflow import (
     workflow_paths,
 )
 from toolgate.records import new_id
+from toolgate.session import Engine, SessionService
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -122,7 +122,7 @@ async def build_engine(root: Path, config: Any, approve: str, json_lines: bool) 
     reviewer = {"ask": TerminalReviewer, "auto": AutoReviewer, "deny": DenyReviewer}[approve](
         workspace
     )
-    return await assemble_engine(root, config, reviewer, bus)
+    return await SessionService(root, lambda: config).plan_engine(config, reviewer, bus)
 
 
 def _load_config(args: argparse.Namespace) -> tuple[Path, Any] | None:
@@ -150,12 +150,6 @@ def _load_config(args: argparse.Namespace) -> tuple[Path, Any] | None:
         return None
 
 
-def _resolve(root: Path, config: Any, workflow_plan: Any, *, write: bool = True) -> ResolvedPlan:
-    from toolgate.planning.service import resolve
-
-    return resolve(root, config, workflow_plan, write_cache=write)
-
-
 async def _execute(
     engine: Engine, resolved: ResolvedPlan, task: str, inputs: dict[str, Any], llm_calls: int
 ) -> WorkflowOutcome:
@@ -168,7 +162,7 @@ def _approve(args: argparse.Namespace) -> str:
 
 def workflow_main(args: argparse.Namespace) -> int:
     """`toolgate workflow run NAME|PLAN_ID key=value… [--dry-run]` and `toolgate workflow list`."""
-    from toolgate.tools.manifest import ManifestError
+    from toolgate.session import ManifestError
 
     loaded = _load_config(args)
     if loaded is None:
@@ -183,17 +177,20 @@ def workflow_main(args: argparse.Namespace) -> int:
             _err(f"inputs are key=value, got {item!r}")
             return EXIT_USAGE
         values[key] = value
-    from toolgate.planning.service import PlanningError, load_kept
+    from toolgate.session import PlanningError
 
+    service = SessionService(root, lambda: config)
+    write = not args.dry_run
     try:
         if (root / ".toolgate" / "plans" / f"{args.name}.json").is_file():
             # A plan kept by `toolgate plan` (and perhaps edited since) runs as it now reads.
-            plan = load_kept(root, args.name)
-            workflow = Workflow(args.name, plan)
+            resolved = service.resolve_plan(args.name, config=config, write_cache=write)
+            workflow = Workflow(args.name, resolved.plan)
+            inputs = workflow.bind(values)
         else:
             workflow = find_workflow(root, args.name)
-        inputs = workflow.bind(values)
-        resolved = _resolve(root, config, workflow.plan, write=not args.dry_run)
+            inputs = workflow.bind(values)
+            resolved = service.resolve_plan(workflow.plan, config=config, write_cache=write)
     except (WorkflowError, ManifestError, PlanningError) as exc:
         _err(str(exc))
         return EXIT_USAGE
@@ -257,7 +254,7 @@ async def _run_workflow(
 
 def plan_main(args: argparse.Namespace) -> int:
     """`toolgate plan TASK`: a plan from the model (or a saved workflow's trigger), its gaps."""
-    from toolgate.tools.manifest import ManifestError
+    from toolgate.session import ManifestError
 
     loaded = _load_config(args)
     if loaded is None:
@@ -274,11 +271,12 @@ def plan_main(args: argparse.Namespace) -> int:
 
 
 async def _plan(args: argparse.Namespace, root: Path, config: Any) -> int:
-    from toolgate.planning.service import PlanningError, make_plan
+    from toolgate.session import PlanningError
 
+    service = SessionService(root, lambda: config)
     try:
-        made = await make_plan(
-            root, config, args.task, new_id("plan"), lambda m: print(m, file=sys.stderr)
+        made = await service.make_plan(
+            args.task, lambda m: print(m, file=sys.stderr), config=config
         )
     except PlanningError as exc:
         _err(str(exc))

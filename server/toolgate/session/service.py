@@ -10,17 +10,18 @@ interleave their turns in one file.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toolgate.agent.events import RUN_FINISHED, EventBus
-from toolgate.agent.loop import AgentRun, RunOutcome
+from toolgate.agent.events import EventBus
+from toolgate.agent.loop import RunOutcome
 from toolgate.agent.redact import Redactor
+from toolgate.code_review.changes import Changes, working_tree_changes
+from toolgate.code_review.records import CodeReview, ReviewSetupError
+from toolgate.code_review.service import review_in_workspace, review_request
 from toolgate.config import Config, ConfigError, TrustItem
-from toolgate.conversation.history import Conversation, title_of, transcript
+from toolgate.conversation.history import Conversation, transcript
 from toolgate.conversation.marks import undo_record
 from toolgate.conversation.store import (
     SessionBusy,
@@ -30,6 +31,9 @@ from toolgate.conversation.store import (
     SessionStore,
     file_stamp,
 )
+from toolgate.planning.gaps import ResolvedPlan
+from toolgate.planning.plan import Plan
+from toolgate.planning.service import PlanResult, load_kept, resolve
 from toolgate.records import ToolCall, ToolResult, new_id
 from toolgate.review.reviewer import Reviewer
 from toolgate.session.assembly import (
@@ -40,67 +44,26 @@ from toolgate.session.assembly import (
     gated_calls,
     resolve_endpoint,
 )
+from toolgate.session.listing import clean_title, scan
 from toolgate.session.modes import DEFAULT_MODE, mode_problem
+from toolgate.session.plans import Engine, assemble_engine, make_plan
+from toolgate.session.turns import Claim, Turn, TurnHooks, ended_in_set_up, redacted
+from toolgate.session.undo import (
+    ApplyUndo,
+    AskUndo,
+    ReadFirst,
+    UndoDone,
+    on_disk,
+    undo_run,
+    undoable,
+)
 from toolgate.session.undo_state import add_undo_state, session_of_run
 from toolgate.tools.registry import ToolRegistry
 from toolgate.trust import TrustStore
+from toolgate.workspace.sandbox import Buffers
 
 # Asks the person whether a setting a workspace widens may take effect; True: remember it.
 TrustPrompt = Callable[[TrustItem], Awaitable[bool]]
-
-
-@dataclass
-class Claim:
-    """A session held for one turn: nobody else continues it until the turn ends.
-
-    It is also the front end's handle on that turn, from the moment the session is claimed:
-    `run_id` is the id its run will have, and `cancel` stops the turn wherever it is.
-    """
-
-    session_id: str
-    conversation: Conversation
-    lock: SessionLock
-    run_id: str = field(default_factory=lambda: new_id("run"))
-    run: AgentRun | None = None  # the turn's run, while it runs
-    cancelled: str | None = None  # why the turn was stopped, once somebody stopped it
-    _setup: asyncio.Future[Turn] | None = field(default=None, repr=False)
-
-    def cancel(self, reason: str = "cancelled by the person") -> None:
-        """Stop the turn: its set-up at once (whatever it started stops), or its run."""
-        self.cancelled = self.cancelled or reason
-        if self.run is not None:
-            self.run.cancel(reason)
-        elif self._setup is not None:
-            self._setup.cancel()
-
-
-@dataclass
-class TurnHooks:
-    """What a front end lends one turn, besides its reviewer and its event bus."""
-
-    # Each finished call and its result, before the call's event, with every secret the run
-    # knows taken out (ACP keeps what the call shows for the editor).
-    on_result: Callable[[ToolCall, ToolResult], None] | None = None
-    # Before a file is read (ACP fetches the editor's text of it into the buffers).
-    before_read: Callable[[str], Awaitable[None]] | None = None
-    # Each test run as it ends (the language server publishes its failures as diagnostics).
-    on_test_run: Callable[[Any], None] | None = None
-    # The run once it is built, before it starts (ACP reads the facts of the run's own tools).
-    on_run: Callable[[AgentRun], None] | None = None
-
-
-@dataclass
-class Turn:
-    """One run continuing a session, from its claim to its end."""
-
-    claim: Claim
-    run: AgentRun | None = None
-    notices: list[str] = field(default_factory=list)
-
-    @property
-    def session_id(self) -> str:
-        """The session this turn continues."""
-        return self.claim.session_id
 
 
 class SessionService:
@@ -256,11 +219,77 @@ class SessionService:
         )
         return outcome.result
 
+    async def review(
+        self,
+        config: Config,
+        notice: Callable[[str], None],
+        *,
+        staged: bool = False,
+        focus: list[str] | None = None,
+        changes: Changes | None = None,
+    ) -> tuple[Changes, CodeReview | None]:
+        """The model's review of the working tree's changes (or the staged ones, or `changes`).
+
+        Asked of the endpoint this service keeps. The review is None when there is nothing to
+        review. Raises ReviewSetupError in one line (no endpoint, not a git repository, a
+        setting not confirmed) and ReviewError when the model gives no valid review.
+        """
+        if changes is None:
+            changes = await working_tree_changes(self.root, staged=staged)
+        if not changes.diff.strip():
+            return changes, None
+        try:
+            endpoint = await self.endpoint(config)
+        except SetupError as exc:
+            raise ReviewSetupError(str(exc)) from None
+        request = review_request(config, changes, focus)
+        review = await review_in_workspace(self.root, config, request, notice, endpoint=endpoint)
+        return changes, review
+
+    async def make_plan(
+        self, task: str, notice: Callable[[str], None], *, config: Config
+    ) -> PlanResult:
+        """A plan for `task`, resolved and kept under a new plan id (`.toolgate/plans/`).
+
+        A saved workflow whose trigger matches the task is taken as it is; otherwise the model
+        is asked. Raises PlanningError (and ManifestError for a broken manifest).
+        """
+        return await make_plan(self.root, config, task, new_id("plan"), notice)
+
+    def resolve_plan(
+        self, plan: Plan | str, *, config: Config, write_cache: bool = True
+    ) -> ResolvedPlan:
+        """A plan (or the kept plan of that id) resolved against the workspace's tools.
+
+        Raises PlanningError for a kept plan that cannot be read, ManifestError for a broken
+        manifest.
+        """
+        if isinstance(plan, str):
+            plan = load_kept(self.root, plan)
+        return resolve(self.root, config, plan, write_cache=write_cache)
+
+    async def plan_engine(
+        self,
+        config: Config,
+        reviewer: Reviewer,
+        bus: EventBus,
+        *,
+        trusted: bool = True,
+        buffers: Any = None,
+    ) -> Engine:
+        """What runs a plan step by step: the tools, policy and gate a run has, no model.
+
+        The caller closes it (`await engine.close()`): it holds the MCP servers' sessions.
+        """
+        return await assemble_engine(
+            self.root, config, reviewer, bus, trusted=trusted, buffers=buffers
+        )
+
     # -- sessions ---------------------------------------------------------------------------
 
     def new_session(self, title: str = "") -> str:
         """Create an empty session; it becomes the current one."""
-        session_id, _ = self.store.create(_clean_title(title))
+        session_id, _ = self.store.create(clean_title(title))
         self.current = session_id
         return session_id
 
@@ -330,13 +359,53 @@ class SessionService:
         self.store.open(session_id).append(Redactor(key).deep(record))
         return session_id
 
-    def keep_undo(self, undo_run_id: str, undone: str, files: list[str]) -> str | None:
-        """Keep an undo in the session of the run it undid; the session (None: that run had none).
+    async def undo(
+        self,
+        run_id: str | None = None,
+        *,
+        force: bool = False,
+        dry_run: bool = False,
+        ask: AskUndo | None = None,
+        apply: ApplyUndo = on_disk,
+        buffers: Buffers | None = None,
+        read_first: ReadFirst | None = None,
+        session_id: str | None = None,
+    ) -> UndoDone:
+        """Put back what run `run_id` (default: the workspace's latest) changed, or say what would.
 
-        For undos made where no session is in view (a terminal); a session that cannot be
-        written is left as it is: the undo itself is done and recorded in its checkpoint.
+        The front end supplies how to ask (`ask`, shown the plan; None: do not ask), how to
+        apply (default: to disk), the editor's buffers and how to fetch a file's text into
+        them first. The undo is kept in `session_id`, else in the session of the run it undid.
+        Raises CheckpointError when there is nothing to undo, and SessionBusy while a turn of
+        this service is changing files.
         """
-        session_id = session_of_run(self.root, undone)
+        if self._claims and not dry_run:
+            raise SessionBusy("a turn is changing files in this workspace; wait or cancel it")
+        return await undo_run(
+            self.root,
+            run_id,
+            force=force,
+            dry_run=dry_run,
+            ask=ask,
+            apply=apply,
+            buffers=buffers,
+            read_first=read_first,
+            keep=lambda undo, undone, files: self.keep_undo(undo, undone, files, session_id),
+        )
+
+    def undoable(self) -> bool:
+        """Whether the workspace's latest run has changes an undo can put back."""
+        return undoable(self.root)
+
+    def keep_undo(
+        self, undo_run_id: str, undone: str, files: list[str], session_id: str | None = None
+    ) -> str | None:
+        """Keep an undo in a session: the given one, else the one of the run it undid.
+
+        Returns the session (None: there was none). A session that cannot be written is left
+        as it is: the undo itself is done and recorded in its checkpoint.
+        """
+        session_id = session_id or session_of_run(self.root, undone)
         if session_id is None:
             return None
         try:
@@ -349,7 +418,7 @@ class SessionService:
         """Every readable session, most recent activity first (unreadable ones are skipped)."""
         found = []
         for session_id in self.store.ids():
-            info = _scan(self.store.path(session_id), session_id)
+            info = scan(self.store.path(session_id), session_id)
             if info is not None:
                 found.append(info)
         found.sort(key=lambda info: info.last_activity, reverse=True)
@@ -362,7 +431,7 @@ class SessionService:
 
     def rename(self, session_id: str, title: str) -> None:
         """Give a session a new title."""
-        title = _clean_title(title)
+        title = clean_title(title)
         if not title:
             raise SessionError("a session's title cannot be empty")
         self.open(session_id).set_title(title)
@@ -508,10 +577,10 @@ class SessionService:
                 mode=mode,
             )
             if turn is None or turn.run is None:
-                return _ended_in_set_up(claim, bus)
+                return ended_in_set_up(claim, bus)
             run = turn.run
             if hooks.on_result is not None:
-                run.gate.on_result = _redacted(hooks.on_result, run.redact)
+                run.gate.on_result = redacted(hooks.on_result, run.redact)
             if hooks.before_read is not None:
                 run.gate.ctx.before_read = hooks.before_read
             if hooks.on_run is not None:
@@ -542,7 +611,7 @@ class SessionService:
             starting.cancel()
             await asyncio.wait({starting})
             claim.cancelled = claim.cancelled or "cancelled"
-            _ended_in_set_up(claim, setup["bus"])
+            ended_in_set_up(claim, setup["bus"])
             raise
         finally:
             claim._setup = None
@@ -564,67 +633,3 @@ class SessionService:
             return outcome
         finally:
             self.release(turn.claim)
-
-
-def _ended_in_set_up(claim: Claim, bus: EventBus) -> RunOutcome:
-    """A turn cancelled before its run existed: its end said on the bus, as a run says it."""
-    reason = f"{claim.cancelled or 'cancelled'} while the run was being set up"
-    bus.emit(RUN_FINISHED, claim.run_id, status="cancelled", reason=reason, answer=None)
-    return RunOutcome(claim.run_id, "cancelled", reason)
-
-
-def _redacted(
-    on_result: Callable[[ToolCall, ToolResult], None], redactor: Redactor
-) -> Callable[[ToolCall, ToolResult], None]:
-    """`on_result`, given a copy of each result with every secret the run knows taken out."""
-
-    def call(call: ToolCall, result: ToolResult) -> None:
-        error = redactor.text(result.error) if result.error else result.error
-        on_result(call, replace(result, data=redactor.deep(result.data), error=error))
-
-    return call
-
-
-def _clean_title(title: str) -> str:
-    """One line of at most 200 characters."""
-    return " ".join(title.split())[:200]
-
-
-def _scan(path: Path, session_id: str) -> SessionInfo | None:
-    """A session's list entry, reading only the records that say it (not every message)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    lines = data.split(b"\n")
-    try:
-        header = json.loads(lines[0])
-    except ValueError:
-        return None
-    if not isinstance(header, dict) or header.get("format") is None:
-        return None
-    title = str(header.get("title") or "")
-    created = str(header.get("created") or "")
-    last = created
-    turns = 0
-    for raw in lines[1:]:
-        # Records are written with "t" first, so the kind is known without parsing the line.
-        if raw.startswith((b'{"t":"turn"', b'{"t":"end"', b'{"t":"title"')):
-            try:
-                record = json.loads(raw)
-            except ValueError:
-                continue
-            if record.get("t") == "turn":
-                turns = max(turns, int(record.get("turn", 0)))
-            if record.get("t") == "title":
-                title = str(record.get("title") or "")
-            elif record.get("time"):
-                last = str(record["time"])
-    if not title:
-        first = next((ln for ln in lines[1:] if ln.startswith(b'{"t":"turn"')), None)
-        if first is not None:
-            try:
-                title = title_of(str(json.loads(first).get("text", "")))
-            except ValueError:
-                title = ""
-    return SessionInfo(session_id, title, created, last, turns)

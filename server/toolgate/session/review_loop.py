@@ -25,7 +25,8 @@ from toolgate.code_review.service import review_in_workspace, review_request
 from toolgate.config import Config
 from toolgate.records import new_id
 from toolgate.review.reviewer import Reviewer
-from toolgate.session.service import Claim, SessionService, TurnHooks
+from toolgate.session.service import SessionService
+from toolgate.session.turns import Claim, TurnHooks
 
 DEFAULT_MAX_ROUNDS = 3
 DEFAULT_TEST_COMMAND = "pytest -q --tb=short"
