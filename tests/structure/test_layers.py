@@ -45,9 +45,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "jobs over the session service",
         (
             "toolgate.agent_tools",
-            "toolgate.planning.service",
-            "toolgate.code_review.loop",
-            "toolgate.code_review.service",
             "toolgate.setup",
         ),
     ),

@@ -19,8 +19,8 @@ from toolgate.code_review import (
     ReviewSetupError,
     working_tree_changes,
 )
-from toolgate.code_review.service import review_in_workspace
 from toolgate.records import ToolResult, new_id
+from toolgate.session.code_review import review_in_workspace
 
 
 def _lines(value: Any) -> list[str]:

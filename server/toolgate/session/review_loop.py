@@ -21,10 +21,10 @@ from toolgate.agent.redact import Redactor
 from toolgate.agent.runlog import RunLog
 from toolgate.code_review.changes import runs_changes
 from toolgate.code_review.records import CodeReview, ReviewError
-from toolgate.code_review.service import review_in_workspace, review_request
 from toolgate.config import Config
 from toolgate.records import new_id
 from toolgate.review.reviewer import Reviewer
+from toolgate.session.code_review import review_in_workspace, review_request
 from toolgate.session.service import SessionService
 from toolgate.session.turns import Claim, TurnHooks
 

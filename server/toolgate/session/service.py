@@ -19,7 +19,6 @@ from toolgate.agent.loop import RunOutcome
 from toolgate.agent.redact import Redactor
 from toolgate.code_review.changes import Changes, working_tree_changes
 from toolgate.code_review.records import CodeReview, ReviewSetupError
-from toolgate.code_review.service import review_in_workspace, review_request
 from toolgate.config import Config, ConfigError, TrustItem
 from toolgate.conversation.history import Conversation, transcript
 from toolgate.conversation.marks import undo_record
@@ -44,6 +43,7 @@ from toolgate.session.assembly import (
     gated_calls,
     resolve_endpoint,
 )
+from toolgate.session.code_review import review_in_workspace, review_request
 from toolgate.session.listing import clean_title, scan
 from toolgate.session.modes import DEFAULT_MODE, mode_problem
 from toolgate.session.plans import Engine, assemble_engine, make_plan

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from toolgate.agent.redact import Redactor
 from toolgate.code_review.ask import review_changes
 from toolgate.code_review.changes import Changes
 from toolgate.code_review.records import CodeReview, ReviewRequest, ReviewSetupError
 from toolgate.config import Config
 from toolgate.model.modes import ModeMemory
-
-if TYPE_CHECKING:
-    from toolgate.session.assembly import Endpoint
+from toolgate.session.assembly import (
+    Endpoint,
+    SetupError,
+    check_trust,
+    model_settings,
+    resolve_endpoint,
+)
 
 
 def review_request(
@@ -48,14 +52,6 @@ async def review_in_workspace(
     Raises ReviewSetupError (one line) when the endpoint cannot be set up, and ReviewError
     when it fails or gives no valid review.
     """
-    from toolgate.agent.redact import Redactor
-    from toolgate.session.assembly import (
-        SetupError,
-        check_trust,
-        model_settings,
-        resolve_endpoint,
-    )
-
     owned = endpoint is None
     try:
         for line in check_trust(root, config):
