@@ -452,7 +452,9 @@ async function main() {
     const output = page.locator('.panel .monaco-editor .view-lines').first();
     await waitUntil(
       'the transcript',
-      async () => (await output.innerText()).replace(/\u00a0/g, ' ').includes('run finished'),
+      // Only the lines in view are rendered: the last ones may all be the review loop's, so any
+      // line in the transcript's own form will do (`run finished …`, `result TOOL [decision] …`).
+      async () => /run finished|result \w+ \[\w+\]/.test((await output.innerText()).replace(/\u00a0/g, ' ')),
       { timeout: 20_000 },
     );
     await shot('transcript.png');

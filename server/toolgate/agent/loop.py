@@ -465,6 +465,8 @@ class AgentRun:
                 self.model.base_url,
                 self.runlog_mode,
             )
+            # The mode the step was asked in: an answer read in another mode switches it.
+            asked_in = self.runlog_mode
             turn = await self._turn()
             self.finish_reason = turn.finish_reason
             self.refusal = turn.refusal or None
@@ -473,7 +475,7 @@ class AgentRun:
                 turn.text += turn.refusal
                 step["refusal"] = self.redact.text(turn.refusal)
             step["assistant_text"] = self.redact.text(turn.text)
-            step["tool_calling_mode"] = self.runlog_mode
+            step["tool_calling_mode"] = asked_in
             final = next((c for c, _ in turn.outcomes if c.name == FINAL_ANSWER.name), None)
             if final is not None:
                 # The conversation keeps the answer as plain words: a call to final_answer
