@@ -343,7 +343,7 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   await ready.locator('button[data-action="approvePlan"]').click();
   // A short workflow can end before the card is looked at: "Running as" or already "Ran as".
   await waitUntil('the approved plan to run', async () => /(Running|Ran) as w-/.test(await ready.innerText()), { timeout: 30_000 });
-  const planRun = (await ready.innerText()).match(/(?:Running|Ran) as (w-\w+)/)[1];
+  const planRun = (await ready.innerText()).match(/(?:Running|Ran) as (w-[\w-]+)/)[1];
   await waitUntil('the plan\'s run to end', async () =>
     /Run completed/.test(await frame.locator(`.run-end[data-run="${planRun}"]`).innerText().catch(() => '')),
   { timeout: 60_000 });
