@@ -148,6 +148,12 @@ class RecordingProxy:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def handle(self) -> None:
+                try:
+                    super().handle()
+                except ConnectionError:
+                    pass  # an agent ended (or was ended) with a connection still open
+
             def do_GET(self) -> None:  # noqa: N802 — the standard library's name
                 owner._forward(self)
 
