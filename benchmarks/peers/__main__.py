@@ -192,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def publish(out: Path, *, chart: bool, readme: bool) -> None:
     """Print the table of a results file, draw its chart, and put both in the README."""
+    out = out.resolve()
     doc = load(out)
     wordings = doc["plan"]["wordings"]
     table = markdown(doc["summary"], wordings)

@@ -81,14 +81,18 @@ def markdown(rows: list[dict[str, Any]], wordings: list[str]) -> str:
     head = ["agent", "version"]
     head += [f"solved ({w})" for w in wordings]
     head += ["median s/run", "requests", "prompt tokens", "completion tokens"]
-    head += ["tokens per solved task", "MB sent", "note"]
+    head += ["tokens per solved task", "KB sent", "note"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         note = row["install_error"] or (
             f"cannot run with this endpoint: {row['unable']}" if row["unable"] else ""
         )
         if row["timed_out"]:
-            note = (note + "; " if note else "") + f"{row['timed_out']} runs timed out"
+            note = (
+                note + "; " if note else ""
+            ) + f"{row['timed_out']} of {row['ran']} runs timed out"
+        note = " ".join(note.split())
+        note = note if len(note) <= 200 else note[:199] + "…"
         cells = [f"**{row['agent']}**", row["version"]]
         cells += [
             f"{row['solved_by_wording'].get(w, 0)}/{row['runs_by_wording'].get(w, 0)}"
@@ -100,7 +104,7 @@ def markdown(rows: list[dict[str, Any]], wordings: list[str]) -> str:
             _n(row["prompt_tokens"]),
             _n(row["completion_tokens"]),
             _n(row["tokens_per_solved"]),
-            f"{row['bytes_sent'] / 1e6:.1f}",
+            f"{row['bytes_sent'] / 1e3:,.0f}",
             note.replace("|", "/"),
         ]
         lines.append("| " + " | ".join(cells) + " |")

@@ -179,7 +179,7 @@ def unable_reason(
     refused = [e for e in exchanges if e.status >= 400 or e.status == 0 and e.error]
     if refused:
         last = refused[-1]
-        message = f": {last.error[:200]}" if last.error else ""
+        message = f": {' '.join(last.error.split())[:200]}" if last.error else ""
         return f"{last.method} {last.path} answered {last.status} ({len(refused)}×){message}"
     if timed_out:
         return ""
