@@ -75,6 +75,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="start no new task after this long (0: no budget)",
     )
     parser.add_argument("--no-sandbox", action="store_true", help="run agents without bwrap")
+    parser.add_argument("--no-warm-up", action="store_true", help="no untimed first run per agent")
     parser.add_argument("--install-only", action="store_true")
     parser.add_argument(
         "--report", type=Path, metavar="RESULTS", help="only the table and chart of a results file"
@@ -132,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         budget_seconds=args.budget_minutes * 60 if args.budget_minutes else None,
         sandbox=not args.no_sandbox,
         workdir=workdir,
+        warm_up=not args.no_warm_up,
     )
     about: dict[str, dict[str, Any]] = {
         a.name: {
@@ -160,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
             "max_steps": args.max_steps,
             "budget_minutes": args.budget_minutes,
             "sandbox": plan.sandbox,
+            "warm_up": plan.warm_up,
         },
         "agents": about,
         "records": [],
@@ -189,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def publish(out: Path, *, chart: bool, readme: bool) -> None:
     """Print the table of a results file, draw its chart, and put both in the README."""
+    out = out.resolve()
     doc = load(out)
     wordings = doc["plan"]["wordings"]
     table = markdown(doc["summary"], wordings)

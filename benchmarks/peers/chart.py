@@ -39,9 +39,14 @@ def main(results: str, out: str) -> None:
     bars = right.bar(range(len(rows)), [v or 0 for v in values], 0.6, color="tab:orange")
     for x, (bar, value, row) in enumerate(zip(bars, values, rows, strict=True)):
         label = f"{value:,}" if value else ("cannot run" if row["unable"] else "none solved")
-        right.annotate(label, (x, bar.get_height()), ha="center", va="bottom", fontsize=8)
+        right.annotate(
+            label, (x, bar.get_height()), ha="center", va="bottom", fontsize=8, rotation=90
+        )
     if any(values):
         right.set_yscale("log")
+    else:
+        right.set_ylim(0, 1)
+        right.set_yticks([])
     right.set_ylabel("tokens per solved task (all runs' tokens / tasks solved)")
     right.set_title("Tokens per solved task (lower is better)")
     right.set_xticks(range(len(rows)), names, rotation=30, ha="right")

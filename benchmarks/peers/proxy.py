@@ -47,6 +47,8 @@ _HOP_BY_HOP = {
 # The slow embedded model may think for minutes before its first byte.
 UPSTREAM_TIMEOUT = 1800.0
 BYTES_PER_TOKEN = 4
+# A single-slot server answers the tokenizer only after the answer in progress.
+TOKENIZER_TIMEOUT = 300.0
 
 
 @dataclass
@@ -147,6 +149,12 @@ class RecordingProxy:
 
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def handle(self) -> None:
+                try:
+                    super().handle()
+                except ConnectionError:
+                    pass  # an agent ended (or was ended) with a connection still open
 
             def do_GET(self) -> None:  # noqa: N802 — the standard library's name
                 owner._forward(self)
@@ -399,14 +407,10 @@ class TokenCounter:
         parts = urlsplit(upstream)
         self._url = f"{parts.scheme}://{parts.netloc}/extras/tokenize/count"
         self._works: bool | None = None
-
-    @property
-    def source(self) -> str:
-        """'tokenizer' when the endpoint counts for us, else 'bytes'."""
-        return "tokenizer" if self._works else "bytes"
+        self.source = "bytes"  # how the last count was made: "tokenizer" or "bytes"
 
     def count(self, text: str) -> int:
-        """Tokens in the text."""
+        """Tokens in the text (from the bytes if the endpoint cannot count them now)."""
         if not text:
             return 0
         if self._works is not False:
@@ -416,12 +420,19 @@ class TokenCounter:
                     json.dumps({"input": text}).encode(),
                     {"Content-Type": "application/json"},
                 )
-                with urllib.request.urlopen(request, timeout=60) as reply:
+                with urllib.request.urlopen(request, timeout=TOKENIZER_TIMEOUT) as reply:
                     count = int(json.loads(reply.read())["count"])
-                self._works = True
+                self._works, self.source = True, "tokenizer"
                 return count
-            except (OSError, urllib.error.URLError, ValueError, KeyError, TypeError):
-                self._works = False
+            except urllib.error.HTTPError as exc:
+                if exc.code in (404, 405, 501):
+                    self._works = False  # no such route: this endpoint has no tokenizer
+            except (OSError, ValueError, KeyError, TypeError):
+                if self._works is None:
+                    self._works = False  # never answered: not a tokenizer
+                # else: it counted before and is busy now (still reading a prompt an agent
+                # left behind); this one text is counted from its bytes.
+        self.source = "bytes"
         return math.ceil(len(text.encode()) / BYTES_PER_TOKEN)
 
 
@@ -457,7 +468,9 @@ def count_tokens(exchanges: list[Exchange], counter: TokenCounter) -> None:
             e.prompt_tokens, e.completion_tokens, e.token_source = prompt, completion, "usage"
         elif e.is_chat and 200 <= e.status < 300:
             e.prompt_tokens = counter.count(prompt_text(e.body))
+            prompt_source = counter.source
             answer = e.text + "".join(c["name"] + c["arguments"] for c in e.tool_calls)
             e.completion_tokens = counter.count(answer)
-            e.token_source = counter.source
+            sources = {prompt_source, counter.source if answer else prompt_source}
+            e.token_source = "bytes" if "bytes" in sources else "tokenizer"
         e.body = None

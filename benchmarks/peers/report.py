@@ -28,11 +28,12 @@ def summarize(
     """One line per agent, in the order the agents were given."""
     rows = []
     for name, about in agents.items():
-        mine = [r for r in records if r["agent"] == name]
+        warm = [r for r in records if r["agent"] == name and r.get("warmup")]
+        mine = [r for r in records if r["agent"] == name and not r.get("warmup")]
         ran = [r for r in mine if not r.get("not_run")]
         solved = [r for r in mine if r["solved"]]
         tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in mine)
-        reasons = sorted({r["unable"] for r in mine if r.get("unable")})
+        reasons = sorted({r["unable"] for r in mine + warm if r.get("unable")})
         rows.append(
             {
                 "agent": name,
@@ -65,6 +66,7 @@ def summarize(
                 if reasons and not any(r["reached_model"] for r in mine)
                 else "",
                 "install_error": about.get("install_error", ""),
+                "warm_up_seconds": round(sum(r["wall_seconds"] for r in warm), 1),
             }
         )
     return rows
@@ -79,14 +81,18 @@ def markdown(rows: list[dict[str, Any]], wordings: list[str]) -> str:
     head = ["agent", "version"]
     head += [f"solved ({w})" for w in wordings]
     head += ["median s/run", "requests", "prompt tokens", "completion tokens"]
-    head += ["tokens per solved task", "MB sent", "note"]
+    head += ["tokens per solved task", "KB sent", "note"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         note = row["install_error"] or (
             f"cannot run with this endpoint: {row['unable']}" if row["unable"] else ""
         )
         if row["timed_out"]:
-            note = (note + "; " if note else "") + f"{row['timed_out']} runs timed out"
+            note = (
+                note + "; " if note else ""
+            ) + f"{row['timed_out']} of {row['ran']} runs timed out"
+        note = " ".join(note.split())
+        note = note if len(note) <= 200 else note[:199] + "…"
         cells = [f"**{row['agent']}**", row["version"]]
         cells += [
             f"{row['solved_by_wording'].get(w, 0)}/{row['runs_by_wording'].get(w, 0)}"
@@ -98,7 +104,7 @@ def markdown(rows: list[dict[str, Any]], wordings: list[str]) -> str:
             _n(row["prompt_tokens"]),
             _n(row["completion_tokens"]),
             _n(row["tokens_per_solved"]),
-            f"{row['bytes_sent'] / 1e6:.1f}",
+            f"{row['bytes_sent'] / 1e3:,.0f}",
             note.replace("|", "/"),
         ]
         lines.append("| " + " | ".join(cells) + " |")
@@ -107,6 +113,7 @@ def markdown(rows: list[dict[str, Any]], wordings: list[str]) -> str:
 
 def task_table(records: list[dict[str, Any]], agents: list[str]) -> str:
     """Which agent solved which task, one row per task and wording."""
+    records = [r for r in records if not r.get("warmup")]
     keys = sorted({(r["task"], r["wording"]) for r in records})
     lines = ["| task | wording | " + " | ".join(agents) + " |", "|---|---|" + "---|" * len(agents)]
     for task, wording in keys:

@@ -24,6 +24,7 @@ from benchmarks.peers.agents import Agent, RunContext
 from benchmarks.peers.proxy import Exchange, RecordingProxy, TokenCounter, count_tokens
 from benchmarks.peers.tasks import Task, check, make_repo
 
+WARM_UP_PROMPT = "Say hello in one short sentence. Do not change any file."
 KILL_GRACE = 5.0
 SETUP_TIMEOUT = 180.0
 # How long the next run waits for the endpoint to finish an answer its agent left behind.
@@ -42,6 +43,9 @@ class Plan:
     max_steps: int
     budget_seconds: float | None = None
     sandbox: bool = True
+    # One untimed run per agent before its tasks, so that the endpoint has read the agent's
+    # fixed prompt once (llama.cpp reuses a prompt's beginning) and no task pays for it.
+    warm_up: bool = False
     workdir: Path = field(default_factory=lambda: Path("/tmp/toolgate-peers"))
 
 
@@ -91,8 +95,9 @@ def run_one(
     counter: TokenCounter,
     model: str,
     plan: Plan,
+    prompt: str | None = None,
 ) -> dict[str, Any]:
-    """One agent on one task in one wording; the record of what happened."""
+    """One agent on one task in one wording (or with another prompt); what happened."""
     repo = plan.workdir / "project"
     home = plan.workdir / "home"
     shutil.rmtree(home, ignore_errors=True)
@@ -100,7 +105,7 @@ def run_one(
     before = make_repo(task, repo)
     ctx = RunContext(
         repo=repo,
-        prompt=task.prompt(wording),
+        prompt=prompt or task.prompt(wording),
         base_url=proxy.base_url,
         model=model,
         home=home,
@@ -174,7 +179,7 @@ def unable_reason(
     refused = [e for e in exchanges if e.status >= 400 or e.status == 0 and e.error]
     if refused:
         last = refused[-1]
-        message = f": {last.error[:200]}" if last.error else ""
+        message = f": {' '.join(last.error.split())[:200]}" if last.error else ""
         return f"{last.method} {last.path} answered {last.status} ({len(refused)}×){message}"
     if timed_out:
         return ""
@@ -247,6 +252,14 @@ def run_plan(
             share = max(0.0, left) / (len(plan.agents) - index)
         agent_began = time.monotonic()
         unable = ""
+        if plan.warm_up and runs:
+            task, wording = runs[0]
+            record = run_one(agent, task, wording, proxy, counter, model, plan, WARM_UP_PROMPT)
+            record.update(warmup=True, solved=False, detail="warm-up run (not counted)")
+            unable = record["unable"]
+            records.append(record)
+            on_record(record)
+            log(f"{agent.name:<15} warm-up {record['wall_seconds']:>6} s {unable}")
         for task, wording in runs:
             if unable:
                 record = _not_run(agent, task, wording, unable)
@@ -260,7 +273,7 @@ def run_plan(
                 )
             else:
                 record = run_one(agent, task, wording, proxy, counter, model, plan)
-                mine = [r for r in records if r["agent"] == agent.name]
+                mine = [r for r in records if r["agent"] == agent.name and not r.get("warmup")]
                 if record["unable"] and not any(r["reached_model"] for r in mine):
                     unable = record["unable"]
             records.append(record)

@@ -58,7 +58,7 @@ def _answer(body: dict[str, Any]) -> dict[str, Any]:
     return {"content": words, "usage": USAGE}
 
 
-def _plan(tmp_path: Path, names: list[str]) -> Plan:
+def _plan(tmp_path: Path, names: list[str], warm_up: bool = False) -> Plan:
     tasks = [t for t in load_tasks() if t.name in ("fix-greeting", "question-price")]
     return Plan(
         tasks=tasks,
@@ -67,6 +67,7 @@ def _plan(tmp_path: Path, names: list[str]) -> Plan:
         timeout=300,
         max_steps=6,
         workdir=tmp_path / "work",
+        warm_up=warm_up,
     )
 
 
@@ -113,21 +114,25 @@ def test_an_agent_the_endpoint_refuses_is_reported_not_dropped(tmp_path: Path) -
     refusing = {"status": 404, "error": "no chat here"}
     with ScriptedModel(fallback=refusing) as model, RecordingProxy(model.base_url) as proxy:
         run_plan(
-            _plan(tmp_path, ["toolgate"]),
+            _plan(tmp_path, ["toolgate"], warm_up=True),
             proxy,
             TokenCounter(model.base_url),
             model.model,
             records.append,
             log=lambda line: None,
         )
-    first, second = records
-    assert not first["solved"] and not first["reached_model"]
-    assert first["unable"].startswith("POST /v1/chat/completions answered 404")
-    assert "no chat here" in first["unable"]
-    assert second["not_run"] and second["unable"] == first["unable"]
-    assert "cannot run with this endpoint" in second["detail"]
+    # The untimed warm-up run already finds that the endpoint refuses every request.
+    warm_up, first, second = records
+    assert warm_up["warmup"] and not warm_up["reached_model"]
+    assert warm_up["unable"].startswith("POST /v1/chat/completions answered 404")
+    assert "no chat here" in warm_up["unable"]
+    for record in (first, second):
+        assert record["not_run"] and not record["solved"]
+        assert record["unable"] == warm_up["unable"]
+        assert "cannot run with this endpoint" in record["detail"]
     [row] = summarize(records, {"toolgate": {"version": "x"}})
-    assert row["solved"] == 0 and row["unable"] == first["unable"]
+    assert (row["solved"], row["runs"]) == (0, 2)  # the warm-up is not counted
+    assert row["unable"] == warm_up["unable"]
     assert "cannot run with this endpoint: POST /v1/chat/completions" in markdown(
         [row], ["natural"]
     )
