@@ -20,6 +20,7 @@ from toolgate.agent.events import (
     NOTICE,
     PROPOSAL_CREATED,
     PROPOSAL_RESOLVED,
+    RULES_USED,
     RUN_FINISHED,
     RUN_STARTED,
     TESTS_FINISHED,
@@ -305,6 +306,7 @@ _SHOWN = (
     MODE_CHANGED,
     NOTICE,
     TOOL_PROGRESS,
+    RULES_USED,
     RUN_FINISHED,
 )
 
@@ -436,11 +438,14 @@ class Printer:
         elif event.type == TOOL_PROGRESS:
             self._line(f"  [{f['tool_name']}] {f['line']}", _DIM)
         elif event.type == RUN_STARTED:
+            rules = f"; rules: {', '.join(f['rules'])}" if f.get("rules") else ""
             self._line(
                 f"{f.get('model')} at {f.get('base_url')} ({f.get('tool_calling_mode')} tool "
-                "calling); waiting for the model…",
+                f"calling{rules}); waiting for the model…",
                 _DIM,
             )
+        elif event.type == RULES_USED:
+            self._line(f"(rules for the files touched: {', '.join(f['rules'])})", _DIM)
         elif event.type == RUN_FINISHED:
             self.end_text()
             for line in account_lines(f.get("account") or {}):

@@ -139,6 +139,20 @@ def test_a_run_says_which_model_endpoint_and_mode_it_uses(
     assert f"{scripted.model} at {scripted.base_url} (native tool calling)" in done.stderr
 
 
+def test_a_run_names_the_rules_files_it_used(repo: Path, scripted: ScriptedModel) -> None:
+    (repo / "AGENTS.md").write_text("Keep functions short.\n")
+    (repo / ".cursor" / "rules").mkdir(parents=True)
+    (repo / ".cursor" / "rules" / "docs.mdc").write_text("---\nglobs: docs/*\n---\nOne line.\n")
+    (repo / "docs").mkdir()
+    (repo / "docs" / "a.md").write_text("# A\n")
+    scripted.script = [tool_call("read_file", path="docs/a.md"), {"content": "Read it."}]
+    done = toolgate_task("run", "Read docs/a.md.", repo, scripted)
+    assert done.returncode == 0, done.stderr
+    assert "(native tool calling; rules: AGENTS.md)" in done.stderr
+    assert "(rules for the files touched: .cursor/rules/docs.mdc)" in done.stderr
+    assert "rules: AGENTS.md, .cursor/rules/docs.mdc" in done.stderr
+
+
 def test_a_partly_accepted_change_says_so_and_a_failed_edit_is_not_denied(
     repo: Path, scripted: ScriptedModel
 ) -> None:

@@ -91,7 +91,7 @@ async def test_rules_reach_the_prompt_and_glob_rules_follow_the_files(
         tool_call("read_file", path="api/handlers.py"),
         answer(),
     ]
-    await drive(repo, scripted)
+    driven = await drive(repo, scripted)
     prompt = system_text(scripted.requests[0])
     assert prompt.count("Marker CL-1") == 1 and "Marker CP-2" in prompt
     assert "AP-3" not in prompt
@@ -99,6 +99,15 @@ async def test_rules_reach_the_prompt_and_glob_rules_follow_the_files(
     assert "notes" not in readme
     assert "AP-3" in handlers["notes"][0] and ".cursor/rules/api.mdc" in handlers["notes"][0]
     assert "notes" not in again  # once per run
+    # Which rules the turn used: the prompt's when it starts, the attached one when attached,
+    # all of them in the account (the terminal, the editors and the run log show it).
+    (started,) = driven.of_type("run_started")
+    always = started["rules"]
+    assert ".github/copilot-instructions.md" in always and len(always) == 2, always
+    assert {"CLAUDE.md", "AGENTS.md"} & set(always)
+    (attached,) = driven.of_type("rules_used")
+    assert attached["rules"] == [".cursor/rules/api.mdc"]
+    assert driven.log["account"]["rules"] == [*always, ".cursor/rules/api.mdc"]
 
 
 def twenty_skills(repo: Path) -> None:

@@ -13,6 +13,8 @@ from toolgate.agent.events import (
     LLM_USAGE,
     PROPOSAL_CREATED,
     PROPOSAL_RESOLVED,
+    RULES_USED,
+    RUN_STARTED,
     TESTS_FINISHED,
     logged_type,
 )
@@ -108,7 +110,17 @@ def build_account(
         "seconds": round(seconds, 1),
         "run_log": run_log,
         "did": done_words(events, steps, tools),
+        "rules": rules_used(events),
     }
+
+
+def rules_used(events: list[dict[str, Any]]) -> list[str]:
+    """The rules files the run used: the system prompt's, then those attached to results."""
+    used: list[str] = []
+    for event in events:
+        if logged_type(event) in (RUN_STARTED, RULES_USED):
+            used.extend(str(r) for r in event.get("rules") or [] if str(r) not in used)
+    return used
 
 
 def _runs_commands(tools: ToolRegistry, call: dict[str, Any]) -> bool:
@@ -149,6 +161,8 @@ def account_lines(account: dict[str, Any]) -> list[str]:
         )
     if account.get("did"):
         lines.append("done: " + ", ".join(account["did"]))
+    if account.get("rules"):
+        lines.append("rules: " + ", ".join(account["rules"]))
     if account.get("commands"):
         lines.append("commands: " + "; ".join(account["commands"]))
     tests = account.get("tests")

@@ -30,6 +30,7 @@ NOTICE = "notice"
 TOOL_PROGRESS = "tool_progress"
 CONTEXT_FITTED = "context_fitted"  # older outputs elided or turns summarised for the window
 LLM_USAGE = "llm_usage"  # the tokens the endpoint said one request used
+RULES_USED = "rules_used"  # rules files attached to a result for the files a call touched
 # The `mode` of an `llm_call` / `llm_usage` made by a latent tool's answer, inside a tool call.
 LATENT_REQUEST = "latent"
 

@@ -235,6 +235,8 @@ class AgentRun:
         # What the project's hooks add to the person's words for the model (SessionStart,
         # UserPromptSubmit), and whether they let the run end here (Stop): set by the session.
         self.turn_context = ""
+        # The rules files the system prompt carries, as the person names them (run_started says).
+        self.rules: list[str] = []
         self.stop_check: Callable[[str | None, bool], Awaitable[str | None]] | None = None
         self.before_compact: Callable[[], Awaitable[None]] | None = None
         self._stops_refused = 0
@@ -284,6 +286,7 @@ class AgentRun:
             base_url=self.model.base_url,
             tool_calling_mode=self.runlog_mode,
             session_id=self.conversation.session_id,
+            rules=self.rules,
         )
         self.runlog.save()
         status, reason = COMPLETED, None

@@ -145,7 +145,9 @@ def event_payload(event: Event, call_args: dict[str, Any]) -> dict[str, Any] | N
     kind = event.type
     payload: dict[str, Any] | None = None
     if kind == events.RUN_STARTED:
-        payload = {"type": "run_started", "task": f.get("task")}
+        payload = {"type": "run_started", "task": f.get("task"), "rules": f.get("rules") or []}
+    elif kind == events.RULES_USED:
+        payload = {"type": "rules_used", "rules": f["rules"]}
     elif kind == events.ASSISTANT_TEXT:
         payload = {"type": "assistant_text", "text": f["text"]}
     elif kind == events.TOOL_CALL_PROPOSED:

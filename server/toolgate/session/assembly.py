@@ -9,7 +9,7 @@ from typing import Any
 
 import openai
 
-from toolgate.agent.events import NOTICE, TESTS_FINISHED, EventBus
+from toolgate.agent.events import NOTICE, RULES_USED, TESTS_FINISHED, EventBus
 from toolgate.agent.gate import Gate
 from toolgate.agent.loop import AgentRun
 from toolgate.agent.policy import ASK, policy_for
@@ -394,6 +394,10 @@ async def _assemble(
     run.gate.latent = latent_answers(config, settings, notice, redactor.text)
     for line in customization_notes:
         notice(line)
+
+    def rules_used(labels: list[str]) -> None:
+        setup.bus.emit(RULES_USED, run.run_id, rules=labels)
+
     conversation = setup.conversation
     session_file = conversation.file.path if conversation and conversation.file else None
     custom = RunCustomization(
@@ -404,7 +408,9 @@ async def _assemble(
         notice=notice,
         skills=instructions.agent_skills,
         sent_rules=always_digests(instructions),
+        on_rules=rules_used,
     )
+    run.rules = [rule.label(setup.root) for rule in instructions.rules]
     run.gate.hooks = custom
     if custom.runner:
         new_session = conversation is None or conversation.turns == 0

@@ -82,6 +82,7 @@ class RunCustomization:
         skills: Iterable[Skill] = (),
         rules: Rules | None = None,
         sent_rules: Iterable[str] = (),
+        on_rules: Callable[[list[str]], None] | None = None,
     ) -> None:
         self.root = root
         self.runner = HookRunner(hooks, root)
@@ -93,6 +94,7 @@ class RunCustomization:
         # The always-on rules are in the system prompt already: never attached again.
         self.sent: set[str] = set(sent_rules)
         self.narrowing: Skill | None = None  # the loaded skill whose allowed-tools hold now
+        self.on_rules = on_rules  # told the files of the rules attached to a result
 
     def _fields(self, **extra: Any) -> dict[str, Any]:
         return {"session_id": self.session_id, "transcript_path": self.transcript_path, **extra}
@@ -157,6 +159,8 @@ class RunCustomization:
             rules = self.rules.for_paths(_touched(args), self.sent)
             if rules:
                 notes.append(attached_note(rules, self.root))
+                if self.on_rules is not None:
+                    self.on_rules([rule.label(self.root) for rule in rules])
         if self.runner.wanted("PostToolUse", tool.name, tool.kind):
             outcome = await self.runner.fire(
                 "PostToolUse",
