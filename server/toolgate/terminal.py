@@ -16,6 +16,7 @@ from toolgate.agent.events import (
     ASSISTANT_TEXT,
     LATENT_REQUEST,
     LLM_CALL,
+    LLM_USAGE,
     MODE_CHANGED,
     NOTICE,
     PROPOSAL_CREATED,
@@ -307,6 +308,7 @@ _SHOWN = (
     NOTICE,
     TOOL_PROGRESS,
     RULES_USED,
+    LLM_USAGE,
     RUN_FINISHED,
 )
 
@@ -444,6 +446,11 @@ class Printer:
                 f"calling{rules}); waiting for the model…",
                 _DIM,
             )
+        elif event.type == LLM_USAGE and not f.get("mode") and f.get("prompt_tokens"):
+            # What a step's request cost; where the server says so, how much it read again.
+            cached = f.get("cached_tokens")
+            said = f", {cached} cached" if isinstance(cached, int) else ""
+            self._line(f"  (request {f.get('n')}: {f['prompt_tokens']} prompt tokens{said})", _DIM)
         elif event.type == RULES_USED:
             self._line(f"(rules for the files touched: {', '.join(f['rules'])})", _DIM)
         elif event.type == RUN_FINISHED:

@@ -153,6 +153,35 @@ def test_a_run_names_the_rules_files_it_used(repo: Path, scripted: ScriptedModel
     assert "rules: AGENTS.md, .cursor/rules/docs.mdc" in done.stderr
 
 
+def test_each_request_says_its_prompt_tokens_and_what_the_server_had_cached(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    (repo / "a.txt").write_text("a\n")
+    scripted.script = [
+        {  # OpenAI's and vLLM's count
+            **tool_call("read_file", path="a.txt"),
+            "usage": {
+                "prompt_tokens": 900,
+                "completion_tokens": 10,
+                "total_tokens": 910,
+                "prompt_tokens_details": {"cached_tokens": 0},
+            },
+        },
+        {  # llama.cpp's server
+            "content": "It holds a.",
+            "usage": {"prompt_tokens": 950, "completion_tokens": 5, "total_tokens": 955},
+            "timings": {"cache_n": 880, "prompt_n": 70},
+        },
+    ]
+    done = toolgate_task("run", "Read a.txt.", repo, scripted)
+    assert done.returncode == 0, done.stderr
+    assert "(request 1: 900 prompt tokens, 0 cached)" in done.stderr
+    assert "(request 2: 950 prompt tokens, 880 cached)" in done.stderr
+    assert "tokens used: 1865 (1850 prompt, 15 completion, 880 of the prompt cached)" in (
+        done.stderr
+    )
+
+
 def test_a_partly_accepted_change_says_so_and_a_failed_edit_is_not_denied(
     repo: Path, scripted: ScriptedModel
 ) -> None:

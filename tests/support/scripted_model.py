@@ -21,7 +21,8 @@ Faults, per entry: `"headers"` adds headers to an HTTP error (`Retry-After`), `"
 that many seconds before answering, `"cut_after"` closes a stream after that many tool-call
 argument pieces, `"piece"` sets the characters per argument delta (10); a call's
 `"arguments"` given as a string are sent as they are (not JSON); `"usage"` is the token counts
-the answer reports (in a last chunk when the request asks with `stream_options`).
+the answer reports (in a last chunk when the request asks with `stream_options`), and
+`"timings"` what llama.cpp's server adds to that chunk (`cache_n`: prompt tokens it had cached).
 `models_status` answers /v1/models with that HTTP error instead of the list.
 
 Reasoning models, per entry: `"reasoning"` is thinking sent before the content, in
@@ -240,6 +241,7 @@ class ScriptedModel:
                 finish,
                 thought,
                 refusal,
+                entry.get("timings"),
             )
         else:
             message: dict[str, Any] = {"role": "assistant", "content": content or None}
@@ -286,6 +288,7 @@ class ScriptedModel:
         finish: str | None = None,
         thought: tuple[str, str] = ("reasoning_content", ""),
         refusal: str = "",
+        timings: dict[str, Any] | None = None,
     ) -> None:
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
@@ -332,6 +335,8 @@ class ScriptedModel:
         if usage:
             last = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0}
             last.update(model=self.model, choices=[], usage=usage)
+            if timings:  # llama.cpp's server adds these to its last chunk
+                last["timings"] = timings
             handler.wfile.write(f"data: {json.dumps(last)}\n\n".encode())
         if not self.omit_done:
             handler.wfile.write(b"data: [DONE]\n\n")

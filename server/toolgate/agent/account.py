@@ -141,6 +141,9 @@ def _tokens(events: list[dict[str, Any]]) -> dict[str, int] | None:
         totals["prompt"] += prompt
         totals["completion"] += completion
         totals["total"] += int(event.get("total_tokens") or prompt + completion)
+    cached = [int(e["cached_tokens"]) for e in used if isinstance(e.get("cached_tokens"), int)]
+    if cached:  # only where the endpoint says: no count is not "nothing cached"
+        totals["cached"] = sum(cached)
     return totals
 
 
@@ -175,9 +178,10 @@ def account_lines(account: dict[str, Any]) -> list[str]:
         lines.append(text)
     tokens = account.get("tokens")
     if isinstance(tokens, dict):
+        cached = f", {tokens['cached']} of the prompt cached" if "cached" in tokens else ""
         lines.append(
             f"tokens used: {tokens.get('total', 0)} ({tokens.get('prompt', 0)} prompt, "
-            f"{tokens.get('completion', 0)} completion)"
+            f"{tokens.get('completion', 0)} completion{cached})"
         )
     lines.append(f"time: {account.get('seconds', 0):.1f} s; run log: {account.get('run_log')}")
     return lines

@@ -391,6 +391,14 @@ def _usage(response: Any) -> dict[str, int] | None:
         for key in ("prompt_tokens", "completion_tokens", "total_tokens")
         if isinstance(value := getattr(usage, key, None), int)
     }
+    # How much of the prompt the server had cached: OpenAI's and vLLM's count, else the
+    # `timings` llama.cpp's server adds to its last chunk (`cache_n`: tokens not read again).
+    cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)
+    if not isinstance(cached, int):
+        timings = getattr(response, "timings", None)
+        cached = timings.get("cache_n") if isinstance(timings, dict) else None
+    if isinstance(cached, int) and counts:
+        counts["cached_tokens"] = cached
     return counts or None
 
 
