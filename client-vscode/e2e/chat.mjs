@@ -13,7 +13,18 @@ const FOLLOW_UP = 'Good. What is left to do after the first turn?';
 const FIRST_ANSWER = 'add is fixed; I left mul as it was, as you asked.';
 const SECOND_ANSWER = 'Following up on the first turn: mul is next.';
 
-/** The model's turns: two write_file calls (accepted, rejected), an answer, the follow-up's answer. */
+/** The chat workspace's customization: a rules file and a prompt file of Claude Code's format. */
+export const CHAT_FILES = {
+  'AGENTS.md': '# Conventions\n\nKeep calc.py free of imports.\n',
+  '.claude/commands/fix-issue.md':
+    '---\ndescription: Fix a numbered issue the project\'s way\nargument-hint: NUMBER\n---\n' +
+    'Fix issue #$ARGUMENTS: find its failing test first, then change the code.\n',
+};
+/** What the prompt file makes of `/fix-issue 42`: the model must read this, not the command. */
+const EXPANDED_COMMAND = 'Fix issue #42: find its failing test first, then change the code.';
+const COMMAND_ANSWER = 'Issue 42: the failing test is test_mul.';
+
+/** The model's turns: two write_file calls (accepted, rejected), an answer, the follow-up's answer, the prompt command's answer. */
 export function chatScript({ accepted, rejected }) {
   return [
     {
@@ -33,6 +44,8 @@ export function chatScript({ accepted, rejected }) {
     { content: `**add** is fixed; I left \`mul\` as it was, as you asked.\n\n- calc.py: \`add\` returns \`a + b\`` },
     // The follow-up's request must hold the first turn: the task and the answer.
     { requires: [CHAT_TASK, 'is fixed; I left', CHAT_REASON], content: SECOND_ANSWER },
+    // The prompt command picked from the `/` menu reaches the model expanded.
+    { requires: [EXPANDED_COMMAND], content: COMMAND_ANSWER },
   ];
 }
 
@@ -102,6 +115,11 @@ export async function chatScenario({ page, model, calcPath, testsPath, expected,
   await page.waitForTimeout(300);
   await shot('chat-turn1.png');
   log('the streamed answer is in the view');
+  // The turn's header names the rules file its system prompt carried.
+  const firstHeader = await frame.locator('.entry.user .who').first().innerText();
+  if (!/rules:.*AGENTS\.md/.test(firstHeader)) {
+    throw new Error(`the first turn's header does not name AGENTS.md: ${firstHeader}`);
+  }
 
   // The run's own test run: its card has the counts and a link to Problems.
   const testsCard = frame.locator('.tests-card').first();
@@ -146,6 +164,74 @@ export async function chatScenario({ page, model, calcPath, testsPath, expected,
   const title = await frame.locator('#session option:checked').innerText();
   log(`the follow-up saw the first turn; session "${title}"`);
   await shot('chat-follow-up.png');
+
+  // 6b. The `/` menu: the view's own commands and the project's prompt file, with its
+  // description, argument hint and file; arrows move, Escape closes, typing filters, Enter picks.
+  const input = frame.locator('#input');
+  const menu = frame.locator('#slash-menu');
+  const selected = () => menu.locator('.slash-item.selected').innerText();
+  await input.click();
+  await input.pressSequentially('/');
+  await menu.waitFor({ state: 'visible', timeout: 10_000 });
+  await waitUntil('the prompt file in the / menu', async () => (await menu.innerText()).includes('/fix-issue'), { timeout: 30_000 });
+  const menuText = await menu.innerText();
+  for (const part of ['/new', '/undo', '/tests', '/review', '/commands', '/fix-issue', 'NUMBER', "Fix a numbered issue the project's way", '.claude/commands/fix-issue.md']) {
+    if (!menuText.includes(part)) {
+      throw new Error(`the / menu lacks "${part}": ${menuText}`);
+    }
+  }
+  await page.waitForTimeout(300);
+  await shot('chat-slash-menu.png');
+  await input.press('ArrowDown');
+  if (!(await selected()).startsWith('/undo')) {
+    throw new Error(`ArrowDown did not move to /undo: ${await selected()}`);
+  }
+  await input.press('ArrowUp');
+  if (!(await selected()).startsWith('/new')) {
+    throw new Error(`ArrowUp did not move back to /new: ${await selected()}`);
+  }
+  await input.press('Escape');
+  await menu.waitFor({ state: 'hidden', timeout: 5_000 });
+  await input.pressSequentially('fix');
+  await menu.waitFor({ state: 'visible', timeout: 5_000 });
+  if (!(await selected()).startsWith('/fix-issue')) {
+    throw new Error(`typing "fix" did not select /fix-issue: ${await selected()}`);
+  }
+  await input.press('Enter');
+  await menu.waitFor({ state: 'hidden', timeout: 5_000 });
+  if ((await input.inputValue()) !== '/fix-issue ') {
+    throw new Error(`picking /fix-issue put "${await input.inputValue()}" in the input`);
+  }
+  await input.pressSequentially('42');
+  await input.press('Enter');
+  await waitUntil('the prompt command\'s answer', async () => (await viewText(frame)).includes(COMMAND_ANSWER), { timeout: 90_000 });
+  if (model.missing.length) {
+    throw new Error(`the prompt command's request lacked its expanded prompt: ${JSON.stringify(model.missing)}`);
+  }
+  const commandTurn = frame.locator('.entry.user', { hasText: '/fix-issue 42' });
+  await waitUntil('the command\'s turn to name AGENTS.md', async () => /rules:.*AGENTS\.md/.test(await commandTurn.locator('.who').innerText()));
+  await waitUntil('the command\'s run to finish', async () => /Ready/.test(await frame.locator('#status').innerText()), { timeout: 60_000 });
+  log('the / menu offered /fix-issue; picked and sent, the model read its expanded prompt');
+
+  // 6c. The Customization panel: what was found and where it came from.
+  await frame.locator('#toggle-customization').click();
+  const panel = frame.locator('#customization');
+  await panel.waitFor({ state: 'visible', timeout: 10_000 });
+  await waitUntil('the customization list', async () => {
+    const text = await panel.innerText();
+    return text.includes('AGENTS.md') && text.includes('/fix-issue') && text.includes('.claude/commands/fix-issue.md');
+  }, { timeout: 30_000 });
+  const panelText = await panel.innerText();
+  for (const part of ['Rules', 'Skills', 'Commands', 'Hooks', 'MCP servers', 'always']) {
+    if (!panelText.includes(part)) {
+      throw new Error(`the Customization panel lacks "${part}": ${panelText}`);
+    }
+  }
+  await page.waitForTimeout(300);
+  await shot('chat-customization.png');
+  await frame.locator('#toggle-customization').click();
+  await panel.waitFor({ state: 'hidden', timeout: 10_000 });
+  log('the Customization panel listed AGENTS.md and the prompt file');
 
   // 7. Reload the window: the session comes back, with both turns.
   await page.reload();

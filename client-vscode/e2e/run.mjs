@@ -38,7 +38,7 @@ import {
   waitUntil,
 } from './codeserver.mjs';
 import { startScriptedModel } from './scripted-model.mjs';
-import { afterRunScenario, afterRunScript, chatScenario, chatScript } from './chat.mjs';
+import { afterRunScenario, afterRunScript, CHAT_FILES, chatScenario, chatScript } from './chat.mjs';
 import { answerConnectionTest, firstRunScenario, firstRunScript, freeProbedPort } from './firstrun.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -117,11 +117,15 @@ function log(message) {
   process.stderr.write(`[e2e ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 }
 
-function makeWorkspace(root) {
+function makeWorkspace(root, files = {}) {
   const workspace = path.join(root, 'project');
   fs.mkdirSync(workspace, { recursive: true });
   fs.writeFileSync(path.join(workspace, 'calc.py'), ORIGINAL_CALC);
   fs.writeFileSync(path.join(workspace, 'test_calc.py'), TESTS);
+  for (const [name, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(workspace, name)), { recursive: true });
+    fs.writeFileSync(path.join(workspace, name), text);
+  }
   const git = (...args) => execFileSync('git', args, { cwd: workspace, stdio: 'ignore' });
   git('init', '-q');
   git('-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', 'add', '.');
@@ -151,7 +155,8 @@ async function main() {
   }
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-e2e-'));
   log(`temp folder ${root}`);
-  const workspace = makeWorkspace(root);
+  // The chat scenario's workspace carries a rules file and a prompt file, as people keep them.
+  const workspace = makeWorkspace(root, opts.chat ? CHAT_FILES : {});
   const script = opts['first-run']
     ? firstRunScript({ accepted: ACCEPTED_CALC })
     : opts.restricted

@@ -33,6 +33,8 @@ export const ServerCommand = {
   scaffoldTool: 'toolgate.scaffoldTool',
   review: 'toolgate.review',
   reviewLoop: 'toolgate.reviewLoop',
+  customization: 'toolgate.customization',
+  runCommand: 'toolgate.runCommand',
 } as const;
 
 /** Custom notifications and requests. */
@@ -145,6 +147,8 @@ export interface AgentEvent {
   /** tests_finished: what happened when the tests did not run (null when they ran). */
   notRun?: string | null;
   message?: string;
+  /** run_started: the rules files of the system prompt; rules_used: those attached later. */
+  rules?: string[];
   [key: string]: unknown;
 }
 
@@ -379,4 +383,56 @@ export interface ScaffoldResult {
 /** A run's account in `run_finished`: the files it changed, among the rest. */
 export interface RunAccount {
   files?: { path: string; added?: number; removed?: number }[];
+}
+
+/** A rules file the agent reads, and how it applies: `always`, `globs`, `on_request` or `manual`. */
+export interface RuleInfo {
+  file: string;
+  applies: string;
+  source: string;
+}
+
+/** An Agent Skill found (its body is loaded only when the model asks for it). */
+export interface SkillInfo {
+  name: string;
+  description: string;
+  file: string;
+  source: string;
+  license?: string | null;
+}
+
+/** A prompt file's slash command. */
+export interface PromptCommandInfo {
+  name: string;
+  description: string;
+  argumentHint?: string | null;
+  file: string;
+  source: string;
+}
+
+/** A hook, with whether it runs (a workspace's hook waits for the person's confirmation). */
+export interface HookInfo {
+  event: string;
+  matcher: string;
+  command: string;
+  source: string;
+  trusted: boolean;
+}
+
+/** An MCP server, with where it is configured and its state. */
+export interface McpServerInfo {
+  name: string;
+  source: string;
+  state: string;
+}
+
+/** Result of toolgate.customization: what customizes the agent in this workspace. */
+export interface Customization {
+  rules: RuleInfo[];
+  skills: SkillInfo[];
+  commands: PromptCommandInfo[];
+  hooks: HookInfo[];
+  mcpServers: McpServerInfo[];
+  problems: string[];
+  notices: string[];
 }

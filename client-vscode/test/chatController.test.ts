@@ -216,6 +216,8 @@ describe('ChatController: sessions', () => {
     expect(server.calls.map((c) => [c.command, c.args])).toEqual([
       ['toolgate.listSessions', [{}]],
       ['toolgate.loadSession', [{ sessionId: 's-1' }]],
+      // and what customizes the agent, for the `/` menu
+      ['toolgate.customization', []],
     ]);
     const state = last();
     expect(state.title).toBe('Older');
@@ -233,7 +235,7 @@ describe('ChatController: sessions', () => {
     server.answers['toolgate.listSessions'] = { sessions: [] };
     controller.setServerState('idle');
     await flush();
-    expect(server.calls.map((c) => c.command)).toEqual(['toolgate.listSessions']);
+    expect(server.calls.map((c) => c.command)).toEqual(['toolgate.listSessions', 'toolgate.customization']);
   });
 
   it('starts, switches, renames and deletes sessions', async () => {
@@ -612,5 +614,107 @@ describe('ChatController: undo', () => {
     await chat.handle({ type: 'undoRun', runId: 'r-1' });
     expect(undone).toEqual(['r-1']);
     expect(last().entries.find((e) => e.kind === 'run')).toMatchObject({ undo: 'available' });
+  });
+});
+
+const CUSTOMIZATION = {
+  rules: [{ file: 'AGENTS.md', applies: 'always', source: 'workspace' }],
+  skills: [],
+  commands: [
+    { name: 'fix-issue', description: 'Fix a numbered issue', argumentHint: 'NUMBER', file: '.claude/commands/fix-issue.md', source: 'workspace' },
+    // A file may not take a view command's name (the server renames it); if it did, the view's own wins.
+    { name: 'new', description: 'shadowed', file: 'x.md', source: 'workspace' },
+  ],
+  hooks: [],
+  mcpServers: [],
+  problems: [],
+  notices: [],
+};
+
+describe('ChatController: slash commands and customization', () => {
+  beforeEach(() => fake.reset());
+
+  it('offers the view\'s own commands and then the project\'s prompt commands, read when the view opens', async () => {
+    const { chat, server, last } = setup();
+    expect(last().commands.map((c) => c.name)).toEqual(['new', 'undo', 'tests', 'review', 'commands']);
+    server.answers['toolgate.listSessions'] = { sessions: [] };
+    server.answers['toolgate.customization'] = CUSTOMIZATION;
+    await chat.restore();
+    expect(last().commands.map((c) => c.name)).toEqual(['new', 'undo', 'tests', 'review', 'commands', 'fix-issue']);
+    expect(last().commands.at(-1)).toEqual({
+      name: 'fix-issue',
+      description: 'Fix a numbered issue',
+      argumentHint: 'NUMBER',
+      source: '.claude/commands/fix-issue.md',
+    });
+    // Opened again: read again (a prompt file may have been added meanwhile).
+    server.calls = [];
+    await chat.handle({ type: 'ready' });
+    expect(server.calls.map((c) => c.command)).toEqual(['toolgate.customization']);
+  });
+
+  it('sends a prompt command as typed, so the server expands it, and the turn shows it', async () => {
+    const { chat, server, last } = setup();
+    server.answers['toolgate.ask'] = { runId: 'r-1', sessionId: 's-1' };
+    await chat.handle({ type: 'send', text: '/fix-issue 42' });
+    expect(server.calls[0]).toEqual({ command: 'toolgate.ask', args: [{ task: '/fix-issue 42', newSession: true }] });
+    expect(last().entries).toMatchObject([{ kind: 'user', text: '/fix-issue 42' }]);
+  });
+
+  it('carries out the view\'s own commands without asking the model', async () => {
+    const { chat, server, controller, last, undone, undoAnswers } = setup();
+    server.answers['toolgate.newSession'] = { sessionId: 's-new' };
+    server.answers['toolgate.listSessions'] = { sessions: [] };
+    await chat.handle({ type: 'send', text: '/new' });
+    expect(server.calls[0].command).toBe('toolgate.newSession');
+    expect(last().sessionId).toBe('s-new');
+
+    await chat.handle({ type: 'send', text: '/tests' });
+    await chat.handle({ type: 'send', text: '/review' });
+    expect(fake.commands.map((c) => c.id)).toEqual(['toolgate-vscode.runTests', 'toolgate-vscode.reviewChanges']);
+
+    // /undo with nothing to undo says so; then it undoes the latest run that changed files.
+    await chat.handle({ type: 'send', text: '/undo' });
+    expect(last().error).toBe('no run of this conversation has changes to undo');
+    controller.handleEvent({ type: 'run_finished', runId: 'r-1', sessionId: 's-new', status: 'completed', account: { files: [{ path: 'a.py' }] } });
+    controller.handleEvent({ type: 'run_finished', runId: 'r-2', sessionId: 's-new', status: 'completed', account: { files: [{ path: 'b.py' }] } });
+    undoAnswers.push(undefined);
+    await chat.handle({ type: 'send', text: '/undo' });
+    expect(undone).toEqual(['r-2']);
+
+    server.answers['toolgate.customization'] = CUSTOMIZATION;
+    await chat.handle({ type: 'send', text: '/commands' });
+    expect(last().customization).toMatchObject({ open: true, loading: false, data: { rules: [{ file: 'AGENTS.md' }] } });
+    expect(server.calls.some((c) => c.command === 'toolgate.ask')).toBe(false);
+    expect(last().entries.some((e) => e.kind === 'user')).toBe(false);
+  });
+
+  it('opens, refreshes and closes the Customization panel; a failure shows in it', async () => {
+    const { chat, server, last } = setup();
+    server.answers['toolgate.customization'] = CUSTOMIZATION;
+    await chat.handle({ type: 'toggleCustomization' });
+    expect(last().customization).toMatchObject({ open: true, loading: false });
+    expect(last().customization.data?.commands[0].name).toBe('fix-issue');
+    server.failWith = new Error('configuration error: bad toml');
+    await chat.handle({ type: 'refreshCustomization' });
+    expect(last().customization.error).toBe('Could not read the customization: configuration error: bad toml');
+    // What was read before stays, and so do the commands of the menu.
+    expect(last().commands.map((c) => c.name)).toContain('fix-issue');
+    server.failWith = undefined;
+    server.calls = [];
+    await chat.handle({ type: 'toggleCustomization' });
+    expect(last().customization.open).toBe(false);
+    expect(server.calls).toEqual([]);
+    expect(isFromWebview({ type: 'toggleCustomization' })).toBe(true);
+    expect(isFromWebview({ type: 'refreshCustomization' })).toBe(true);
+  });
+
+  it('draws the rules files of the turn from run_started and rules_used', async () => {
+    const { chat, controller, server, last } = setup();
+    server.answers['toolgate.ask'] = { runId: 'r-1', sessionId: 's-1' };
+    await chat.handle({ type: 'send', text: 'fix add' });
+    controller.handleEvent({ type: 'run_started', runId: 'r-1', sessionId: 's-1', task: 'fix add', rules: ['AGENTS.md'] });
+    controller.handleEvent({ type: 'rules_used', runId: 'r-1', sessionId: 's-1', rules: ['src/AGENTS.md'] });
+    expect(last().entries[0]).toMatchObject({ kind: 'user', rules: ['AGENTS.md', 'src/AGENTS.md'] });
   });
 });

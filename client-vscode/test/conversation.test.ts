@@ -15,6 +15,20 @@ describe('Conversation', () => {
     ]);
   });
 
+  it('names the rules files a turn used in its header: the system prompt\'s, then those attached later, once each', () => {
+    const chat = new Conversation('s-1');
+    chat.addUser('fix add');
+    chat.apply({ type: 'run_started', runId: 'r-1', sessionId: 's-1', task: 'fix add', rules: ['AGENTS.md', 'CLAUDE.md'] });
+    expect(chat.apply({ type: 'rules_used', runId: 'r-1', sessionId: 's-1', rules: ['src/AGENTS.md', 'AGENTS.md'] })).toBe(true);
+    // Nothing new: nothing to draw; another run's rules do not land on this turn.
+    expect(chat.apply({ type: 'rules_used', runId: 'r-1', rules: ['CLAUDE.md'] })).toBe(false);
+    expect(chat.apply({ type: 'rules_used', runId: 'r-2', rules: ['other.md'] })).toBe(false);
+    expect(chat.list()).toMatchObject([{ kind: 'user', runId: 'r-1', rules: ['AGENTS.md', 'CLAUDE.md', 'src/AGENTS.md'] }]);
+    // An older server sends no rules: the header names none.
+    chat.apply({ type: 'run_started', runId: 'r-3', task: 'again' });
+    expect(chat.list()[1]).not.toHaveProperty('rules');
+  });
+
   it('shows the streamed text once when the server sends both assistant_text and text_delta', () => {
     const chat = new Conversation('s-1');
     chat.apply({ type: 'run_started', runId: 'r-1', task: 't' });

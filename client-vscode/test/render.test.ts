@@ -2,10 +2,21 @@ import { describe, expect, it, vi } from 'vitest';
 
 vi.mock('../src/vscodeapi', () => import('./fakeapi'));
 
-import { escapeHtml, renderEntry, renderMarkdown, renderSessionOptions, statusText, testSummaryText } from '../src/webview/render';
+import {
+  escapeHtml,
+  matchCommands,
+  renderCustomization,
+  renderEntry,
+  renderMarkdown,
+  renderSessionOptions,
+  renderSlashMenu,
+  slashQuery,
+  statusText,
+  testSummaryText,
+} from '../src/webview/render';
 import { chatHtml } from '../src/chat/chatView';
 import { proposalCard } from '../src/chat/conversation';
-import type { ChatEntry, PlanCard } from '../src/chat/messages';
+import { VIEW_COMMANDS, type ChatEntry, type PlanCard, type SlashCommand } from '../src/chat/messages';
 import { makeProposal } from './helpers';
 
 const none = new Map<string, Set<number>>();
@@ -216,6 +227,8 @@ describe('status and sessions', () => {
       ],
       entries: [],
       status: { state: 'idle' },
+      commands: [],
+      customization: { open: false, loading: false },
     });
     expect(html).toBe(
       '<option value="s-2" selected>Fix &lt;add&gt; (2 turns)</option><option value="s-1">Older (1 turn)</option>',
@@ -232,5 +245,101 @@ describe('the page', () => {
     expect(html).toContain('<script nonce="abc123" src="vscode-resource:/dist/webview.js"></script>');
     expect(html.match(/<script/g)).toHaveLength(1);
     expect(html).not.toMatch(/apiKey|api key/i);
+  });
+});
+
+describe('the turn header', () => {
+  it('names the rules files the turn used', () => {
+    const html = renderEntry({ kind: 'user', key: 'u', text: 'fix add', runId: 'r-1', rules: ['AGENTS.md', '<x>.md'] }, none);
+    expect(html).toContain('<span class="rules" title="Rules files this turn used">rules: <code>AGENTS.md</code>, <code>&lt;x&gt;.md</code></span>');
+    expect(renderEntry({ kind: 'user', key: 'u', text: 'fix add' }, none)).not.toContain('rules');
+  });
+});
+
+describe('the / menu', () => {
+  const commands: SlashCommand[] = [
+    ...VIEW_COMMANDS,
+    { name: 'fix-issue', description: 'Fix a <numbered> issue', argumentHint: 'NUMBER', source: '.claude/commands/fix-issue.md' },
+    { name: 'project:review', description: 'Our review', source: '.claude/commands/review.md' },
+  ];
+
+  it('opens for a / at the start, until a space', () => {
+    expect(slashQuery('/')).toBe('');
+    expect(slashQuery('/fi')).toBe('fi');
+    expect(slashQuery('/fix-issue 42')).toBeUndefined();
+    expect(slashQuery('fix /x')).toBeUndefined();
+    expect(slashQuery(' /x')).toBeUndefined();
+  });
+
+  it('lists names starting with the query first, then names that hold it', () => {
+    expect(matchCommands(commands, '').map((c) => c.name)).toEqual(commands.map((c) => c.name));
+    expect(matchCommands(commands, 're').map((c) => c.name)).toEqual(['review', 'project:review']);
+    expect(matchCommands(commands, 'FIX').map((c) => c.name)).toEqual(['fix-issue']);
+    expect(matchCommands(commands, 'zzz')).toEqual([]);
+  });
+
+  it('shows each command with its argument hint, description and file, the highlighted one selected', () => {
+    const html = renderSlashMenu(matchCommands(commands, 'fi'), 0);
+    expect(html).toContain('<span class="slash-name">/fix-issue</span> <span class="slash-hint">NUMBER</span>');
+    expect(html).toContain('Fix a &lt;numbered&gt; issue');
+    expect(html).toContain('<span class="slash-source">.claude/commands/fix-issue.md</span>');
+    expect(html).toContain('class="slash-item selected" role="option" id="slash-0" data-index="0" aria-selected="true"');
+    const two = renderSlashMenu(matchCommands(commands, 're'), 1);
+    expect(two.match(/aria-selected="true"/g)).toHaveLength(1);
+    expect(two).toContain('id="slash-1" data-index="1" aria-selected="true"');
+    // A built-in names no file.
+    expect(two).not.toContain('<span class="slash-source">built-in');
+    expect(renderSlashMenu([], 0)).toContain('No command matches');
+  });
+});
+
+describe('the Customization panel', () => {
+  it('lists what was found and where it came from, hooks with their trust state, and the problems', () => {
+    const html = renderCustomization({
+      open: true,
+      loading: false,
+      data: {
+        rules: [
+          { file: 'AGENTS.md', applies: 'always', source: 'workspace' },
+          { file: '.cursor/rules/api.mdc', applies: 'globs', source: 'workspace' },
+        ],
+        skills: [{ name: 'release-notes', description: 'Write release notes', file: '.agents/skills/release-notes/SKILL.md', source: 'workspace' }],
+        commands: [{ name: 'fix-issue', description: 'Fix a numbered issue', argumentHint: 'NUMBER', file: '.claude/commands/fix-issue.md', source: 'workspace' }],
+        hooks: [
+          { event: 'PreToolUse', matcher: 'Edit|Write', command: 'scripts/check.sh', source: '/w/.claude/settings.json', trusted: false },
+          { event: 'PostToolUse', matcher: '', command: 'ruff format', source: 'toolgate.toml', trusted: true },
+        ],
+        mcpServers: [{ name: 'docs', source: '/w/.mcp.json', state: 'waits for your confirmation' }],
+        problems: ['/w/.agents/skills/bad/SKILL.md: description: a required field, missing'],
+        notices: ['/undo is a built-in command; undo.md is /project:undo'],
+      },
+    });
+    for (const part of [
+      '<code>AGENTS.md</code> — always',
+      '<code>.cursor/rules/api.mdc</code> — for matching files',
+      '<b>release-notes</b> — Write release notes',
+      '<b>/fix-issue</b> <span class="slash-hint">NUMBER</span> — Fix a numbered issue <code>.claude/commands/fix-issue.md</code>',
+      'runs <code>scripts/check.sh</code> <span class="badge untrusted">waits for your confirmation</span>',
+      'runs <code>ruff format</code> <span class="badge trusted">runs</span>',
+      '<b>docs</b> — waits for your confirmation <span class="custom-source">/w/.mcp.json</span>',
+      'SKILL.md: description: a required field, missing',
+      '/project:undo',
+      'data-action="refreshCustomization"',
+    ]) {
+      expect(html).toContain(part);
+    }
+    expect(html).toContain('Rules <span class="badge">2</span>');
+  });
+
+  it('says what it lacks, and why a refresh failed', () => {
+    const empty = renderCustomization({
+      open: true,
+      loading: false,
+      data: { rules: [], skills: [], commands: [], hooks: [], mcpServers: [], problems: [], notices: [] },
+    });
+    expect(empty).toContain('No rules file');
+    expect(empty).not.toContain('Problems and notices');
+    expect(renderCustomization({ open: true, loading: true })).toContain('reading…');
+    expect(renderCustomization({ open: true, loading: false, error: 'Could not read <it>' })).toContain('Could not read &lt;it&gt;');
   });
 });

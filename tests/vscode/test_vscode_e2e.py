@@ -5,7 +5,9 @@ a failing test in the Problems panel and its quick fix; Run Tests after that run
 and Restricted Mode, where tests are refused until the folder is trusted) and
 client-vscode/e2e/chat.mjs (the chat view: a typed task, the streamed answer, a proposal
 accepted and one rejected with a reason from their cards, Run Tests after the finished run, a
-follow-up that needs the first turn, the session found again after a reload), and the order
+follow-up that needs the first turn, the `/` menu with a prompt file picked from it and
+expanded for the model, the Customization panel, the turn header naming AGENTS.md, the
+session found again after a reload), and the order
 of a person after a run (client-vscode/e2e/chat.mjs `afterRunScenario`: ask, accept, the run
 ends without running the tests, Run Tests twice with the failure in Problems each time, the
 run's Undo button, the undo's own button that undoes the undo, a partial plan whose gap is
@@ -125,6 +127,8 @@ def test_chat_view_conversation_in_real_vscode(vsix: Path) -> None:
         "chat-turn1.png",
         "problems-after-run.png",
         "chat-follow-up.png",
+        "chat-slash-menu.png",
+        "chat-customization.png",
         "chat-reloaded.png",
     ):
         path = ARTIFACTS / "chat" / shot

@@ -6,6 +6,7 @@ import * as api from '../vscodeapi';
 import type { Controller, ControllerListener } from '../controller';
 import type {
   AgentEvent,
+  Customization,
   LoadedSession,
   PlanPayload,
   Proposal,
@@ -17,9 +18,19 @@ import type {
 } from '../protocol';
 import { ServerCommand } from '../protocol';
 import type { RunState } from '../status';
-import { SHOW_PROBLEMS, undoNotes } from '../commands';
+import { Command, SHOW_PROBLEMS, undoNotes } from '../commands';
 import { Conversation } from './conversation';
-import type { ChatState, FromWebview, PlanCard, RunStatus, SessionChoice, ToWebview } from './messages';
+import { VIEW_COMMANDS } from './messages';
+import type {
+  ChatState,
+  CustomizationPanel,
+  FromWebview,
+  PlanCard,
+  RunStatus,
+  SessionChoice,
+  SlashCommand,
+  ToWebview,
+} from './messages';
 
 /** Key in the workspace state: the session the view showed last. */
 export const CURRENT_SESSION_KEY = 'toolgate.chat.sessionId';
@@ -39,6 +50,26 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** `/NAME rest` as its name and the rest; undefined for any other text. */
+export function parseSlash(text: string): { name: string; rest: string } | undefined {
+  const match = /^\/([^\s/]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  return match ? { name: match[1], rest: (match[2] ?? '').trim() } : undefined;
+}
+
+/** The `/` menu: the view's own commands, then the project's prompt commands. */
+export function slashCommands(customization: Customization | undefined): SlashCommand[] {
+  const own = new Set(VIEW_COMMANDS.map((c) => c.name));
+  const prompts = (customization?.commands ?? [])
+    .filter((c) => typeof c?.name === 'string' && !own.has(c.name))
+    .map((c) => ({
+      name: c.name,
+      description: c.description || '',
+      ...(c.argumentHint ? { argumentHint: c.argumentHint } : {}),
+      source: c.file || c.source || 'prompt file',
+    }));
+  return [...VIEW_COMMANDS, ...prompts];
+}
+
 /** Holds the view's conversation and session list and answers the webview's messages. */
 export class ChatController implements ControllerListener {
   readonly conversation = new Conversation();
@@ -55,6 +86,7 @@ export class ChatController implements ControllerListener {
   private generation = 0;
   /** The session on screen was changed elsewhere while this window was busy: load it once idle. */
   private outdated = false;
+  private customization: CustomizationPanel = { open: false, loading: false };
 
   constructor(private readonly deps: ChatDeps) {
     deps.controller.addListener(this);
@@ -78,6 +110,8 @@ export class ChatController implements ControllerListener {
       sessions: this.sessions,
       entries: this.conversation.list(),
       status: this.status,
+      commands: slashCommands(this.customization.data),
+      customization: { ...this.customization },
       error: this.error,
     };
   }
@@ -274,6 +308,25 @@ export class ChatController implements ControllerListener {
       await this.load(target);
     }
     this.flush();
+    await this.refreshCustomization();
+  }
+
+  /**
+   * Ask the server what customizes the agent here (the `/` menu's prompt commands and the
+   * Customization panel). A failure shows in the panel; the view's own commands stay.
+   */
+  async refreshCustomization(): Promise<void> {
+    this.customization.loading = true;
+    this.changed();
+    try {
+      this.customization.data = await this.deps.controller.execute<Customization>(ServerCommand.customization, []);
+      this.customization.error = undefined;
+    } catch (error) {
+      this.customization.error = `Could not read the customization: ${errorText(error)}`;
+    } finally {
+      this.customization.loading = false;
+      this.changed();
+    }
   }
 
   private async refreshSessions(): Promise<void> {
@@ -327,6 +380,8 @@ export class ChatController implements ControllerListener {
       this.flush();
       if (!this.restored && this.deps.controller.runState !== 'starting') {
         await this.restore();
+      } else if (this.restored) {
+        await this.refreshCustomization(); // the view opened again: the files may have changed
       }
       return;
     }
@@ -361,6 +416,35 @@ export class ChatController implements ControllerListener {
     return plan;
   }
 
+  /** One of the view's own slash commands (VIEW_COMMANDS). */
+  private async viewCommand(name: string): Promise<void> {
+    switch (name) {
+      case 'new':
+        return this.carryOut({ type: 'newSession' });
+      case 'undo': {
+        const last = this.conversation
+          .list()
+          .reverse()
+          .find((e) => e.kind === 'run' && e.undo === 'available');
+        if (!last || last.kind !== 'run') {
+          throw new Error('no run of this conversation has changes to undo');
+        }
+        return this.carryOut({ type: 'undoRun', runId: last.runId });
+      }
+      case 'tests':
+        await api.executeCommand(Command.runTests);
+        return;
+      case 'review':
+        await api.executeCommand(Command.reviewChanges);
+        return;
+      case 'commands':
+        this.customization.open = true;
+        this.flush();
+        await this.refreshCustomization();
+        return;
+    }
+  }
+
   private async carryOut(message: FromWebview): Promise<void> {
     const controller = this.deps.controller;
     switch (message.type) {
@@ -369,6 +453,13 @@ export class ChatController implements ControllerListener {
         if (!task) {
           return;
         }
+        const slash = parseSlash(task);
+        if (slash && VIEW_COMMANDS.some((c) => c.name === slash.name)) {
+          await this.viewCommand(slash.name);
+          return;
+        }
+        // Anything else goes as typed: the server expands `/NAME args` of a prompt file
+        // (toolgate.ask), and the turn shows what the person typed.
         const selection = api.activeSelection();
         const context = selection
           ? selection.empty
@@ -504,6 +595,16 @@ export class ChatController implements ControllerListener {
       }
       case 'showProblems':
         await api.executeCommand(SHOW_PROBLEMS);
+        return;
+      case 'toggleCustomization':
+        this.customization.open = !this.customization.open;
+        if (this.customization.open) {
+          this.flush();
+          await this.refreshCustomization();
+        }
+        return;
+      case 'refreshCustomization':
+        await this.refreshCustomization();
         return;
       case 'newSession': {
         const result = await controller.execute<{ sessionId: string }>(ServerCommand.newSession, [{}]);

@@ -43,12 +43,15 @@ export function chatHtml(cspSource: string, scriptUri: string, styleUri: string,
   <button id="new-session" class="icon" title="Start a new conversation">New</button>
   <button id="rename-session" class="icon" title="Rename this conversation">Rename</button>
   <button id="delete-session" class="icon" title="Delete this conversation">Delete</button>
+  <button id="toggle-customization" class="icon" aria-expanded="false" aria-controls="customization" title="What customizes the agent here: rules, skills, commands, hooks, MCP servers">Customization</button>
 </header>
+<section id="customization" class="customization" aria-label="Customization" hidden></section>
 <main id="log" role="log" aria-live="polite" aria-label="Conversation with the agent"></main>
 <footer>
   <div id="status" class="status" role="status"></div>
   <div id="error" class="error" role="alert" hidden></div>
-  <textarea id="input" rows="3" aria-label="Message to the agent" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line; the selection goes along)"></textarea>
+  <div id="slash-menu" class="slash-menu" role="listbox" aria-label="Commands" hidden></div>
+  <textarea id="input" rows="3" aria-label="Message to the agent" aria-autocomplete="list" aria-controls="slash-menu" aria-expanded="false" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line; / for commands; the selection goes along)"></textarea>
   <div class="actions">
     <button id="stop" class="secondary" hidden>Stop</button>
     <button id="plan" class="secondary" title="Ask for a plan of capability steps first: nothing runs until you approve it">Plan</button>

@@ -8,6 +8,7 @@ import type { ChatEntry, HunkCard, PlanCard, ProposalCard, RunEndEntry } from '.
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
 type AssistantEntry = Extract<ChatEntry, { kind: 'assistant' }>;
 type PlanEntry = Extract<ChatEntry, { kind: 'plan' }>;
+type UserEntry = Extract<ChatEntry, { kind: 'user' }>;
 
 /** A plan as its card shows it: each step with its tool, or its gap. */
 export function planCard(payload: PlanPayload): PlanCard {
@@ -117,6 +118,9 @@ export class Conversation {
       }
       if (entry.kind === 'run') {
         return { ...entry, files: [...entry.files] };
+      }
+      if (entry.kind === 'user' && entry.rules) {
+        return { ...entry, rules: [...entry.rules] };
       }
       return { ...entry };
     });
@@ -278,8 +282,14 @@ export class Conversation {
         } else if (!this.entries.some((e) => e.kind === 'user' && e.runId === runId)) {
           this.entries.push({ kind: 'user', key: this.key('user'), text: event.task ?? '', runId });
         }
+        this.addRules(runId, event.rules);
         break;
       }
+      case 'rules_used':
+        if (!this.addRules(runId, event.rules)) {
+          return false;
+        }
+        break;
       case 'assistant_text':
       case 'text_delta': {
         const text = typeof event.text === 'string' ? event.text : '';
@@ -380,6 +390,22 @@ export class Conversation {
       default:
         return false;
     }
+    return true;
+  }
+
+  /** Name rules files in the header of the run's turn, each once; false when nothing changed. */
+  private addRules(runId: string | undefined, rules: unknown): boolean {
+    const files = Array.isArray(rules) ? rules.filter((f): f is string => typeof f === 'string' && f.length > 0) : [];
+    const turn = this.entries.find((e): e is UserEntry => e.kind === 'user' && e.runId === runId);
+    if (!turn || !runId || files.length === 0) {
+      return false;
+    }
+    const known = turn.rules ?? [];
+    const fresh = files.filter((file, index) => !known.includes(file) && files.indexOf(file) === index);
+    if (fresh.length === 0) {
+      return false;
+    }
+    turn.rules = [...known, ...fresh];
     return true;
   }
 

@@ -2,7 +2,7 @@
  * What the chat view's webview and the extension say to each other. Shared by both bundles:
  * no `vscode`, no DOM.
  */
-import type { TestSummary, ToolKind } from '../protocol';
+import type { Customization, TestSummary, ToolKind } from '../protocol';
 
 /** One hunk of a proposal, as its card shows it. */
 export interface HunkCard {
@@ -28,7 +28,14 @@ export interface ProposalCard {
 
 /** One entry of the conversation. */
 export type ChatEntry =
-  | { kind: 'user'; key: string; text: string; runId?: string }
+  | {
+      kind: 'user';
+      key: string;
+      text: string;
+      runId?: string;
+      /** The rules files the turn used: those of its system prompt, then those attached later. */
+      rules?: string[];
+    }
   | { kind: 'assistant'; key: string; text: string; runId?: string }
   | {
       kind: 'tool';
@@ -118,6 +125,42 @@ export interface SessionChoice {
   lastActivity: string;
 }
 
+/** A command of the input's `/` menu: one of the view's own, or a project's prompt file. */
+export interface SlashCommand {
+  name: string;
+  description: string;
+  /** What to type after the name (a prompt file's `argument-hint`). */
+  argumentHint?: string;
+  /** `built-in`, or the prompt file it comes from (workspace-relative where it is in it). */
+  source: string;
+}
+
+/**
+ * The view's own slash commands. Their names are among the server's built-in ones
+ * (`BUILTIN_COMMANDS`), so a prompt file never takes them: the server moves such a file under
+ * `/project:NAME`.
+ */
+export const VIEW_COMMANDS: readonly SlashCommand[] = [
+  { name: 'new', description: 'Start a new conversation', source: 'built-in' },
+  { name: 'undo', description: "Undo this conversation's last run that changed files", source: 'built-in' },
+  { name: 'tests', description: "Run the project's tests; failures go to Problems", source: 'built-in' },
+  { name: 'review', description: 'Review the uncommitted changes', source: 'built-in' },
+  {
+    name: 'commands',
+    description: 'Show what customizes the agent here: rules, skills, commands, hooks, MCP servers',
+    source: 'built-in',
+  },
+];
+
+/** The Customization panel: what the server found, and whether it is open. */
+export interface CustomizationPanel {
+  open: boolean;
+  loading: boolean;
+  data?: Customization;
+  /** Why the last refresh failed. */
+  error?: string;
+}
+
 /** Everything the view draws. */
 export interface ChatState {
   sessionId?: string;
@@ -125,6 +168,9 @@ export interface ChatState {
   sessions: SessionChoice[];
   entries: ChatEntry[];
   status: RunStatus;
+  /** The `/` menu: the view's own commands, then the project's prompt commands. */
+  commands: SlashCommand[];
+  customization: CustomizationPanel;
   /** A message to show above the input (an error of the last action). */
   error?: string;
 }
@@ -149,7 +195,9 @@ export type FromWebview =
   | { type: 'newSession' }
   | { type: 'switchSession'; sessionId: string }
   | { type: 'renameSession' }
-  | { type: 'deleteSession' };
+  | { type: 'deleteSession' }
+  | { type: 'toggleCustomization' }
+  | { type: 'refreshCustomization' };
 
 /** True when `value` is a message the webview may send (anything else is ignored). */
 export function isFromWebview(value: unknown): value is FromWebview {
@@ -164,6 +212,8 @@ export function isFromWebview(value: unknown): value is FromWebview {
     case 'newSession':
     case 'renameSession':
     case 'deleteSession':
+    case 'toggleCustomization':
+    case 'refreshCustomization':
       return true;
     case 'send':
     case 'plan':

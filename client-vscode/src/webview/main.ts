@@ -3,8 +3,17 @@
  * sends, entry by entry (an entry whose markup did not change keeps its DOM, so focus and
  * ticked boxes survive streamed text), and reports clicks and keys as messages.
  */
-import type { ChatState, FromWebview, ToWebview } from '../chat/messages';
-import { renderEntry, renderSessionOptions, statusText, type HunkChoices } from './render';
+import type { ChatState, FromWebview, SlashCommand, ToWebview } from '../chat/messages';
+import {
+  matchCommands,
+  renderCustomization,
+  renderEntry,
+  renderSessionOptions,
+  renderSlashMenu,
+  slashQuery,
+  statusText,
+  type HunkChoices,
+} from './render';
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
@@ -20,10 +29,18 @@ const plan = document.getElementById('plan') as HTMLButtonElement;
 const status = document.getElementById('status') as HTMLElement;
 const error = document.getElementById('error') as HTMLElement;
 const session = document.getElementById('session') as HTMLSelectElement;
+const menu = document.getElementById('slash-menu') as HTMLElement;
+const panel = document.getElementById('customization') as HTMLElement;
+const toggleCustomization = document.getElementById('toggle-customization') as HTMLButtonElement;
 const choices: HunkChoices = new Map();
 const drawn = new Map<string, string>();
 let current: ChatState | undefined;
 let drawnOptions = '';
+let drawnPanel = '';
+/** The `/` menu: what it offers now, the highlighted one, and the text it was closed for. */
+let menuItems: SlashCommand[] = [];
+let menuSelected = 0;
+let menuDismissed: string | undefined;
 
 function atBottom(): boolean {
   return log.scrollHeight - log.scrollTop - log.clientHeight < 40;
@@ -86,9 +103,59 @@ function draw(state: ChatState): void {
     session.innerHTML = options;
     drawnOptions = options;
   }
+  panel.hidden = !state.customization.open;
+  toggleCustomization.setAttribute('aria-expanded', String(state.customization.open));
+  const panelHtml = state.customization.open ? renderCustomization(state.customization) : '';
+  if (panelHtml !== drawnPanel) {
+    panel.innerHTML = panelHtml;
+    drawnPanel = panelHtml;
+  }
+  updateMenu();
   if (follow) {
     log.scrollTop = log.scrollHeight;
   }
+}
+
+function closeMenu(): void {
+  menu.hidden = true;
+  menuItems = [];
+  input.setAttribute('aria-expanded', 'false');
+  input.removeAttribute('aria-activedescendant');
+}
+
+/** Open, filter or close the `/` menu for what the input holds now. */
+function updateMenu(): void {
+  const query = slashQuery(input.value);
+  if (query === undefined || !current || menuDismissed === input.value) {
+    closeMenu();
+    return;
+  }
+  const previous = menuItems[menuSelected]?.name;
+  menuItems = matchCommands(current.commands, query);
+  const kept = menuItems.findIndex((item) => item.name === previous);
+  menuSelected = kept >= 0 ? kept : 0;
+  menu.innerHTML = renderSlashMenu(menuItems, menuSelected);
+  menu.hidden = false;
+  input.setAttribute('aria-expanded', 'true');
+  if (menuItems.length) {
+    input.setAttribute('aria-activedescendant', `slash-${menuSelected}`);
+    menu.querySelector('.selected')?.scrollIntoView({ block: 'nearest' });
+  } else {
+    input.removeAttribute('aria-activedescendant');
+  }
+}
+
+/** Put the picked command in the input, ready for its arguments (Enter then sends it). */
+function pick(index: number): void {
+  const item = menuItems[index];
+  if (!item) {
+    return;
+  }
+  input.value = `/${item.name} `;
+  menuDismissed = undefined;
+  closeMenu();
+  input.focus();
+  input.setSelectionRange(input.value.length, input.value.length);
 }
 
 function post(message: FromWebview): void {
@@ -102,12 +169,59 @@ function submit(kind: 'send' | 'plan' = 'send'): void {
   }
   post({ type: kind, text });
   input.value = '';
+  closeMenu();
 }
 
+input.addEventListener('input', () => {
+  if (menuDismissed !== undefined && menuDismissed !== input.value) {
+    menuDismissed = undefined;
+  }
+  updateMenu();
+});
+
 input.addEventListener('keydown', (event) => {
+  if (!menu.hidden && !event.isComposing) {
+    const count = menuItems.length;
+    if ((event.key === 'ArrowDown' || event.key === 'ArrowUp') && count) {
+      event.preventDefault();
+      menuSelected = (menuSelected + (event.key === 'ArrowDown' ? 1 : count - 1)) % count;
+      updateMenu();
+      return;
+    }
+    if ((event.key === 'Enter' && !event.shiftKey) || event.key === 'Tab') {
+      if (count) {
+        event.preventDefault();
+        pick(menuSelected);
+        return;
+      }
+    }
+    if (event.key === 'Escape') {
+      event.preventDefault();
+      event.stopPropagation();
+      menuDismissed = input.value;
+      closeMenu();
+      return;
+    }
+  }
   if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     submit();
+  }
+});
+// mousedown, not click: the input keeps the focus.
+menu.addEventListener('mousedown', (event) => {
+  const item = (event.target as Element).closest('.slash-item') as HTMLElement | null;
+  if (item) {
+    event.preventDefault();
+    pick(Number(item.dataset.index));
+  }
+});
+input.addEventListener('blur', () => closeMenu());
+input.addEventListener('focus', () => updateMenu());
+toggleCustomization.addEventListener('click', () => post({ type: 'toggleCustomization' }));
+panel.addEventListener('click', (event) => {
+  if ((event.target as Element).closest('button[data-action="refreshCustomization"]')) {
+    post({ type: 'refreshCustomization' });
   }
 });
 send.addEventListener('click', () => submit());

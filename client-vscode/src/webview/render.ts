@@ -4,9 +4,18 @@
  * markdown-it with raw HTML disabled.
  */
 import MarkdownIt from 'markdown-it';
-import type { ChatEntry, ChatState, PlanCard, ProposalCard, RunEndEntry, RunStatus } from '../chat/messages';
+import type {
+  ChatEntry,
+  ChatState,
+  CustomizationPanel,
+  PlanCard,
+  ProposalCard,
+  RunEndEntry,
+  RunStatus,
+  SlashCommand,
+} from '../chat/messages';
 import { planRunnable } from '../chat/messages';
-import type { TestSummary } from '../protocol';
+import type { Customization, TestSummary } from '../protocol';
 
 const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
 // Only links with a scheme: `calc.py` must not become a link to a host named calc.py.
@@ -207,8 +216,14 @@ function runEndBlock(entry: RunEndEntry): string {
 export function renderEntry(entry: ChatEntry, choices: HunkChoices): string {
   const key = escapeHtml(entry.key);
   switch (entry.kind) {
-    case 'user':
-      return `<div class="entry user" data-key="${key}"><div class="who">You</div><div class="text">${escapeHtml(entry.text)}</div></div>`;
+    case 'user': {
+      // The turn's header names the rules files it used (its system prompt's, then those
+      // attached as it read or changed files).
+      const rules = entry.rules?.length
+        ? ` <span class="rules" title="Rules files this turn used">rules: ${entry.rules.map((f) => `<code>${escapeHtml(f)}</code>`).join(', ')}</span>`
+        : '';
+      return `<div class="entry user" data-key="${key}"><div class="who">You${rules}</div><div class="text">${escapeHtml(entry.text)}</div></div>`;
+    }
     case 'assistant':
       return `<div class="entry assistant" data-key="${key}"><div class="who">Toolgate</div><div class="markdown">${renderMarkdown(entry.text)}</div></div>`;
     case 'note':
@@ -281,4 +296,107 @@ export function renderSessionOptions(state: ChatState): string {
     options.unshift(`<option value="" selected>${escapeHtml(state.title)}</option>`);
   }
   return options.join('');
+}
+
+/** The menu's query when the input is a `/` command being typed (no space yet); else undefined. */
+export function slashQuery(text: string): string | undefined {
+  const match = /^\/(\S*)$/.exec(text);
+  return match ? match[1] : undefined;
+}
+
+/** The commands a query matches: names starting with it first, then names that hold it. */
+export function matchCommands(commands: SlashCommand[], query: string): SlashCommand[] {
+  const q = query.toLowerCase();
+  const starts = commands.filter((c) => c.name.toLowerCase().startsWith(q));
+  const holds = commands.filter((c) => !c.name.toLowerCase().startsWith(q) && c.name.toLowerCase().includes(q));
+  return [...starts, ...holds];
+}
+
+/** The `/` menu's options; `selected` is the highlighted one (aria-selected). */
+export function renderSlashMenu(items: SlashCommand[], selected: number): string {
+  if (items.length === 0) {
+    return '<div class="slash-empty">No command matches</div>';
+  }
+  return items
+    .map((item, index) => {
+      const hint = item.argumentHint ? ` <span class="slash-hint">${escapeHtml(item.argumentHint)}</span>` : '';
+      const source = item.source === 'built-in' ? '' : `<span class="slash-source">${escapeHtml(item.source)}</span>`;
+      return (
+        `<div class="slash-item${index === selected ? ' selected' : ''}" role="option" id="slash-${index}" data-index="${index}"` +
+        ` aria-selected="${index === selected}"><span class="slash-name">/${escapeHtml(item.name)}</span>${hint}` +
+        ` <span class="slash-description">${escapeHtml(item.description)}</span>${source}</div>`
+      );
+    })
+    .join('');
+}
+
+const APPLIES: Record<string, string> = {
+  always: 'always',
+  globs: 'for matching files',
+  on_request: 'when the model asks for it',
+  manual: 'when named',
+};
+
+function section(title: string, count: number, body: string, empty: string): string {
+  return (
+    `<details class="custom-section" open><summary>${escapeHtml(title)} <span class="badge">${count}</span></summary>` +
+    (count ? `<ul>${body}</ul>` : `<div class="custom-none">${escapeHtml(empty)}</div>`) +
+    `</details>`
+  );
+}
+
+function where(source: string): string {
+  return `<span class="custom-source">${escapeHtml(source)}</span>`;
+}
+
+/** The Customization panel: what customizes the agent here and where each piece came from. */
+export function renderCustomization(panel: CustomizationPanel): string {
+  const head =
+    `<div class="custom-head"><span class="custom-title">Customization</span>` +
+    (panel.loading ? ' <span class="custom-loading">reading…</span>' : '') +
+    ` ${button('refreshCustomization', 'Refresh', {}, 'icon')}</div>`;
+  if (panel.error && !panel.data) {
+    return `${head}<div class="error">${escapeHtml(panel.error)}</div>`;
+  }
+  const data: Customization | undefined = panel.data;
+  if (!data) {
+    return `${head}<div class="custom-none">Reading what customizes the agent…</div>`;
+  }
+  const list = <T>(items: T[] | undefined): T[] => (Array.isArray(items) ? items : []);
+  const rules = list(data.rules)
+    .map((r) => `<li><code>${escapeHtml(r.file)}</code> — ${escapeHtml(APPLIES[r.applies] ?? r.applies)} ${where(r.source)}</li>`)
+    .join('');
+  const skills = list(data.skills)
+    .map((k) => `<li><b>${escapeHtml(k.name)}</b> — ${escapeHtml(k.description)} <code>${escapeHtml(k.file)}</code></li>`)
+    .join('');
+  const commands = list(data.commands)
+    .map(
+      (c) =>
+        `<li><b>/${escapeHtml(c.name)}</b>${c.argumentHint ? ` <span class="slash-hint">${escapeHtml(c.argumentHint)}</span>` : ''}` +
+        `${c.description ? ` — ${escapeHtml(c.description)}` : ''} <code>${escapeHtml(c.file)}</code></li>`,
+    )
+    .join('');
+  const hooks = list(data.hooks)
+    .map(
+      (h) =>
+        `<li><b>${escapeHtml(h.event)}</b>${h.matcher ? ` <code>${escapeHtml(h.matcher)}</code>` : ''} runs <code>${escapeHtml(h.command)}</code> ` +
+        `<span class="badge ${h.trusted ? 'trusted' : 'untrusted'}">${h.trusted ? 'runs' : 'waits for your confirmation'}</span> ${where(h.source)}</li>`,
+    )
+    .join('');
+  const mcp = list(data.mcpServers)
+    .map((m) => `<li><b>${escapeHtml(m.name)}</b> — ${escapeHtml(m.state)} ${where(m.source)}</li>`)
+    .join('');
+  const problems = [...list(data.problems), ...list(data.notices)]
+    .map((p) => `<li>${escapeHtml(p)}</li>`)
+    .join('');
+  return (
+    head +
+    (panel.error ? `<div class="error">${escapeHtml(panel.error)}</div>` : '') +
+    section('Rules', list(data.rules).length, rules, 'No rules file (AGENTS.md, CLAUDE.md, …) found.') +
+    section('Skills', list(data.skills).length, skills, 'No skill found.') +
+    section('Commands', list(data.commands).length, commands, 'No prompt file found.') +
+    section('Hooks', list(data.hooks).length, hooks, 'No hook configured.') +
+    section('MCP servers', list(data.mcpServers).length, mcp, 'No MCP server configured.') +
+    (problems ? `<details class="custom-section problems" open><summary>Problems and notices <span class="badge">${list(data.problems).length + list(data.notices).length}</span></summary><ul>${problems}</ul></details>` : '')
+  );
 }
