@@ -62,3 +62,5 @@ async def test_acp_offers_prompt_commands_and_runs_rules_and_hooks(
     assert not result["success"] and "frozen" in result["error"]
     assert (repo / "calc.py").read_text() == "x = 1\n"
     assert client.permissions == []  # blocked before anyone was asked
+    thoughts = "".join(u.content.text for u in client.kinds("agent_thought_chunk"))
+    assert "Following AGENTS.md." in thoughts  # the rules this turn used

@@ -17,7 +17,9 @@ from toolgate.acp.thoughts import ThinkSplitter
 from toolgate.agent.events import (
     LATENT_REQUEST,
     LLM_CALL,
+    RULES_USED,
     RUN_FINISHED,
+    RUN_STARTED,
     TOOL_CALL_DECIDED,
     TOOL_CALL_EXECUTED,
     TOOL_CALL_PROPOSED,
@@ -168,6 +170,11 @@ class RunEvents:
             status = "completed" if f.get("success") else "failed"
             locations = found.locations if found is not None else None
             self.updates.put(sid, convert.progress(call_id, status, content or None, locations))
+        elif event.type in (RUN_STARTED, RULES_USED) and f.get("rules"):
+            # Which rules files the turn follows, as a thought: said, not part of the answer.
+            said = "Following" if event.type == RUN_STARTED else "Following, for the files touched,"
+            text = f"{said} {', '.join(f['rules'])}.\n"
+            self.updates.put(sid, helpers.update_agent_thought_text(text))
         elif event.type == RUN_FINISHED:
             self._pieces(self.think.finish())
             if f.get("status") == "failed":
