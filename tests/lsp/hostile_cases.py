@@ -190,6 +190,7 @@ def command_bases(file_uri: str) -> dict[str, list[Any]]:
         "toolgate.runTests": [{"command": "pytest -q"}],
         "toolgate.setApprovalMode": [{"mode": "ask"}],
         "toolgate.fixFailure": [{"uri": file_uri, "line": 1, "message": "m", "testId": "t"}],
+        "toolgate.editSelection": [{"uri": file_uri, "range": _range(), "instruction": "x"}],
         "toolgate.reportDiagnostics": [
             {
                 "uri": file_uri,

@@ -75,6 +75,35 @@ def proposal_actions(
     return own + review
 
 
+def _plain(selected: types.Range) -> dict[str, dict[str, int]]:
+    start, end = selected.start, selected.end
+    return {
+        "start": {"line": start.line, "character": start.character},
+        "end": {"line": end.line, "character": end.character},
+    }
+
+
+def selection_action(uri: str, selected: types.Range) -> list[types.CodeAction]:
+    """The code action *Toolgate: Edit selection…* on a range that selects something.
+
+    The command carries the file and the range; the client adds the person's instruction
+    (VS Code asks in an input box, docs/EDITORS.md shows Neovim's and Emacs' ways).
+    """
+    if selected.start == selected.end:
+        return []
+    return [
+        types.CodeAction(
+            title="Toolgate: Edit selection…",
+            kind=types.CodeActionKind.RefactorRewrite,
+            command=types.Command(
+                title="Edit selection",
+                command="toolgate.editSelection",
+                arguments=[{"uri": uri, "range": _plain(selected)}],
+            ),
+        )
+    ]
+
+
 def failure_actions(uri: str, diagnostics: Iterable[types.Diagnostic]) -> list[types.CodeAction]:
     """The "Ask agent to fix …" quick fix for each of Toolgate's test-failure diagnostics."""
     actions = []

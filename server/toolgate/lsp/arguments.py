@@ -136,6 +136,23 @@ class AskArguments:
     )
 
 
+EDIT_SELECTION_NEEDS = 'toolgate.editSelection needs [{"uri": …, "range": …, "instruction": "…"}]'
+
+
+@attrs.frozen
+class EditSelectionArguments:
+    """`toolgate.editSelection`: `[{"uri": "…", "range": {…}, "instruction": "…"}]`."""
+
+    uri: str = attrs.field(
+        default="",
+        validator=_non_blank(EDIT_SELECTION_NEEDS),
+        metadata=_message("uri must be a string"),
+    )
+    range: Range | None = None
+    instruction: str = _task(EDIT_SELECTION_NEEDS)
+    session_id: str | None = _session_id()
+
+
 SESSION_ID = 'needs [{"sessionId": "…"}] with a non-empty session id'
 
 

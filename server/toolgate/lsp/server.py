@@ -21,12 +21,14 @@ with attrs_code_cache():
 
 from toolgate import __version__
 from toolgate.agent.redact import Redactor
-from toolgate.lsp.actions import failure_actions, proposal_actions
+from toolgate.lsp.actions import failure_actions, proposal_actions, selection_action
 from toolgate.lsp.arguments import (
+    EDIT_SELECTION_NEEDS,
     AcceptArguments,
     ApprovalModeArguments,
     AskArguments,
     CancelArguments,
+    EditSelectionArguments,
     FixFailureArguments,
     ListSessionsArguments,
     NewSessionArguments,
@@ -163,7 +165,8 @@ def code_action(ls: ToolgateServer, params: types.CodeActionParams) -> list[type
     if path is not None:
         actions += plan_actions(ls, path.resolve())
     actions += review_actions(ls.review_diagnostics.get(uri, []), uri, params.range)
-    return actions + failure_actions(uri, params.context.diagnostics)
+    actions += failure_actions(uri, params.context.diagnostics)
+    return actions + selection_action(uri, params.range)
 
 
 @server.command("toolgate.ask")
@@ -180,6 +183,35 @@ async def ask(ls: ToolgateServer, args: AskArguments) -> dict[str, Any]:
             if context.text:
                 task += f"; selected text:\n```\n{context.text[:8000]}\n```"
     return await ls.start_run(task, args.session_id, args.new_session)
+
+
+@server.command("toolgate.editSelection")
+async def edit_selection(ls: ToolgateServer, args: EditSelectionArguments) -> dict[str, Any]:
+    """A one-turn change of the selected lines: `[{uri, range, instruction}]` → `{runId}`.
+
+    The lines are read as the person sees them: the open buffer, else the file on disk.
+    """
+    from toolgate.session.selection import selected_lines, selection_task
+    from toolgate.workspace.files import decode_text
+
+    rel = _relative(ls, args.uri)
+    path = uri_to_path(args.uri)
+    if rel is None or path is None or args.range is None:
+        raise JsonRpcInvalidParams(EDIT_SELECTION_NEEDS)
+    text = ls.open_text(args.uri)
+    if text is None:
+        try:
+            text = decode_text(Path(path).read_bytes()).text  # as every workspace read is
+        except OSError as exc:
+            raise JsonRpcInvalidParams(f"cannot read {rel}: {exc.strerror}") from None
+    start, end = args.range.start, args.range.end
+    if (end.line, end.character) < (start.line, start.character):
+        start, end = end, start
+    lines, last = selected_lines(text, start.line, end.line, end.character)
+    if not lines.strip():
+        raise JsonRpcInvalidParams(f"the selection in {rel} holds no text")
+    task = selection_task(rel, start.line + 1, last + 1, lines, args.instruction)
+    return await ls.start_run(task, args.session_id)
 
 
 @server.command("toolgate.fixFailure")
