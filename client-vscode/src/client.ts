@@ -20,7 +20,7 @@ import type {
   SaveDocumentsParams,
   SessionChanged,
 } from './protocol';
-import { CommandCancelled, Method } from './protocol';
+import { CommandCancelled, Method, ServerCommand } from './protocol';
 import type { BundledServer } from './bundledServer';
 import { checkToolgate, resolveServerLaunch, type ServerLaunch } from './python';
 import type { InitializationOptions, ToolgateSettings } from './settings';
@@ -165,6 +165,14 @@ export class ServerManager implements ServerApi {
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       // The server is told about configuration changes with the full options (see pushConfiguration).
       synchronize: {},
+      middleware: {
+        // The server's "Edit selection…" code action carries the file and the lines; the
+        // instruction is the person's, asked here as the extension's own command asks it.
+        executeCommand: (command, args, next) =>
+          command === ServerCommand.editSelection && !(args[0] as { instruction?: string } | undefined)?.instruction
+            ? api.executeCommand('toolgate-vscode.editSelection', args[0])
+            : next(command, args),
+      },
     };
     const client = new LanguageClient('toolgate', 'Toolgate', serverOptions, clientOptions);
     client.registerFeature(noServerProgress);

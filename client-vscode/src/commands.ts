@@ -1,7 +1,7 @@
 /** The extension's own commands (prefix `toolgate-vscode.`); the server's `toolgate.*` commands are not registered here. */
 import * as api from './vscodeapi';
 import type { Controller } from './controller';
-import type { Proposal, ReviewResult, UndoResult } from './protocol';
+import type { Proposal, Range, ReviewResult, UndoResult } from './protocol';
 import { CommandCancelled } from './protocol';
 import type { DiffReview } from './review';
 import { OWN_SOURCE } from './diagnostics';
@@ -25,6 +25,7 @@ export const Command = {
   undoRun: 'toolgate-vscode.undoRun',
   reviewChanges: 'toolgate-vscode.reviewChanges',
   askWithReview: 'toolgate-vscode.askWithReview',
+  editSelection: 'toolgate-vscode.editSelection',
 } as const;
 
 /**
@@ -286,6 +287,28 @@ export function commandHandlers(deps: CommandDeps): Record<string, (...args: unk
             : { uri: selection.uri, range: selection.range, text: selection.text }
           : undefined;
         await controller.ask(task.trim(), context);
+      }),
+    [Command.editSelection]: (arg) =>
+      guarded(deps, async () => {
+        // From the server's code action ({uri, range}), else the editor's own selection.
+        const given = arg as { uri?: string; range?: Range } | undefined;
+        const selection = api.activeSelection();
+        const uri = given?.uri ?? selection?.uri;
+        const range = given?.range ?? (selection && !selection.empty ? selection.range : undefined);
+        if (!uri || !range) {
+          await api.showWarningMessage('Toolgate: select the lines to change first.');
+          return;
+        }
+        const instruction = await api.showInputBox({
+          title: 'Toolgate: Edit Selection',
+          prompt: 'How should the selected lines change? The change comes back as a diff to review.',
+          placeHolder: 'e.g. Handle an empty list',
+          ignoreFocusOut: true,
+        });
+        if (!instruction?.trim()) {
+          return;
+        }
+        await controller.editSelection(uri, range, instruction.trim());
       }),
     [Command.acceptProposal]: (arg) =>
       guarded(deps, async () => {

@@ -8,6 +8,7 @@ import type {
   PlanPayload,
   Proposal,
   ProposalResolved,
+  Range,
   ReviewLoopEnd,
   ReviewResult,
   RunTestsResult,
@@ -339,6 +340,24 @@ export class Controller {
   /** Start a run (in `sessionId`, else in the client's current session). */
   async ask(task: string, context?: AskContext, sessionId?: string): Promise<string | undefined> {
     return (await this.askInSession(task, context, sessionId ?? this.currentSession()))?.runId;
+  }
+
+  /** A one-turn change of the selected lines (`toolgate.editSelection`); its run id. */
+  async editSelection(uri: string, range: Range, instruction: string): Promise<string | undefined> {
+    const argument: { uri: string; range: Range; instruction: string; sessionId?: string } = {
+      uri,
+      range,
+      instruction,
+    };
+    const sessionId = this.currentSession();
+    if (sessionId) {
+      argument.sessionId = sessionId;
+    }
+    const result = await this.server.execute<AskResult>(ServerCommand.editSelection, [argument]);
+    if (result?.runId && !this.runId && !this.finishedRuns.has(result.runId)) {
+      this.runId = result.runId;
+    }
+    return result?.runId;
   }
 
   /** Start a run and answer its run id and session id. */

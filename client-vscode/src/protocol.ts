@@ -13,6 +13,7 @@ export class CommandCancelled extends Error {
 /** Commands the server registers (executeCommandProvider); called through workspace/executeCommand only. */
 export const ServerCommand = {
   ask: 'toolgate.ask',
+  editSelection: 'toolgate.editSelection',
   acceptProposal: 'toolgate.acceptProposal',
   rejectProposal: 'toolgate.rejectProposal',
   acceptAll: 'toolgate.acceptAll',

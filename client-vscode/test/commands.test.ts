@@ -86,6 +86,32 @@ describe('commands', () => {
     expect(server.calls).toEqual([{ command: 'toolgate.ask', args: [{ task: 'explain', context: { uri: 'file:///work/calc.py' } }] }]);
   });
 
+  it('Edit Selection asks for the instruction and sends the file, the lines and it', async () => {
+    const { handlers, server } = setup();
+    const range = { start: { line: 4, character: 0 }, end: { line: 6, character: 0 } };
+    fake.selection = { uri: 'file:///work/calc.py', text: 'def mul', range, empty: false };
+    fake.inputAnswers = ['  make it multiply ', 'tidy', undefined];
+    await handlers[Command.editSelection]();
+    // From the server's code action: its file and lines, not the editor's selection.
+    const other = { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } };
+    await handlers[Command.editSelection]({ uri: 'file:///work/b.py', range: other });
+    await handlers[Command.editSelection](); // Escape in the box: nothing is sent
+    expect(server.calls).toEqual([
+      { command: 'toolgate.editSelection', args: [{ uri: 'file:///work/calc.py', range, instruction: 'make it multiply' }] },
+      { command: 'toolgate.editSelection', args: [{ uri: 'file:///work/b.py', range: other, instruction: 'tidy' }] },
+    ]);
+    expect(fake.inputBoxes).toHaveLength(3);
+  });
+
+  it('Edit Selection without a selection says to select first and asks nothing', async () => {
+    const { handlers, server } = setup();
+    fake.selection = { uri: 'file:///work/calc.py', text: '', range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, empty: true };
+    await handlers[Command.editSelection]();
+    expect(server.calls).toEqual([]);
+    expect(fake.inputBoxes).toEqual([]);
+    expect(fake.messages[0].message).toContain('select the lines');
+  });
+
   it('Accept from the diff\'s title bar accepts the proposal shown there', async () => {
     const { handlers, server, store } = setup();
     store.upsert(makeProposal({ id: 'a' }));
