@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolgate import cli_flags as flags
-from toolgate.cli_workspace import workspace_root
+from toolgate.cli import flags
+from toolgate.cli.workspace import workspace_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -69,7 +69,7 @@ def _list_line(doc: dict[str, Any]) -> str:
 def run_lines(doc: dict[str, Any], root: Path) -> list[str]:
     """A run log as a person reads it: the task, each step and call, the account, the end."""
     from toolgate.agent.account import account_lines
-    from toolgate.terminal import brief_args
+    from toolgate.cli.terminal import brief_args
 
     lines = [
         f"run {doc.get('run_id')}",

@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolgate.agent.events import RUN_STARTED, Event, EventBus
-from toolgate.cli_workspace import workspace_root
+from toolgate.cli.terminal import Printer, TerminalReviewer
+from toolgate.cli.workspace import workspace_root
 from toolgate.config import Config, ConfigError
 from toolgate.customize.commands import PromptCommand, find_commands
 from toolgate.session import SessionError, SessionService, SetupError
 from toolgate.session.customization import BUILTIN_COMMANDS
-from toolgate.terminal import Printer, TerminalReviewer
 from toolgate.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -386,7 +386,7 @@ def run_chat(root: Path, config: Config, session_id: str | None = None) -> int:
 
 def chat_main(args: Any) -> int:
     """`toolgate chat` from its parsed arguments."""
-    from toolgate.cli_flags import overrides
+    from toolgate.cli.flags import overrides
     from toolgate.config import load_config
 
     root = workspace_root(args.workspace)

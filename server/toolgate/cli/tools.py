@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolgate import cli_flags as flags
+from toolgate.cli import flags
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -79,11 +79,11 @@ COMMANDS = ("tools", "plan", "workflow")
 def main(args: argparse.Namespace) -> int:
     """Run one of this module's commands."""
     if args.command == "plan":
-        from toolgate.planning.cli import plan_main
+        from toolgate.cli.plan import plan_main
 
         return plan_main(args)
     if args.command == "workflow":
-        from toolgate.planning.cli import workflow_main
+        from toolgate.cli.plan import workflow_main
 
         return workflow_main(args)
     handler = {

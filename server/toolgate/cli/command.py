@@ -11,9 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolgate import __version__, cli_review, cli_runs, cli_sessions, cli_tools, cli_undo
-from toolgate import cli_flags as flags
-from toolgate.cli_workspace import workspace_root
+from toolgate import __version__
+from toolgate.cli import flags
+from toolgate.cli import review as cli_review
+from toolgate.cli import runs as cli_runs
+from toolgate.cli import sessions as cli_sessions
+from toolgate.cli import tools as cli_tools
+from toolgate.cli import undo as cli_undo
+from toolgate.cli.workspace import workspace_root
 from toolgate.mcp import options as mcp_options
 
 EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -210,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         return _run(args)
     if args.command == "chat":
-        from toolgate.chat import chat_main
+        from toolgate.cli.chat import chat_main
 
         return chat_main(args)
     if (
@@ -244,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         return _demo(args)
     if args.command == "config":
-        from toolgate.cli_config import config_show_main
+        from toolgate.cli.config import config_show_main
 
         return config_show_main(args, {})
     if args.command == "doctor":
@@ -277,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _calls_parse(args: argparse.Namespace) -> int:
-    from toolgate.cli_calls import calls_parse_main
+    from toolgate.cli.calls import calls_parse_main
     from toolgate.config import ConfigError, load_config
     from toolgate.session.assembly import check_trust
 
@@ -360,9 +365,9 @@ async def _run_async(
     mode: str = "ask",
 ) -> int:
     from toolgate.agent.events import EventBus
+    from toolgate.cli.terminal import Printer, TerminalReviewer
     from toolgate.review.reviewer import AutoReviewer, DenyReviewer
     from toolgate.session import SessionError, SessionService
-    from toolgate.terminal import Printer, TerminalReviewer
     from toolgate.workspace import Workspace
 
     bus = EventBus()
@@ -427,7 +432,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 async def _demo_async(args: argparse.Namespace, config: Any) -> int:
-    from toolgate.demo import DEMO_TASK, make_workspace, model_unreachable, summary
+    from toolgate.cli.demo import DEMO_TASK, make_workspace, model_unreachable, summary
     from toolgate.session import resolve_endpoint
 
     # The model first: a demo that cannot reach one stops before it makes anything.

@@ -110,8 +110,8 @@ class StepPrinter:
 
 async def build_engine(root: Path, config: Any, approve: str, json_lines: bool) -> Engine:
     """The terminal's engine: its printer, and its reviewer by `--approve`."""
+    from toolgate.cli.terminal import Printer, TerminalReviewer
     from toolgate.review.reviewer import AutoReviewer, DenyReviewer
-    from toolgate.terminal import Printer, TerminalReviewer
     from toolgate.workspace import Workspace
 
     bus = EventBus()

@@ -7,8 +7,8 @@ import json
 import sys
 from typing import Any
 
-from toolgate import cli_flags as flags
-from toolgate.cli_workspace import workspace_root
+from toolgate.cli import flags
+from toolgate.cli.workspace import workspace_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

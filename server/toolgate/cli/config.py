@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from toolgate.cli_workspace import workspace_root
+from toolgate.cli.workspace import workspace_root
 from toolgate.config import ConfigError, apply_trust, load_config
 from toolgate.session.customization import gather_customization
 from toolgate.trust import TrustStore
