@@ -7,14 +7,32 @@ import json
 import sys
 from typing import Any
 
+from toolgate.cli import flags
 from toolgate.cli.workspace import workspace_root
-from toolgate.config import ConfigError, apply_trust, load_config
-from toolgate.session.customization import gather_customization
-from toolgate.trust import TrustStore
+
+
+def register(sub: Any) -> None:
+    """Add `config` and its `show` to the subcommands."""
+    config = sub.add_parser("config", help="what shapes the agent here, and where from")
+    show = config.add_subparsers(dest="config_command", required=True).add_parser(
+        "show", help="rules, skills, commands, hooks and MCP servers found, with their sources"
+    )
+    flags.workspace(show)
+    show.add_argument("--json", action="store_true", help="print it as JSON")
+    config.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    """`toolgate config show`, with the configuration the flags set."""
+    return config_show_main(args, flags.overrides(args))
 
 
 def config_show_main(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     """Print the rules, skills, commands, hooks and MCP servers found (or JSON with --json)."""
+    from toolgate.config import ConfigError, apply_trust, load_config
+    from toolgate.session.customization import gather_customization
+    from toolgate.trust import TrustStore
+
     root = workspace_root(args.workspace)
     if root is None:
         return 2

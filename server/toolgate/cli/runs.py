@@ -14,7 +14,7 @@ from toolgate.cli.workspace import workspace_root
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
     """Register `runs list` and `runs show RUN_ID`."""
     runs = sub.add_parser("runs", help="list the workspace's runs or show one run's log")
     # Without a subcommand: the list.
@@ -23,6 +23,7 @@ def add_parser(sub: Any) -> None:
     show = actions.add_parser("show", help="a run's task, steps, tool calls and account")
     show.add_argument("run_id", metavar="RUN_ID")
     flags.listing(runs, (listing, show))
+    runs.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
