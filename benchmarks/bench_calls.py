@@ -17,7 +17,7 @@ import sys
 import time
 
 from toolgate.calls import StreamingCallParser, parse_text
-from toolgate.cli_calls import default_tool_schemas
+from toolgate.cli.calls import default_tool_schemas
 
 TARGET_BYTES = 1_000_000
 CALLS = 100

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolgate.demo import git_project
+from toolgate.cli.demo import git_project
 
 RESULTS = Path(__file__).resolve().parent / "results" / "local_model_eval.json"
 MAX_STEPS = 8

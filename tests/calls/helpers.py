@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolgate.calls import StreamingCallParser
-from toolgate.cli_calls import default_tool_schemas
+from toolgate.cli.calls import default_tool_schemas
 
 # The built-in tools' argument schemas, as the parser sees them in the product.
 TOOLS: dict[str, dict[str, Any]] = default_tool_schemas()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from toolgate.calls.parser import read_whole
 from toolgate.calls.reading import parser_for
-from toolgate.cli_calls import calls_parse_main, default_tool_schemas
+from toolgate.cli.calls import calls_parse_main, default_tool_schemas
 from toolgate.config import ToolCalling, load_config
 
 TEXT = 'Reading.\n<tool name="read_file" args>{"path": "a.py"}</tool>\n<tool:git_status></tool>'

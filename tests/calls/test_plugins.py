@@ -61,7 +61,7 @@ def test_an_installed_entry_point_adds_a_syntax(tmp_path: Path) -> None:
         """
         import json, sys
         from toolgate.calls import parse_text
-        from toolgate.cli_calls import default_tool_schemas
+        from toolgate.cli.calls import default_tool_schemas
         r = parse_text(sys.stdin.read(), default_tool_schemas())
         print(json.dumps(r.to_json()))
         """

@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from toolgate.cli.terminal import TerminalReviewer
 from toolgate.review.questions import Question, Reply, ask, by_default
 from toolgate.review.reviewer import AutoReviewer, DenyReviewer
-from toolgate.terminal import TerminalReviewer
 from toolgate.workspace import Workspace
 
 FORM = Question(

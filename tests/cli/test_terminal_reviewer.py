@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from toolgate.cli.terminal import TerminalReviewer
 from toolgate.review.proposal import ProposalStatus, make_proposal
 from toolgate.review.reviewer import ApprovalRequest
-from toolgate.terminal import TerminalReviewer
 from toolgate.workspace import Workspace
 
 ORIGINAL = "".join(f"line {i}\n" for i in range(1, 21))

@@ -55,7 +55,7 @@ FRONT_ENDS = (
 )
 ABOVE = {
     # the engine: agent, conversations, model, review, tools, calls, testing, runner, workspace
-    "engine": (*FRONT_ENDS, "toolgate.session", "toolgate.demo", "toolgate.terminal"),
+    "engine": (*FRONT_ENDS, "toolgate.session"),
     # the session service serves every front end and knows none of them
     "toolgate.session": FRONT_ENDS,
     # the agent tools are jobs over the session service, for any front end to offer

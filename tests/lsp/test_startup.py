@@ -24,7 +24,7 @@ HEAVY = [
 def test_server_module_does_not_import_the_engine() -> None:
     code = (
         "import json, sys\n"
-        "import toolgate.cli, toolgate.lsp.server\n"
+        "import toolgate.cli.command, toolgate.lsp.server\n"
         f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))\n"
     )
     out = subprocess.run(

@@ -22,20 +22,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "toolgate.__main__",
             "toolgate.cli",
-            "toolgate.cli_config",
-            "toolgate.cli_flags",
-            "toolgate.cli_review",
-            "toolgate.cli_runs",
-            "toolgate.cli_sessions",
-            "toolgate.cli_tools",
-            "toolgate.cli_undo",
-            "toolgate.cli_workspace",
-            "toolgate.chat",
-            "toolgate.terminal",
-            "toolgate.answer_view",
-            "toolgate.demo",
-            "toolgate.planning.cli",
-            "toolgate.cli_calls",
             "toolgate.lsp",
             "toolgate.acp",
             "toolgate.mcp",  # the server side; the client side is placed below
@@ -142,9 +128,9 @@ def _plant(base: Path, files: dict[str, str]) -> None:
         "toolgate.lsp.server",
         "toolgate.acp.server",
         "toolgate.mcp.server",
-        "toolgate.chat",
-        "toolgate.cli_undo",
-        "toolgate.cli",
+        "toolgate.cli.chat",
+        "toolgate.cli.undo",
+        "toolgate.cli.command",
     ],
 )
 def test_an_upward_import_from_the_engine_to_a_front_end_fails(tmp_path: Path, front: str) -> None:

@@ -1,7 +1,7 @@
 """The command line of `toolgate mcp`'s network side: `--http`, `--host`, `--port`, fixtures.
 
-Kept apart from `cli.py` so the terminal front end registers them in one line, and apart from
-the server so reading them imports no SDK.
+Kept apart from `cli/command.py` so the terminal front end registers them in one line, and apart
+from the server so reading them imports no SDK.
 """
 
 from __future__ import annotations

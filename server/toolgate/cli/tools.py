@@ -1,4 +1,4 @@
-"""The `toolgate tools …`, `toolgate plan` and `toolgate workflow …` commands."""
+"""`toolgate tools …`: list, validate, resolve, scaffold and trust the tools."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolgate import cli_flags as flags
+from toolgate.cli import flags
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def add_parsers(sub: Any) -> None:
-    """Register `tools`, `plan` and `workflow` on the main parser's subcommands."""
+def register(sub: Any) -> None:
+    """Add `tools` and its subcommands to the subcommands."""
     tools = sub.add_parser("tools", help="list, validate, resolve, scaffold and trust tools")
     tools_sub = tools.add_subparsers(dest="tools_command", required=True)
     export = tools_sub.add_parser("export", help="write .agent/tools/schemas.json")
@@ -49,43 +49,11 @@ def add_parsers(sub: Any) -> None:
     trust.add_argument("names", nargs="*", help="tools to trust (default: every untrusted one)")
     flags.workspace(trust)
     trust.add_argument("--yes", action="store_true", help="trust without asking")
-
-    plan = sub.add_parser("plan", help="ask the model for a plan of capability steps")
-    plan.add_argument("task", help="what the plan should do")
-    flags.workspace(plan)
-    flags.endpoint(plan)
-    plan.add_argument("--save", metavar="NAME", help="save it as .agent/workflows/NAME.yaml")
-    plan.add_argument("--run", action="store_true", help="run it when it has no gaps")
-    flags.approve(plan)
-    plan.add_argument("--json", action="store_true", help="print the resolved plan as JSON")
-    plan.add_argument("--llm-log", metavar="FILE", help="write every model request and response")
-
-    workflow = sub.add_parser("workflow", help="run or list saved workflows")
-    workflow_sub = workflow.add_subparsers(dest="workflow_command", required=True)
-    run = workflow_sub.add_parser("run", help="run .agent/workflows/NAME.yaml")
-    run.add_argument("name", help="the workflow (toolgate workflow list)")
-    run.add_argument("values", nargs="*", metavar="key=value", help="the workflow's inputs")
-    flags.workspace(run)
-    run.add_argument("--dry-run", action="store_true", help="show each step; run nothing")
-    flags.approve(run)
-    run.add_argument("--json", action="store_true", help="print events as JSON lines")
-    listed = workflow_sub.add_parser("list", help="the saved workflows")
-    flags.workspace(listed)
-
-
-COMMANDS = ("tools", "plan", "workflow")
+    tools.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run one of this module's commands."""
-    if args.command == "plan":
-        from toolgate.planning.cli import plan_main
-
-        return plan_main(args)
-    if args.command == "workflow":
-        from toolgate.planning.cli import workflow_main
-
-        return workflow_main(args)
+    """Run one `tools` subcommand."""
     handler = {
         "export": _export,
         "list": _list,

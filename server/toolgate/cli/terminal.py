@@ -31,7 +31,7 @@ from toolgate.agent.events import (
     TOOL_PROGRESS,
     Event,
 )
-from toolgate.answer_view import MarkdownView
+from toolgate.cli.answer_view import MarkdownView
 from toolgate.review.proposal import Proposal
 from toolgate.review.questions import Question, Reply, choices, read_value
 from toolgate.review.reviewer import Approval, ApprovalRequest, DiskReviewer

@@ -1,4 +1,4 @@
-"""`toolgate chat`: a session you talk to turn by turn in the terminal.
+"""The loop of `toolgate chat`: a session you talk to turn by turn in the terminal.
 
 Each line is a turn of one session on the session service, reviewed with the same prompts as
 `toolgate run --approve ask`. Line editing and history come from the standard library's
@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolgate.agent.events import RUN_STARTED, Event, EventBus
-from toolgate.cli_workspace import workspace_root
+from toolgate.cli.terminal import Printer, TerminalReviewer
 from toolgate.config import Config, ConfigError
 from toolgate.customize.commands import PromptCommand, find_commands
 from toolgate.session import SessionError, SessionService, SetupError
 from toolgate.session.customization import BUILTIN_COMMANDS
-from toolgate.terminal import Printer, TerminalReviewer
 from toolgate.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -382,29 +381,3 @@ def run_chat(root: Path, config: Config, session_id: str | None = None) -> int:
             loop.run_until_complete(chat.service.close())
         loop.close()
     return status
-
-
-def chat_main(args: Any) -> int:
-    """`toolgate chat` from its parsed arguments."""
-    from toolgate.cli_flags import overrides
-    from toolgate.config import load_config
-
-    root = workspace_root(args.workspace)
-    if root is None:
-        return 2
-    args.max_steps = getattr(args, "max_steps", None)
-    args.tool_calling = getattr(args, "tool_calling", None)
-    try:
-        config = load_config(root, overrides=overrides(args))
-    except ConfigError as exc:
-        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
-        return 2
-    service = SessionService(root, lambda: config)
-    session_id = service.latest() if args.continue_session else args.session
-    if session_id is not None:
-        try:  # an unknown session is said before the first line is typed
-            service.load(session_id)
-        except SessionError as exc:
-            print(f"toolgate: {exc}", file=sys.stderr)
-            return 2
-    return run_chat(root, config, session_id)

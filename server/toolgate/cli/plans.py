@@ -1,4 +1,9 @@
-"""The terminal's `toolgate plan` and `toolgate workflow …`: a thin adapter over planning."""
+"""What `toolgate plan` and `toolgate workflow` do: a thin adapter over planning.
+
+The plan and the account as the terminal shows them, the engine a plan runs on, and running
+a plan or a saved workflow. Loaded when one of the two commands runs, not to read the command
+line.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from toolgate.agent.events import Event, EventBus
+from toolgate.cli import flags
 from toolgate.planning.gaps import ResolvedPlan
 from toolgate.planning.workflow import (
     STEP_FINISHED,
@@ -110,8 +116,8 @@ class StepPrinter:
 
 async def build_engine(root: Path, config: Any, approve: str, json_lines: bool) -> Engine:
     """The terminal's engine: its printer, and its reviewer by `--approve`."""
+    from toolgate.cli.terminal import Printer, TerminalReviewer
     from toolgate.review.reviewer import AutoReviewer, DenyReviewer
-    from toolgate.terminal import Printer, TerminalReviewer
     from toolgate.workspace import Workspace
 
     bus = EventBus()
@@ -132,19 +138,8 @@ def _load_config(args: argparse.Namespace) -> tuple[Path, Any] | None:
     if not root.is_dir():
         _err(f"workspace {args.workspace!r} is not a folder")
         return None
-    overrides: dict[str, Any] = {}
-    model = {
-        k: v
-        for k, v in (
-            ("name", getattr(args, "model", None)),
-            ("base_url", getattr(args, "base_url", None)),
-        )
-        if v
-    }
-    if model:
-        overrides["model"] = model
     try:
-        return root, load_config(root, overrides=overrides)
+        return root, load_config(root, overrides=flags.overrides(args))
     except ConfigError as exc:
         _err(f"configuration error: {exc}")
         return None

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
+from typing import Any
+
+from toolgate.cli import flags
+
+EXIT_OK, EXIT_RUN_FAILED, EXIT_USAGE = 0, 1, 2
 
 # Seconds the demo waits for the endpoint's model list before it says the model is unreachable.
 REACH_TIMEOUT_SECONDS = 15.0
@@ -91,3 +99,69 @@ async def model_unreachable(base_url: str, api_key: str | None) -> str | None:
     finally:
         await client.close()
     return None
+
+
+def register(sub: Any) -> None:
+    """Add `demo` to the subcommands."""
+    demo = sub.add_parser("demo", help="run the agent on a throw-away project and show each step")
+    demo.add_argument("--model", help="model name (default: the endpoint's own)")
+    demo.add_argument(
+        "--base-url", help="OpenAI-compatible base URL (default: the embedded local model)"
+    )
+    flags.approve(
+        demo, ("ask", "auto"), "review each change yourself, or let the demo approve them", "auto"
+    )
+    flags.agent_limits(demo, max_steps=12)
+    demo.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the demo task on a throw-away project; the run's exit status."""
+    from toolgate.config import ConfigError, load_config
+    from toolgate.session import SetupError
+
+    try:
+        # The demo project has no settings of its own: the person's and the flags' only.
+        with tempfile.TemporaryDirectory(prefix="toolgate-demo-config-") as empty:
+            config = load_config(Path(empty), overrides=flags.overrides(args))
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return asyncio.run(_demo_async(args, config))
+    except SetupError as exc:
+        print(f"toolgate demo: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    except ConfigError as exc:
+        print(f"toolgate: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("toolgate demo: interrupted", file=sys.stderr)
+        return EXIT_RUN_FAILED
+
+
+async def _demo_async(args: argparse.Namespace, config: Any) -> int:
+    from toolgate.cli.run import run_turn
+    from toolgate.session import resolve_endpoint
+
+    # The model first: a demo that cannot reach one stops before it makes anything.
+    endpoint = await resolve_endpoint(config, lambda m: print(m, file=sys.stderr))
+    try:
+        problem = await model_unreachable(endpoint.base_url, config.api_key)
+        if problem is not None:
+            print(f"toolgate demo: {problem}", file=sys.stderr)
+            return EXIT_RUN_FAILED
+        root = make_workspace()
+        print(f"toolgate demo: a throw-away project in {root}", file=sys.stderr)
+        print(f"toolgate demo: the task — {DEMO_TASK}\n", file=sys.stderr)
+        code = await run_turn(root, config, DEMO_TASK, args.approve, False, endpoint=endpoint)
+    finally:
+        if endpoint.close is not None:
+            await endpoint.close()
+    print("\n" + summary(root), file=sys.stderr)
+    runs = root / ".toolgate" / "runs"
+    if runs.is_dir() and any(runs.iterdir()):
+        print(f"toolgate demo: the run log is in {runs}", file=sys.stderr)
+    if code != EXIT_OK:
+        print("toolgate demo: the run did not complete (see its last line above)", file=sys.stderr)
+    return code

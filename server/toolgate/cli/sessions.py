@@ -7,13 +7,13 @@ import json
 import sys
 from typing import Any
 
-from toolgate import cli_flags as flags
-from toolgate.cli_workspace import workspace_root
+from toolgate.cli import flags
+from toolgate.cli.workspace import workspace_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
     """Register `sessions` and its `list`, `show` and `delete`."""
     sessions = sub.add_parser("sessions", help="list, show or delete the workspace's sessions")
     actions = sessions.add_subparsers(dest="sessions_command")
@@ -23,6 +23,7 @@ def add_parser(sub: Any) -> None:
     delete = actions.add_parser("delete", help="delete a session (its runs' logs stay)")
     delete.add_argument("session_id", metavar="ID")
     flags.listing(sessions, (listing, show, delete))
+    sessions.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolgate import cli_flags as flags
-from toolgate.cli_workspace import workspace_root
+from toolgate.cli import flags
+from toolgate.cli.workspace import workspace_root
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
     """Register `runs list` and `runs show RUN_ID`."""
     runs = sub.add_parser("runs", help="list the workspace's runs or show one run's log")
     # Without a subcommand: the list.
@@ -23,6 +23,7 @@ def add_parser(sub: Any) -> None:
     show = actions.add_parser("show", help="a run's task, steps, tool calls and account")
     show.add_argument("run_id", metavar="RUN_ID")
     flags.listing(runs, (listing, show))
+    runs.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -69,7 +70,7 @@ def _list_line(doc: dict[str, Any]) -> str:
 def run_lines(doc: dict[str, Any], root: Path) -> list[str]:
     """A run log as a person reads it: the task, each step and call, the account, the end."""
     from toolgate.agent.account import account_lines
-    from toolgate.terminal import brief_args
+    from toolgate.cli.terminal import brief_args
 
     lines = [
         f"run {doc.get('run_id')}",

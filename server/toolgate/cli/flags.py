@@ -97,19 +97,23 @@ def listing(
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The configuration the command-line flags set, in the TOML shape (flags win over files)."""
+    """The configuration the command-line flags set, in the TOML shape (flags win over files).
+
+    The one place a flag becomes configuration. A command that has no such flag sets nothing
+    for it: each is read only when the command's parser added it.
+    """
     overrides: dict[str, Any] = {}
     model: dict[str, Any] = {}
-    if args.model:
+    if getattr(args, "model", None):
         model["name"] = args.model
-    if args.base_url:
+    if getattr(args, "base_url", None):
         model["base_url"] = args.base_url
     if model:
         overrides["model"] = model
-    if args.profile:
+    if getattr(args, "profile", None):
         overrides["profile"] = args.profile
-    if args.max_steps is not None:
+    if getattr(args, "max_steps", None) is not None:
         overrides["limits"] = {"max_steps": args.max_steps}
-    if args.tool_calling:
+    if getattr(args, "tool_calling", None):
         overrides["tool_calling"] = {"mode": args.tool_calling}
     return overrides

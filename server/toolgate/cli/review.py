@@ -14,13 +14,13 @@ import json
 import sys
 from typing import Any
 
-from toolgate import cli_flags as flags
-from toolgate.cli_workspace import workspace_root
+from toolgate.cli import flags
+from toolgate.cli.workspace import workspace_root
 
 EXIT_OK, EXIT_NOT_APPROVED, EXIT_USAGE = 0, 1, 2
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
     """Register the `review` subcommand."""
     review = sub.add_parser(
         "review",
@@ -38,16 +38,7 @@ def add_parser(sub: Any) -> None:
         help="what to look at first (repeatable; default: the config's review.focus)",
     )
     review.add_argument("--json", action="store_true", help="print the review as JSON")
-
-
-def overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The configuration the flags set."""
-    model: dict[str, Any] = {}
-    if args.model:
-        model["name"] = args.model
-    if args.base_url:
-        model["base_url"] = args.base_url
-    return {"model": model} if model else {}
+    review.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -59,7 +50,7 @@ def main(args: argparse.Namespace) -> int:
     if root is None:
         return EXIT_USAGE
     try:
-        config = load_config(root, overrides=overrides(args))
+        config = load_config(root, overrides=flags.overrides(args))
     except ConfigError as exc:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -8,13 +8,13 @@ import json
 import sys
 from typing import Any
 
-from toolgate import cli_flags as flags
-from toolgate.cli_workspace import workspace_root
+from toolgate.cli import flags
+from toolgate.cli.workspace import workspace_root
 
 EXIT_OK, EXIT_REFUSED, EXIT_USAGE = 0, 1, 2
 
 
-def add_parser(sub: Any) -> None:
+def register(sub: Any) -> None:
     """Register the `undo` subcommand."""
     undo = sub.add_parser("undo", help="restore the files a run changed (default: the latest run)")
     undo.add_argument("run_id", nargs="?", help="the run to undo (see .toolgate/runs/)")
@@ -26,6 +26,7 @@ def add_parser(sub: Any) -> None:
         "--force", action="store_true", help="also restore files changed since the run"
     )
     undo.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    undo.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
