@@ -12,6 +12,7 @@ did_open
 code_action
 ask
 fix_failure
+edit_selection
 accept_proposal
 reject_proposal
 accept_all
