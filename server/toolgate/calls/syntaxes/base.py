@@ -103,9 +103,10 @@ def json_calls(syntax: Syntax, text: str, where: str) -> list[Found | Failed]:
 def pythonic_calls(syntax: Syntax, text: str) -> list[Found | Failed]:
     """Calls written as Python: `[f(a=1), g()]`, or `f(a=1)` lines; read, never evaluated."""
     text = _escape_in_strings(text.strip())
+    # SystemError too: Python 3.11's parser can fail so when threads parse at once.
     try:
         tree = ast.parse(text if text.startswith("[") else f"[{text}]", mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError) as exc:
         # one call per line is a list without commas; `month=07` is a number, as models mean it
         lines = ", ".join(line for line in text.splitlines() if line.strip())
         unzeroed = _ZEROS_OUTSIDE_STRINGS.sub(lambda m: m.group(1) or "", text)
@@ -114,7 +115,7 @@ def pythonic_calls(syntax: Syntax, text: str) -> list[Found | Failed]:
             try:
                 tree = ast.parse(candidate, mode="eval")
                 break
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+            except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
                 continue
         else:
             return [syntax.failure(f"the calls are not Python ({exc.__class__.__name__})")]

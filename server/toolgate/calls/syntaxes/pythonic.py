@@ -112,7 +112,7 @@ def resolve_python(p: Cursor, text: str) -> None:
     """The calls of a list alone on its line; prose when it is not a list of calls."""
     try:
         tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError) as exc:
         p.error(
             f"could not parse the pythonic call list ({exc.__class__.__name__}); "
             f"expected {EXPECTED}",
