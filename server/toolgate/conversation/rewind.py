@@ -110,8 +110,8 @@ def rewind_entry(record: dict[str, Any], undone: bool) -> dict[str, Any]:
     }
     said = [f"rewound to turn {record.get('to_turn')}"]
     if turns:
-        span = f"{turns[0]}–{turns[-1]}" if len(turns) > 1 else str(turns[0])
-        said.append(f"turns {span} taken out of the conversation")
+        span = f"turns {turns[0]}–{turns[-1]}" if len(turns) > 1 else f"turn {turns[0]}"
+        said.append(f"{span} taken out of the conversation")
     if entry["runs"]:
         said.append(f"the changes of {len(entry['runs'])} run(s) undone")
     if entry["leftAlone"]:

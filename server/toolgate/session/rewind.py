@@ -64,13 +64,13 @@ class RewindDone:
         if self.taken_back:
             parts = [f"took back the rewind to turn {self.to_turn}"]
             if self.turns:
-                parts.append(f"the model sees turns {_span(self.turns)} again")
+                parts.append(f"the model sees {_span(self.turns)} again")
             if self.runs:
                 parts.append(f"the changes of {_count(self.runs, 'run')} are back")
         else:
             parts = [f"rewound to turn {self.to_turn}"]
             if self.turns:
-                parts.append(f"the model no longer sees turns {_span(self.turns)}")
+                parts.append(f"the model no longer sees {_span(self.turns)}")
             if self.what != "conversation":
                 parts.append(
                     f"put back the files of {_count(self.runs, 'later run')}"
@@ -83,7 +83,7 @@ class RewindDone:
 
 
 def _span(turns: list[int]) -> str:
-    return f"{turns[0]}–{turns[-1]}" if len(turns) > 1 else str(turns[0])
+    return f"turns {turns[0]}–{turns[-1]}" if len(turns) > 1 else f"turn {turns[0]}"
 
 
 def _count(items: list[str], noun: str) -> str:
