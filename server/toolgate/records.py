@@ -19,6 +19,7 @@ IdKind = Literal[
     "loop",
     "fix",
     "mcp",
+    "rewind",
 ]
 # One prefix per kind, so that an id alone says what it names: a run log, a checkpoint, a kept
 # plan or a proposal is never mistaken for another (`p-` once meant a plan and a proposal).
@@ -34,6 +35,7 @@ ID_PREFIXES: dict[IdKind, str] = {
     "loop": "loop",  # a review loop's own log
     "fix": "fix",  # a review comment's suggestion turned into a proposal
     "mcp": "mcp",  # the gated calls another agent makes through `toolgate mcp`
+    "rewind": "rw",  # a session taken back to one of its turns (`session/rewind.py`)
 }
 
 

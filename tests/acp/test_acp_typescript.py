@@ -154,7 +154,7 @@ def test_typescript_client_sees_modes_plan_thoughts_results_and_commands(
     commands = [
         [c["name"] for c in u["availableCommands"]] for u in of("available_commands_update")
     ]
-    assert commands[0] == ["tests", "review", "new"] and "undo" in commands[1]
+    assert commands[0] == ["tests", "review", "new", "rewind"] and "undo" in commands[1]
     assert "set aside" in message or "no longer sees" in message
     # after /new the model saw only the new prompt
     assert "plan and fix add" not in json.dumps(scripted.requests[-1]["messages"])

@@ -222,9 +222,9 @@ async def test_undo_asks_with_the_diff_and_puts_the_run_back(
     client = RecordingClient(["allow_once", "allow_once", "reject_once", "allow_once"])
     async with connect(client, scripted.base_url) as (conn, _):
         session = await conn.new_session(cwd=str(project), mcp_servers=[])
-        assert offered(client) == ["tests", "review", "new"]  # nothing to undo yet
+        assert offered(client) == ["tests", "review", "new", "rewind"]  # nothing to undo yet
         await prompt(conn, session.session_id, "fix add")
-        assert offered(client) == ["tests", "review", "new", "undo"]
+        assert offered(client) == ["tests", "review", "new", "undo", "rewind"]
         assert (project / "calc.py").read_text() == FIXED
         kept = await prompt(conn, session.session_id, "/undo")
         assert kept.stop_reason == "end_turn"

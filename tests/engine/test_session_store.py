@@ -86,7 +86,7 @@ def test_append_and_load_round_trip(tmp_path: Path) -> None:
         "status": "ok",
         "summary": "1 line",
     }
-    assert shown[4] == {"kind": "user", "text": "and now?", "runId": "r2"}
+    assert shown[4] == {"kind": "user", "text": "and now?", "runId": "r2", "turn": 2}
 
 
 def test_the_runs_the_model_knows_and_was_told_undone_survive_a_reload(tmp_path: Path) -> None:

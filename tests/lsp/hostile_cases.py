@@ -209,6 +209,9 @@ def command_bases(file_uri: str) -> dict[str, list[Any]]:
         # Port 9 (discard): nothing listens, so a well-formed check fails at once.
         "toolgate.checkEndpoint": [{"baseUrl": "http://127.0.0.1:9/v1", "model": "m"}],
         "toolgate.undoRun": [{"runId": "r-nope", "dryRun": True, "force": False}],
+        # Turn 999 and rw-nope name nothing: with the session spoilt or not, nothing is rewound.
+        "toolgate.rewind": [{"turn": 999, "what": "both", "sessionId": "s-nope"}],
+        "toolgate.undoRewind": [{"rewindId": "rw-nope", "sessionId": "s-nope"}],
         "toolgate.review": [{"staged": False, "proposalId": "p-nope", "focus": ["security"]}],
         "toolgate.applyReviewSuggestion": [
             {"uri": file_uri, "line": 0, "original": "nope", "suggestion": "x = 1"}

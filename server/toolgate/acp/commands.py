@@ -5,13 +5,17 @@ itself, outside a run: `/review` has the model review the working tree's changes
 comments (it changes nothing, and the conversation does not keep it); `/new` sets the
 session's earlier turns aside (the model starts afresh; the editor and `session/load` still
 show them); `/undo` puts back what the workspace's last run changed, from its checkpoint,
-after asking with the diffs. `/undo` is offered only while there is a run to undo.
+after asking with the diffs. `/undo` is offered only while there is a run to undo. `/rewind N
+[code|conversation|both]` takes the session back to the end of turn N (the later runs' files
+put back, the later turns out of what the model sees, or both), and `/rewind undo` takes the
+latest rewind back.
 """
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from acp import RequestError, helpers
 from acp.agent.connection import AgentSideConnection
@@ -30,7 +34,14 @@ from toolgate.acp.updates import Updates
 from toolgate.agent.undo import REMOVE, UndoPlan, disk_text, restore_on_disk
 from toolgate.config import Config
 from toolgate.customize.commands import find_commands
-from toolgate.session import CheckpointError, ReviewError, SessionService
+from toolgate.session import (
+    REWIND_WHATS,
+    CheckpointError,
+    ReviewError,
+    RewindDone,
+    SessionError,
+    SessionService,
+)
 from toolgate.session.customization import BUILTIN_COMMANDS
 from toolgate.workspace import PathRefused, Workspace
 
@@ -47,6 +58,13 @@ NEW = AvailableCommand(
 UNDO = AvailableCommand(
     name="undo", description="put back what the last run changed (asks first, with the diffs)"
 )
+REWIND = AvailableCommand(
+    name="rewind",
+    description="back to the end of turn N: the later runs' files, the later turns, or both",
+    input=AvailableCommandInput(
+        root=UnstructuredCommandInput(hint="N [code|conversation|both], or undo")
+    ),
+)
 TASKS = {
     "/tests": "Run the project's tests with run_tests. If any fail, find the cause and fix it, "
     "then run the tests again.",
@@ -54,14 +72,16 @@ TASKS = {
 
 
 def command_of(text: str) -> str | None:
-    """The command a prompt is (`/review`, `/new`, `/undo`), or None for a task for the model."""
+    """The command a prompt is (`/review`, `/new`, `/undo`, `/rewind …`), or None for a task."""
     word = text.strip()
+    if word == "/rewind" or word.startswith("/rewind "):
+        return "/rewind"
     return word if word in ("/review", "/new", "/undo") else None
 
 
 def available(service: SessionService) -> list[AvailableCommand]:
     """The commands to offer now: the built-in ones, then the project's prompt files'."""
-    own = [TESTS, REVIEW, NEW, *([UNDO] if service.undoable() else [])]
+    own = [TESTS, REVIEW, NEW, *([UNDO] if service.undoable() else []), REWIND]
     found = find_commands(service.root, BUILTIN_COMMANDS).commands.values()
     return own + [
         AvailableCommand(
@@ -119,6 +139,66 @@ def _content(workspace: Workspace, plan: UndoPlan) -> list[convert.ToolContent]:
     return content
 
 
+class EditorFiles:
+    """How a command outside a run reads and writes the files through the editor, where it can.
+
+    The editor's text of a file is fetched before the plan is made (`fs/read_text_file`), and
+    what is put back is written with `fs/write_text_file` (a file to remove, or not text, on
+    disk), so an unsaved buffer is what is compared and what is replaced.
+    """
+
+    def __init__(
+        self,
+        conn: AgentSideConnection,
+        session_id: str,
+        root: Path,
+        *,
+        read_through_client: bool,
+        write_through_client: bool,
+    ) -> None:
+        self.texts: dict[Path, str] = {}  # the editor's text of the files, by real path
+        self.workspace = Workspace(root, buffers=lambda: self.texts)
+        self._conn = conn
+        self._session_id = session_id
+        self._write = write_through_client
+        self.read_first = self._read_first if read_through_client else None
+
+    async def _read_first(self, path: str) -> None:
+        try:
+            real = self.workspace.resolve(path)
+        except PathRefused:
+            return
+        if not real.is_file():
+            return
+        try:
+            response = await self._conn.read_text_file(session_id=self._session_id, path=str(real))
+        except (ConnectionError, RequestError):
+            return  # read from disk instead
+        self.texts[real] = response.content
+
+    async def apply(self, target: Workspace, plan: UndoPlan) -> dict[str, str]:
+        """Write the plan's files through the editor where it can, else on disk."""
+        by_disk = [i for i in plan.changes if i.action == REMOVE or i.before_text is None]
+        through_editor = [item for item in plan.changes if item not in by_disk]
+        if not self._write:
+            by_disk, through_editor = list(plan.changes), []
+        restore_on_disk(target, by_disk)
+        written: dict[str, str] = {}  # what the editor holds now, maybe unsaved
+        for item in through_editor:
+            real = target.resolve(item.path, for_write=True)
+            text = item.before_text or ""
+            try:
+                await self._conn.write_text_file(
+                    session_id=self._session_id, path=str(real), content=text
+                )
+            except (ConnectionError, RequestError) as exc:
+                log.warning("fs/write_text_file %s: %s; restored on disk", real, exc)
+                restore_on_disk(target, [item])
+            else:
+                written[item.path] = text
+        return written
+
+
 async def undo(
     conn: AgentSideConnection,
     session_id: str,
@@ -134,22 +214,15 @@ async def undo(
     told); this says how to ask (a permission request on a tool call showing the diffs) and
     how to write (through the editor's `fs/write_text_file` where it can).
     """
-    texts: dict[Path, str] = {}  # the editor's text of the run's files, by real path
-    workspace = Workspace(service.root, buffers=lambda: texts)
+    files = EditorFiles(
+        conn,
+        session_id,
+        service.root,
+        read_through_client=read_through_client,
+        write_through_client=write_through_client,
+    )
+    workspace = files.workspace
     call_id = ""
-
-    async def read_first(path: str) -> None:
-        try:
-            real = workspace.resolve(path)
-        except PathRefused:
-            return
-        if not real.is_file():
-            return
-        try:
-            response = await conn.read_text_file(session_id=session_id, path=str(real))
-        except (ConnectionError, RequestError):
-            return  # read from disk instead
-        texts[real] = response.content
 
     async def ask(plan: UndoPlan) -> bool:
         nonlocal call_id
@@ -188,31 +261,12 @@ async def undo(
         updates.put(session_id, convert.progress(call_id, "failed", left))
         return False
 
-    async def apply(target: Workspace, plan: UndoPlan) -> dict[str, str]:
-        by_disk = [i for i in plan.changes if i.action == REMOVE or i.before_text is None]
-        through_editor = [item for item in plan.changes if item not in by_disk]
-        if not write_through_client:
-            by_disk, through_editor = list(plan.changes), []
-        restore_on_disk(target, by_disk)
-        written: dict[str, str] = {}  # what the editor holds now, maybe unsaved
-        for item in through_editor:
-            real = target.resolve(item.path, for_write=True)
-            text = item.before_text or ""
-            try:
-                await conn.write_text_file(session_id=session_id, path=str(real), content=text)
-            except (ConnectionError, RequestError) as exc:
-                log.warning("fs/write_text_file %s: %s; restored on disk", real, exc)
-                restore_on_disk(target, [item])
-            else:
-                written[item.path] = text
-        return written
-
     try:
         done = await service.undo(
             ask=ask,
-            apply=apply,
+            apply=files.apply,
             buffers=workspace.buffers,
-            read_first=read_first if read_through_client else None,
+            read_first=files.read_first,
         )
     except CheckpointError as exc:
         return f"Nothing to undo: {exc}."
@@ -232,3 +286,62 @@ async def undo(
     if untouched:
         said += f" {untouched[0].upper()}{untouched[1:]}."
     return said
+
+
+async def rewind(
+    conn: AgentSideConnection,
+    session_id: str,
+    service: SessionService,
+    words: list[str],
+    *,
+    read_through_client: bool,
+    write_through_client: bool,
+) -> str:
+    """`/rewind N [WHAT]` or `/rewind undo`, written through the editor; returns what to say."""
+    files = EditorFiles(
+        conn,
+        session_id,
+        service.root,
+        read_through_client=read_through_client,
+        write_through_client=write_through_client,
+    )
+    io: dict[str, Any] = {
+        "apply": files.apply,
+        "buffers": files.workspace.buffers,
+        "read_first": files.read_first,
+    }
+    done: RewindDone
+    try:
+        if words == ["undo"]:
+            done = await service.undo_rewind(session_id, **io)
+        else:
+            what = words[1] if len(words) > 1 else "both"
+            if not words or len(words) > 2 or not words[0].isdigit() or what not in REWIND_WHATS:
+                return _turns(service, session_id)
+            done = await service.rewind(session_id, int(words[0]), what, **io)
+    except (SessionError, CheckpointError) as exc:
+        return f"Cannot rewind: {exc}."
+    said = done.said()
+    said = f"{said[0].upper()}{said[1:]}."
+    for hint in done.revert:
+        said += f" {hint[0].upper()}{hint[1:]}."
+    if not done.taken_back:
+        said += " `/rewind undo` takes it back."
+    return said
+
+
+def _turns(service: SessionService, session_id: str) -> str:
+    """How `/rewind` is used, and the session's turns to choose from."""
+    lines = [
+        "`/rewind N [code|conversation|both]` goes back to the end of turn N "
+        "(both by default); `/rewind undo` takes the latest rewind back."
+    ]
+    try:
+        entries = service.load(session_id)["transcript"]
+    except SessionError:
+        entries = []
+    for entry in entries:
+        if entry.get("kind") == "user":
+            mark = " (rewound)" if entry.get("rewound") else ""
+            lines.append(f"- {entry.get('turn')}: {str(entry['text'])[:70]}{mark}")
+    return "\n".join(lines)

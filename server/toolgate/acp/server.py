@@ -425,15 +425,15 @@ class ToolgateAgent:
         session.busy = True
         try:
             if command is not None:
-                return await self._command(session, command)
+                return await self._command(session, command, task.split()[1:])
             return await self._turn(session, task)
         finally:
             session.busy = False
             if current is not None:
                 self.prompts.discard(current)
 
-    async def _command(self, session: AcpSession, command: str) -> PromptResponse:
-        """`/review`, `/new` or `/undo`: done here, outside a run."""
+    async def _command(self, session: AcpSession, command: str, words: list[str]) -> PromptResponse:
+        """`/review`, `/new`, `/undo` or `/rewind` (its `words` after it): done outside a run."""
         assert self.conn is not None and self.updates is not None
         service = session.service
         if command == "/review":
@@ -477,21 +477,37 @@ class ToolgateAgent:
                     {"message": "a turn is changing files in this workspace; wait or cancel it"}
                 )
             fs = self.client.fs
-            try:
-                said = await commands.undo(
+            if command == "/rewind":
+                said = await commands.rewind(
                     self.conn,
                     session.id,
                     service,
+                    words,
                     read_through_client=bool(fs and fs.read_text_file),
                     write_through_client=bool(fs and fs.write_text_file),
-                    updates=self.updates,
                 )
-            except SessionError as exc:  # a turn of another session is changing files
-                raise RequestError.invalid_request({"message": str(exc)}) from None
+            else:
+                said = await self._undo(session, service)
         self.updates.put(session.id, helpers.update_agent_message_text(said))
         self._offer_commands(session)
         await self.updates.flush()
         return PromptResponse(stop_reason="end_turn")
+
+    async def _undo(self, session: AcpSession, service: SessionService) -> str:
+        """`/undo`, asked about with the diffs and written through the editor where it can."""
+        assert self.conn is not None and self.updates is not None
+        fs = self.client.fs
+        try:
+            return await commands.undo(
+                self.conn,
+                session.id,
+                service,
+                read_through_client=bool(fs and fs.read_text_file),
+                write_through_client=bool(fs and fs.write_text_file),
+                updates=self.updates,
+            )
+        except SessionError as exc:  # a turn of another session is changing files
+            raise RequestError.invalid_request({"message": str(exc)}) from None
 
     async def _turn(self, session: AcpSession, task: str) -> PromptResponse:
         assert self.conn is not None and self.updates is not None

@@ -35,6 +35,9 @@ HELP = """\
 /sessions     the workspace's sessions
 /load ID      continue session ID
 /undo         put back what the last run changed (it asks first)
+/rewind N [code|conversation|both]  back to the end of turn N: the later runs' files put
+              back (your own later edits left alone), the later turns out of what the model
+              sees, or both (the default); /rewind lists the turns, /rewind undo takes it back
 /tests [CMD]  run the tests (or CMD, a test command on the allow-list) and show the failures
 /review [staged]  the model reviews the working tree's changes (or the staged ones)
 /model        which model and endpoint the turns use
@@ -186,7 +189,8 @@ class Chat:
             listed = self.service.sessions()
             for info in listed:
                 mark = "*" if info.id == self.current else " "
-                self._say(f"{mark} {info.id}  {info.turns:3} turns  {info.title}")
+                rewound = f" ({info.rewound} rewound)" if info.rewound else ""
+                self._say(f"{mark} {info.id}  {info.turns:3} turns{rewound}  {info.title}")
             if not listed:
                 self._say("no sessions in this workspace yet")
         elif name == "/load":
@@ -202,6 +206,8 @@ class Chat:
             self._say(f"continuing session {arg}")
         elif name == "/undo":
             self.undo()
+        elif name == "/rewind":
+            self.rewind(arg)
         elif name == "/tests":
             self.loop.run_until_complete(self._stoppable(self.tests(arg or None)))
         elif name == "/review":
@@ -314,6 +320,55 @@ class Chat:
             self._say("left as it is")
         else:
             self._say(f"run {plan.run_id}: {plan.outcome()}")
+
+    def rewind(self, arg: str) -> None:
+        """`/rewind`: list the turns; `/rewind N [WHAT]`: rewind to turn N; `/rewind undo`."""
+        from toolgate.session import REWIND_WHATS, CheckpointError, RewindDone
+
+        words = arg.split()
+        if self.current is None:
+            self._say("no session yet: there is nothing to rewind")
+            return
+        if not words:
+            self._turns()
+            return
+        done: RewindDone
+        try:
+            if words == ["undo"]:
+                done = self.loop.run_until_complete(self.service.undo_rewind(self.current))
+            else:
+                what = words[1] if len(words) > 1 else "both"
+                if len(words) > 2 or not words[0].isdigit() or what not in REWIND_WHATS:
+                    self._say("/rewind N [code|conversation|both], or /rewind undo")
+                    return
+                done = self.loop.run_until_complete(
+                    self.service.rewind(self.current, int(words[0]), what)
+                )
+        except (SessionError, CheckpointError) as exc:
+            self._say(f"cannot rewind: {exc}")
+            return
+        except (OSError, ValueError) as exc:
+            self._say(f"the rewind failed part-way (what was undone stays undoable): {exc}")
+            return
+        self._say(done.said())
+        for hint in done.revert:
+            self._say(f"  {hint}")
+        if not done.taken_back:
+            self._say("/rewind undo takes it back")
+
+    def _turns(self) -> None:
+        """The current session's turns, numbered, those rewound marked."""
+        assert self.current is not None
+        try:
+            entries = self.service.load(self.current)["transcript"]
+        except SessionError as exc:
+            self._say(f"cannot read the session: {exc}")
+            return
+        for entry in entries:
+            if entry.get("kind") == "user":
+                mark = "  (rewound)" if entry.get("rewound") else ""
+                self._say(f"  {entry.get('turn')}: {entry['text'][:70]}{mark}")
+        self._say("/rewind N [code|conversation|both] goes back to the end of turn N")
 
     def _show_undo(self, plan: UndoPlan) -> None:
         """What undoing the run would do to each file, and how to revert its commits."""

@@ -56,7 +56,11 @@ def _list(service: Any, as_json: bool) -> int:
         return EXIT_OK
     for info in listed:
         noun = "turn " if info["turns"] == 1 else "turns"
-        print(f"{info['id']}  {info['lastActivity']}  {info['turns']:3} {noun}  {info['title']}")
+        rewound = f" ({info['rewound']} rewound)" if info.get("rewound") else ""
+        print(
+            f"{info['id']}  {info['lastActivity']}  {info['turns']:3} {noun}{rewound}  "
+            f"{info['title']}"
+        )
     if not listed:
         print("no sessions in this workspace", file=sys.stderr)
     return EXIT_OK
@@ -70,13 +74,15 @@ def _show(session: dict[str, Any], as_json: bool) -> int:
     print(f"created {session['created']}, last activity {session['lastActivity']}")
     for entry in session["transcript"]:
         kind = entry.get("kind")
+        # A rewound turn is shown as it was said, marked: the model no longer sees it.
+        mark = "[rewound] " if entry.get("rewound") else ""
         if kind == "user":
-            print(f"\nyou ({entry.get('runId')}): {entry['text']}")
+            print(f"\n{mark}you (turn {entry.get('turn')}, {entry.get('runId')}): {entry['text']}")
         elif kind == "assistant":
-            print(f"assistant: {entry['text']}")
+            print(f"{mark}assistant: {entry['text']}")
         elif kind == "tool":
             summary = f" — {entry['summary']}" if entry.get("summary") else ""
-            print(f"  → {entry.get('name')} [{entry.get('status')}]{summary}")
-        elif kind == "note":
+            print(f"  {mark}→ {entry.get('name')} [{entry.get('status')}]{summary}")
+        elif kind in ("note", "rewind"):
             print(f"  ({entry['text']})")
     return EXIT_OK

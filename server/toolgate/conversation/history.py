@@ -12,6 +12,7 @@ from typing import Any
 
 from toolgate.conversation.budget import Entry
 from toolgate.conversation.marks import MarkReader, run_entry
+from toolgate.conversation.rewind import REWIND, read_rewinds, rewind_entry
 from toolgate.conversation.store import Loaded, SessionFile, now_iso
 
 Redact = Callable[[Any], Any]
@@ -62,8 +63,14 @@ class Conversation:
             (int(r.get("through_turn", 0)) for r in loaded.records if r.get("t") == "summary"),
             default=0,
         )
+        # Turns a rewind took back: kept in the file for the transcript, never sent again.
+        dropped = read_rewinds(loaded.records).dropped
         for record in loaded.records:
             kind = record.get("t")
+            if kind in ("turn", "msg", "end") and int(record.get("turn", 0)) in dropped:
+                conversation.turns = max(conversation.turns, int(record.get("turn", 0)))
+                pending = []
+                continue
             if kind == "turn":
                 pending = []
                 if not conversation.title:
@@ -284,17 +291,28 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
     """The entries a client draws: the person's and the assistant's words, calls and notes.
 
     Each run's end is an entry of kind `run`, and plans are entries of kind `plan` with what
-    became of them (`conversation.marks`).
+    became of them (`conversation.marks`). A rewind is an entry of kind `rewind`; the entries
+    of the turns it took back carry `rewound` (`conversation.rewind`).
     """
     out: list[dict[str, Any]] = []
     current_run: Any = None
     marks = MarkReader()
+    rewinds = read_rewinds(loaded.records)
+    dropped = rewinds.dropped
     for record in loaded.records:
         kind = record.get("t")
         run_id = record.get("run_id")
+        start = len(out)
         if kind == "turn":
             current_run = run_id
-            out.append({"kind": "user", "text": str(record.get("text", "")), "runId": run_id})
+            out.append(
+                {
+                    "kind": "user",
+                    "text": str(record.get("text", "")),
+                    "runId": run_id,
+                    "turn": record.get("turn"),
+                }
+            )
         elif kind == "msg":
             message = record.get("m") or {}
             if message.get("role") == "assistant" and message.get("content"):
@@ -335,8 +353,14 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
                     f"{record.get('text', '')}",
                 }
             )
+        elif kind == REWIND:
+            rewind_id = str(record.get("rewind_id"))
+            out.append(rewind_entry(record, rewind_id in rewinds.undone))
         else:
             mark = marks.entry(record)
             if mark is not None:
                 out.append(mark)
+        if kind in ("turn", "msg", "call", "end") and record.get("turn") in dropped:
+            for entry in out[start:]:
+                entry["rewound"] = True  # the model no longer sees it
     return out

@@ -49,6 +49,7 @@ class SessionInfo:
     created: str
     last_activity: str
     turns: int
+    rewound: int = 0  # of those, the turns a rewind took out of the conversation
 
     def to_dict(self) -> dict[str, Any]:
         """The protocol's camelCase form."""
@@ -58,6 +59,7 @@ class SessionInfo:
             "created": self.created,
             "lastActivity": self.last_activity,
             "turns": self.turns,
+            "rewound": self.rewound,
         }
 
 

@@ -394,6 +394,41 @@ class UndoRunArguments:
     session_id: str | None = _session_id()
 
 
+REWIND_NEEDS = 'toolgate.rewind needs [{"turn": N, "what"?: "both" | "code" | "conversation"}]'
+
+
+def _a_turn(_instance: Any, _attribute: attrs.Attribute[Any], value: int) -> None:
+    if value == -1:  # not given: the default
+        raise ArgumentError(REWIND_NEEDS)
+    if value < 0:
+        raise ArgumentError("turn must not be negative (0 is before the first turn)")
+
+
+@attrs.frozen
+class RewindArguments:
+    """`toolgate.rewind`: `[{"turn": N, "what"?: "both"|"code"|"conversation", "sessionId"?}]`."""
+
+    turn: int = attrs.field(
+        default=-1, validator=_a_turn, metadata=_message("turn must be an integer")
+    )
+    what: str = attrs.field(
+        default="both",
+        validator=_one_of("both", "code", "conversation"),
+        metadata=_message("what must be both, code or conversation"),
+    )
+    session_id: str | None = _session_id()
+
+
+@attrs.frozen
+class UndoRewindArguments:
+    """`toolgate.undoRewind`: `[{"rewindId"?, "sessionId"?}]` or `[]` (the latest rewind)."""
+
+    rewind_id: str | None = attrs.field(
+        default=None, validator=_at_most(200), metadata=_message("rewindId must be a string")
+    )
+    session_id: str | None = _session_id()
+
+
 @attrs.frozen
 class ReviewArguments:
     """`toolgate.review`: `[{"staged"?: bool, "proposalId"?: "…", "focus"?: ["…"]}]` or `[]`."""

@@ -1,5 +1,8 @@
 """`toolgate.undoRun`: a run's checkpoint put back through `workspace/applyEdit`.
 
+`toolgate.rewind` takes a session back to a turn (its later runs undone the same way, later
+turns out of the conversation) and `toolgate.undoRewind` takes a rewind back.
+
 The restored text arrives in the editor as one workspace edit, so the person's own undo
 takes the undo back too; files the run created are deleted in the same edit. Where the editor
 saves, the saved files are then given their exact bytes (encoding, byte-order mark, newlines)
@@ -13,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from toolgate.lsp.arguments import UndoRunArguments
+from toolgate.lsp.arguments import RewindArguments, UndoRewindArguments, UndoRunArguments
 from toolgate.lsp.convert import path_to_uri, whole_text_range
 
 if TYPE_CHECKING:
@@ -23,13 +26,51 @@ if TYPE_CHECKING:
 
 
 def register(server: ToolgateServer) -> None:
-    """Add `toolgate.undoRun` to the language server."""
+    """Add `toolgate.undoRun`, `toolgate.rewind` and `toolgate.undoRewind` to the server."""
 
     # `ls` is typed Any as in lsp/planning.py: pygls resolves the hints at run time.
     @server.command("toolgate.undoRun")
     async def undo_run(ls: Any, args: UndoRunArguments) -> dict[str, Any]:
         """`[{"runId"?, "dryRun"?, "force"?}]` → what was (or would be) restored."""
         return await _undo(ls, args)
+
+    @server.command("toolgate.rewind")
+    async def rewind(ls: Any, args: RewindArguments) -> dict[str, Any]:
+        """`[{"turn", "what"?, "sessionId"?}]` → what the rewind took back."""
+        return await _rewind(ls, args)
+
+    @server.command("toolgate.undoRewind")
+    async def undo_rewind(ls: Any, args: UndoRewindArguments) -> dict[str, Any]:
+        """`[{"rewindId"?, "sessionId"?}]` → what taking the rewind back brought back."""
+        return await _rewind(ls, args)
+
+
+async def _rewind(
+    ls: ToolgateServer, args: RewindArguments | UndoRewindArguments
+) -> dict[str, Any]:
+    from toolgate.session import CheckpointError, SessionError
+
+    ls.workspace_root()
+    if ls.run_task is not None and not ls.run_task.done():
+        raise JsonRpcInvalidParams("a run is going on now; cancel it or wait, then rewind")
+
+    async def apply(workspace: Workspace, plan: UndoPlan) -> None:
+        refused = await _apply(ls, workspace, plan)
+        if refused is not None:
+            raise JsonRpcInvalidParams(f"the editor did not apply the rewind: {refused}")
+
+    try:
+        if isinstance(args, RewindArguments):
+            done = await ls.service.rewind(
+                args.session_id, args.turn, args.what, apply=apply, buffers=ls.buffers
+            )
+        else:
+            done = await ls.service.undo_rewind(
+                args.session_id, args.rewind_id, apply=apply, buffers=ls.buffers
+            )
+    except (CheckpointError, SessionError) as exc:
+        raise JsonRpcInvalidParams(str(exc)) from None
+    return done.to_dict()
 
 
 async def _undo(ls: ToolgateServer, args: UndoRunArguments) -> dict[str, Any]:

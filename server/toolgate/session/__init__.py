@@ -33,6 +33,8 @@ from toolgate.session.review_loop import (
     LoopOutcome,
     ReviewLoop,
 )
+from toolgate.session.rewind import WHATS as REWIND_WHATS
+from toolgate.session.rewind import RewindDone, RewindError
 from toolgate.session.service import SessionService, TrustPrompt
 from toolgate.session.turns import Claim, Turn, TurnHooks
 from toolgate.session.undo import UndoDone, on_disk
@@ -46,6 +48,7 @@ __all__ = [
     "PlanningError",
     "ReviewError",
     "ReviewSetupError",
+    "RewindError",
     "SessionBusy",
     "SessionError",
     "SetupError",
@@ -63,6 +66,8 @@ __all__ = [
     "Turn",
     "TurnHooks",
     "UndoDone",
+    "RewindDone",
+    "REWIND_WHATS",
     "on_disk",
     "NO_ENDPOINT",
     "SMALL_MODEL_ROLE",

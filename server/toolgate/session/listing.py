@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from toolgate.conversation.history import title_of
+from toolgate.conversation.rewind import read_rewinds
 from toolgate.conversation.store import SessionInfo
 
 
@@ -31,12 +32,16 @@ def scan(path: Path, session_id: str) -> SessionInfo | None:
     created = str(header.get("created") or "")
     last = created
     turns = 0
+    rewinds = []
     for raw in lines[1:]:
         # Records are written with "t" first, so the kind is known without parsing the line.
-        if raw.startswith((b'{"t":"turn"', b'{"t":"end"', b'{"t":"title"')):
+        if raw.startswith((b'{"t":"turn"', b'{"t":"end"', b'{"t":"title"', b'{"t":"rewind')):
             try:
                 record = json.loads(raw)
             except ValueError:
+                continue
+            if str(record.get("t")).startswith("rewind"):
+                rewinds.append(record)
                 continue
             if record.get("t") == "turn":
                 turns = max(turns, int(record.get("turn", 0)))
@@ -51,4 +56,5 @@ def scan(path: Path, session_id: str) -> SessionInfo | None:
                 title = title_of(str(json.loads(first).get("text", "")))
             except ValueError:
                 title = ""
-    return SessionInfo(session_id, title, created, last, turns)
+    rewound = len(read_rewinds(rewinds).dropped)
+    return SessionInfo(session_id, title, created, last, turns, rewound)

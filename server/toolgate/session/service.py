@@ -47,6 +47,7 @@ from toolgate.session.code_review import review_in_workspace, review_request
 from toolgate.session.listing import clean_title, scan
 from toolgate.session.modes import DEFAULT_MODE, mode_problem
 from toolgate.session.plans import Engine, assemble_engine, make_plan
+from toolgate.session.rewind import Restore, RewindDone, rewind, take_back
 from toolgate.session.turns import Claim, Turn, TurnHooks, ended_in_set_up, redacted
 from toolgate.session.undo import (
     ApplyUndo,
@@ -392,6 +393,80 @@ class SessionService:
             read_first=read_first,
             keep=lambda undo, undone, files: self.keep_undo(undo, undone, files, session_id),
         )
+
+    async def rewind(
+        self,
+        session_id: str | None,
+        to_turn: int,
+        what: str = "both",
+        *,
+        apply: ApplyUndo = on_disk,
+        buffers: Buffers | None = None,
+        read_first: ReadFirst | None = None,
+    ) -> RewindDone:
+        """Take a session (default: the current one) back to the end of turn `to_turn`.
+
+        `what` is `code` (each later run's files put back as `undo` does, the person's own
+        later edits left alone and named), `conversation` (later turns out of what the model
+        sees, kept in the file as rewound) or `both`. Turn 0 is before the first turn.
+        Raises RewindError (a SessionError) when there is nothing to rewind, SessionBusy while
+        a turn runs; `apply`, `buffers` and `read_first` are as `undo` takes them.
+        """
+        return await self._rewinding(
+            session_id,
+            lambda sid, loaded, restore, keep, write: rewind(
+                self.root, sid, loaded, to_turn, what, restore, keep_undo=keep, write=write
+            ),
+            Restore(apply, buffers, read_first),
+        )
+
+    async def undo_rewind(
+        self,
+        session_id: str | None,
+        rewind_id: str | None = None,
+        *,
+        apply: ApplyUndo = on_disk,
+        buffers: Buffers | None = None,
+        read_first: ReadFirst | None = None,
+    ) -> RewindDone:
+        """Take back a rewind of a session (default: its latest still in effect).
+
+        Its undos are redone (the person's later edits left alone) and its turns are seen by
+        the model again; refused (RewindError) when the conversation went on since.
+        """
+        return await self._rewinding(
+            session_id,
+            lambda sid, loaded, restore, keep, write: take_back(
+                self.root, sid, loaded, rewind_id, restore, keep_undo=keep, write=write
+            ),
+            Restore(apply, buffers, read_first),
+        )
+
+    async def _rewinding(self, session_id: str | None, work: Any, restore: Restore) -> RewindDone:
+        """Run `work` on a session held as a turn holds it, nobody's turn running anywhere."""
+        session_id = session_id or self.current
+        if session_id is None:
+            raise SessionError("no session to rewind: start or load one first")
+        file = self.store.open(session_id)
+        if self._claims:
+            raise SessionBusy("a turn is running in this workspace; wait or cancel it")
+        lock = SessionLock(self.store.lock_path(session_id), session_id)
+        lock.acquire()  # refuses while another process continues the session
+        try:
+            loaded = file.load(self.root)
+
+            def keep(undo: str, undone: str, files: list[str]) -> str | None:
+                return self.keep_undo(undo, undone, files, session_id)
+
+            def write(record: dict[str, Any]) -> None:
+                self.store.open(session_id).append(record)
+
+            done: RewindDone = await work(session_id, loaded, restore, keep, write)
+        finally:
+            lock.release()
+            # The next turn reads the file again: the model sees what the rewind left.
+            self._cache.pop(session_id, None)
+        return done
 
     def undoable(self) -> bool:
         """Whether the workspace's latest run has changes an undo can put back."""
