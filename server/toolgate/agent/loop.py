@@ -429,7 +429,7 @@ class AgentRun:
         # What the model reads of each result, capped once for the log and the reply.
         turn.views = [self.requests.view(o.result) for _, o in turn.outcomes]
         for (call, outcome), view in zip(turn.outcomes, turn.views, strict=True):
-            entry = log_entry(call, outcome, view, raw=self.calling.store_raw_tool_output)
+            entry = log_entry(call, outcome, view, raw=self.calling.retention.store_raw_tool_output)
             self.runlog.record_call(step, entry)
             if call.name != FINAL_ANSWER.name:
                 record = call_record(entry, view, self.registry.get(call.name))

@@ -133,7 +133,7 @@ class RequestBuilder:
 
     def view(self, result: ToolResult) -> ToolResult:
         """A result as the model reads it: capped, and never taking the whole window."""
-        limit = self.calling.max_output_bytes
+        limit = self.calling.retention.max_output_bytes
         if self.budget is not None:
             # One result may not take the whole window: the conversation must fit beside it.
             limit = min(limit, self.budget.output_bytes())
