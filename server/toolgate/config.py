@@ -238,6 +238,14 @@ class Limits:
 
 
 @dataclass
+class Retention:
+    """What is kept of a tool's output (`[tool_calling.retention]`)."""
+
+    store_raw_tool_output: bool = False  # the whole output in the run log, not what the model read
+    max_output_bytes: int = 16_000  # what the model reads of one result
+
+
+@dataclass
 class ToolCalling:
     """How tools are offered to the model and how its calls are read."""
 
@@ -257,8 +265,7 @@ class ToolCalling:
     compact_prompt: bool = False  # short tool list and examples, for small local models
     text_syntax: str = "tag"  # the call format the text-mode prompt asks for
     syntax_modules: list[str] = field(default_factory=list)  # syntaxes from outside, by module
-    store_raw_tool_output: bool = False
-    max_output_bytes: int = 16_000
+    retention: Retention = field(default_factory=lambda: Retention())
 
 
 @dataclass
@@ -306,33 +313,57 @@ class TrustItem:
 
 
 @dataclass
-class Config:
-    """Everything a run needs to know, already merged and validated."""
+class ModelConfig:
+    """Which model, where it is served, and how it is asked (`[model]`)."""
 
-    model: str | None = None
+    name: str | None = None  # None: the endpoint's first listed model
     base_url: str | None = None
-    api_key: str | None = field(default=None, repr=False)
     tool_choice: str = "auto"
     stream: bool = True
     temperature: float | None = None
     max_tokens: int | None = None
-    request_timeout_seconds: float = 600.0
+    timeout_seconds: float = 600.0
     context_tokens: int | None = None  # the model's window; None: ask the endpoint
-    profile: str = "developer"
+
+
+@dataclass
+class PolicyConfig:
+    """What the gate decides on its own and which commands it lets run (`[policy]`)."""
+
     approvals: dict[str, str] = field(default_factory=dict)
     allow_tools: list[str] | None = None
     deny_tools: list[str] = field(default_factory=list)
     allowed_commands: list[str] = field(default_factory=lambda: list(DEFAULT_ALLOWED_COMMANDS))
+
+
+@dataclass
+class McpConfig:
+    """Other MCP servers whose tools runs may call (`[mcp]`)."""
+
+    servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → its table
+    sources: dict[str, str] = field(default_factory=dict)  # name → the file it came from
+
+
+@dataclass
+class Config:
+    """Everything a run needs to know, already merged and validated.
+
+    One field per table of the files, named as the table, each a record whose fields are the
+    table's keys (`[planning]` and `[review]` are kept as read, `[hooks]` as the hooks it names).
+    """
+
+    profile: str = "developer"
+    model: ModelConfig = field(default_factory=ModelConfig)
+    # The key itself is no key of any file: OPENAI_API_KEY, the variable the person's own
+    # `model.api_key_env` names, or the editor's secret storage.
+    api_key: str | None = field(default=None, repr=False)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
     limits: Limits = field(default_factory=Limits)
     tool_calling: ToolCalling = field(default_factory=ToolCalling)
-    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # name → table
-    mcp_sources: dict[str, str] = field(default_factory=dict)  # name → the file it came from
+    mcp: McpConfig = field(default_factory=McpConfig)
     # Hooks that run: the person's own, and a workspace's once confirmed (docs/CUSTOMIZE.md).
     hooks: list[Hook] = field(default_factory=list)
-    # What a customization file held that could not be used, one line each, for the person.
-    notes: list[str] = field(default_factory=list)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
-    pending_trust: list[TrustItem] = field(default_factory=list)
     # [planning]: min_confidence, allow_capabilities, deny_capabilities (toolgate.planning).
     planning: dict[str, Any] = field(default_factory=dict)
     # [review]: max_rounds, focus, coding_standards, test_command (toolgate.code_review).
@@ -340,6 +371,9 @@ class Config:
     agent_tools: dict[str, AgentToolSettings] = field(
         default_factory=lambda: {name: AgentToolSettings() for name in AGENT_TOOLS}
     )
+    # What a customization file held that could not be used, one line each, for the person.
+    notes: list[str] = field(default_factory=list)
+    pending_trust: list[TrustItem] = field(default_factory=list)
 
 
 def _check(doc: dict[str, Any], source: str) -> None:
@@ -427,51 +461,39 @@ def _apply(config: Config, doc: dict[str, Any], source: str, *, trusted: bool) -
 
 
 def _apply_model(config: Config, model: dict[str, Any], origin: _Source) -> None:
-    if "name" in model:
-        config.model = model["name"]
-    if "base_url" in model:
-        if not origin.trusted:
-            origin.hold("model.base_url", model["base_url"], kind="base_url")
-        config.base_url = model["base_url"]
+    if "base_url" in model and not origin.trusted:
+        origin.hold("model.base_url", model["base_url"], kind="base_url")
     if "api_key_env" in model and origin.trusted:
         config.api_key = os.environ.get(model["api_key_env"]) or config.api_key
-    for key, attr in (
-        ("tool_choice", "tool_choice"),
-        ("stream", "stream"),
-        ("temperature", "temperature"),
-        ("max_tokens", "max_tokens"),
-        ("timeout_seconds", "request_timeout_seconds"),
-        ("context_tokens", "context_tokens"),
-    ):
-        if key in model:
-            setattr(config, attr, model[key])
+    _set(config.model, {k: v for k, v in model.items() if k != "api_key_env"})
 
 
-def _apply_policy(config: Config, policy: dict[str, Any], origin: _Source) -> None:
-    for tool, decision in policy.get("approvals", {}).items():
-        widening = _widens(config.approvals.get(tool), tool, decision)
+def _apply_policy(config: Config, table: dict[str, Any], origin: _Source) -> None:
+    policy = config.policy
+    for tool, decision in table.get("approvals", {}).items():
+        widening = _widens(policy.approvals.get(tool), tool, decision)
         if widening and not origin.trusted:
             origin.hold(f"policy.approvals.{tool}", decision)
         else:
-            config.approvals[tool] = decision
-    if "deny_tools" in policy:
-        config.deny_tools = sorted(set(config.deny_tools) | set(policy["deny_tools"]))
-    if "allow_tools" in policy:
-        wanted = list(policy["allow_tools"])
-        if config.allow_tools is not None and not origin.trusted:
-            wanted = [t for t in wanted if t in config.allow_tools]  # can only narrow
-        config.allow_tools = wanted
-    if "allowed_commands" in policy:
-        _apply_allowed_commands(config, policy["allowed_commands"], origin)
+            policy.approvals[tool] = decision
+    if "deny_tools" in table:
+        policy.deny_tools = sorted(set(policy.deny_tools) | set(table["deny_tools"]))
+    if "allow_tools" in table:
+        wanted = list(table["allow_tools"])
+        if policy.allow_tools is not None and not origin.trusted:
+            wanted = [t for t in wanted if t in policy.allow_tools]  # can only narrow
+        policy.allow_tools = wanted
+    if "allowed_commands" in table:
+        _apply_allowed_commands(policy, table["allowed_commands"], origin)
 
 
-def _apply_allowed_commands(config: Config, commands: list[str], origin: _Source) -> None:
+def _apply_allowed_commands(policy: PolicyConfig, commands: list[str], origin: _Source) -> None:
     if origin.trusted:
-        config.allowed_commands = list(commands)
+        policy.allowed_commands = list(commands)
         return
     # Narrowing is immediate; each new command waits for the person.
-    new = [c for c in commands if c not in config.allowed_commands]
-    config.allowed_commands = [c for c in commands if c in config.allowed_commands]
+    new = [c for c in commands if c not in policy.allowed_commands]
+    policy.allowed_commands = [c for c in commands if c in policy.allowed_commands]
     for command in new:
         origin.hold("policy.allowed_commands", command)
 
@@ -484,8 +506,8 @@ def _apply_mcp(config: Config, mcp: dict[str, Any], origin: _Source) -> None:
         # Starting a server runs a program, and a remote one gets the workspace's data: a
         # workspace's own servers wait for the person.
         if origin.trusted:
-            config.mcp_servers[name] = dict(server)
-            config.mcp_sources[name] = origin.name
+            config.mcp.servers[name] = dict(server)
+            config.mcp.sources[name] = origin.name
         else:
             origin.hold(f"mcp.servers.{name}", dict(server))
 
@@ -522,8 +544,7 @@ def _apply_sandbox(config: Config, table: Any, origin: _Source) -> None:
 
 
 def _apply_limits(config: Config, limits: dict[str, Any], origin: _Source) -> None:
-    for key, value in limits.items():
-        setattr(config.limits, key, value)
+    _set(config.limits, limits)
 
 
 def _apply_planning(config: Config, planning: dict[str, Any], origin: _Source) -> None:
@@ -561,8 +582,7 @@ def _apply_agent_tools(config: Config, agent_tools: dict[str, Any], origin: _Sou
 def _apply_tool_calling(config: Config, calling: dict[str, Any], origin: _Source) -> None:
     for key, value in calling.items():
         if key == "retention":
-            for rkey, rvalue in value.items():
-                setattr(config.tool_calling, rkey, rvalue)
+            _set(config.tool_calling.retention, value)
         elif key == "syntax_modules" and not origin.trusted:
             # Importing a module runs its code: a workspace's own modules wait for the person.
             known = config.tool_calling.syntax_modules
@@ -572,6 +592,12 @@ def _apply_tool_calling(config: Config, calling: dict[str, Any], origin: _Source
                     origin.hold("tool_calling.syntax_modules", module)
         else:
             setattr(config.tool_calling, key, value)
+
+
+def _set(record: Any, table: dict[str, Any]) -> None:
+    """Set a record's fields from its table: the keys are the field names."""
+    for key, value in table.items():
+        setattr(record, key, value)
 
 
 # Each table of a document and the function that merges it, in the order they are merged (the
@@ -614,12 +640,12 @@ def apply_trust(config: Config, confirmed: set[str]) -> list[TrustItem]:
             still.append(item)
             continue
         if item.kind == "widening" and item.key.startswith("policy.approvals."):
-            config.approvals[item.key.rsplit(".", 1)[1]] = item.value
+            config.policy.approvals[item.key.rsplit(".", 1)[1]] = item.value
         elif item.kind == "widening" and item.key == "policy.allowed_commands":
-            config.allowed_commands.append(item.value)
+            config.policy.allowed_commands.append(item.value)
         elif item.kind == "widening" and item.key.startswith("mcp.servers."):
-            config.mcp_servers[item.key[12:]] = dict(item.value)
-            config.mcp_sources[item.key[12:]] = item.source
+            config.mcp.servers[item.key[12:]] = dict(item.value)
+            config.mcp.sources[item.key[12:]] = item.source
         elif item.kind == "widening" and item.key.startswith("hooks."):
             config.hooks.append(
                 Hook(
@@ -693,16 +719,16 @@ def load_config(
         _check(doc, str(path))
         _apply(config, doc, str(path), trusted=False)
     if env.get("OPENAI_BASE_URL"):
-        config.base_url = env["OPENAI_BASE_URL"]
+        config.model.base_url = env["OPENAI_BASE_URL"]
         config.pending_trust = [t for t in config.pending_trust if t.kind != "base_url"]
     if env.get("OPENAI_API_KEY"):
         config.api_key = env["OPENAI_API_KEY"]
     if env.get("TOOLGATE_MODEL"):
-        config.model = env["TOOLGATE_MODEL"]
+        config.model.name = env["TOOLGATE_MODEL"]
     if overrides:
         _check(overrides, "command-line flags")
-        base_url_before = config.base_url
+        base_url_before = config.model.base_url
         _apply(config, overrides, "command-line flags", trusted=True)
-        if config.base_url != base_url_before or "base_url" in overrides.get("model", {}):
+        if config.model.base_url != base_url_before or "base_url" in overrides.get("model", {}):
             config.pending_trust = [t for t in config.pending_trust if t.kind != "base_url"]
     return config

@@ -78,20 +78,20 @@ def test_mcp_json_servers_wait_and_the_persons_run(tmp_path: Path) -> None:
         ),
     )
     config = load_config(tmp_path, env={})
-    assert config.mcp_servers == {"mine": {"command": ["srv"]}}
-    assert config.mcp_sources["mine"].endswith("toolgate/mcp.json")
+    assert config.mcp.servers == {"mine": {"command": ["srv"]}}
+    assert config.mcp.sources["mine"].endswith("toolgate/mcp.json")
     waiting = {t.key: t for t in config.pending_trust}
     assert waiting["mcp.servers.docs"].value == {"command": ["docs-srv", "-q"]}
     assert waiting["mcp.servers.docs"].source == str(tmp_path / ".mcp.json")
     assert waiting["mcp.servers.remote"].value == {"url": "https://x.example/mcp", "type": "http"}
     assert any("'asks' is not used" in note and "input 'k'" in note for note in config.notes)
     apply_trust(config, {waiting["mcp.servers.docs"].fingerprint})
-    assert config.mcp_servers["docs"] == {"command": ["docs-srv", "-q"]}
-    assert config.mcp_sources["docs"] == str(tmp_path / ".mcp.json")
+    assert config.mcp.servers["docs"] == {"command": ["docs-srv", "-q"]}
+    assert config.mcp.sources["docs"] == str(tmp_path / ".mcp.json")
 
 
 def test_a_broken_mcp_json_is_a_note_not_a_failure(tmp_path: Path) -> None:
     write(tmp_path / ".mcp.json", "{broken")
     config = load_config(tmp_path, env={})
-    assert config.mcp_servers == {}
+    assert config.mcp.servers == {}
     assert len(config.notes) == 1 and "not valid JSON" in config.notes[0]

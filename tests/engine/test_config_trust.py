@@ -38,20 +38,20 @@ def test_pyproject_then_own_file_then_env_then_flags(repo: Path) -> None:
     )
     config = load_config(repo, env={})
     assert config.profile == "reviewer"
-    assert config.model == "from-own-file"
+    assert config.model.name == "from-own-file"
     assert (config.limits.max_steps, config.limits.max_llm_calls) == (6, 7)
     assert config.tool_calling.mode == "text"
-    assert config.tool_calling.max_output_bytes == 1234
-    assert config.tool_calling.store_raw_tool_output is True
+    assert config.tool_calling.retention.max_output_bytes == 1234
+    assert config.tool_calling.retention.store_raw_tool_output is True
     env = {"TOOLGATE_MODEL": "from-env", "OPENAI_BASE_URL": "http://env.example/v1"}
     config = load_config(repo, env=env)
-    assert (config.model, config.base_url) == ("from-env", "http://env.example/v1")
+    assert (config.model.name, config.model.base_url) == ("from-env", "http://env.example/v1")
     config = load_config(
         repo,
         env=env,
         overrides={"model": {"name": "from-flag"}, "limits": {"max_steps": 9}},
     )
-    assert (config.model, config.limits.max_steps) == ("from-flag", 9)
+    assert (config.model.name, config.limits.max_steps) == ("from-flag", 9)
     assert config.limits.max_llm_calls == 7
 
 
@@ -61,7 +61,7 @@ def test_user_config_is_the_lowest_file(repo: Path, monkeypatch: pytest.MonkeyPa
     user = Path(os.environ["XDG_CONFIG_HOME"]) / "toolgate" / "config.toml"
     _write(user, '[model]\nname = "mine"\nbase_url = "http://mine.example/v1"\n')
     config = load_config(repo, env={"OPENAI_API_KEY": KEY})
-    assert (config.model, config.base_url, config.api_key) == (
+    assert (config.model.name, config.model.base_url, config.api_key) == (
         "mine",
         "http://mine.example/v1",
         KEY,
@@ -157,7 +157,10 @@ async def test_widening_waits_for_the_person(repo: Path, scripted: ScriptedModel
     assert TrustStore().path.is_file() and not str(TrustStore().path).startswith(str(repo))
     config = load_config(repo, env={})
     assert check_trust(repo, config) == []
-    assert config.approvals["write_file"] == "auto" and "touch" in config.allowed_commands
+    assert (
+        config.policy.approvals["write_file"] == "auto"
+        and "touch" in config.policy.allowed_commands
+    )
 
     scripted.script = [turn, answer()]
     driven = await drive(repo, scripted, reviewer=reviewer)
@@ -210,11 +213,11 @@ def test_workspace_base_url_never_gets_the_key_unconfirmed(repo: Path) -> None:
     flagged = load_config(
         repo, env={"OPENAI_API_KEY": KEY}, overrides={"model": {"base_url": "http://mine/v1"}}
     )
-    assert check_trust(repo, flagged) == [] and flagged.base_url == "http://mine/v1"
+    assert check_trust(repo, flagged) == [] and flagged.model.base_url == "http://mine/v1"
     from_env = load_config(
         repo, env={"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": "http://env.example/v1"}
     )
-    assert check_trust(repo, from_env) == [] and from_env.base_url == "http://env.example/v1"
+    assert check_trust(repo, from_env) == [] and from_env.model.base_url == "http://env.example/v1"
     # confirmed once, remembered
     assert _trust_yes(repo).returncode == 0
     assert check_trust(repo, load_config(repo, env={"OPENAI_API_KEY": KEY})) == []

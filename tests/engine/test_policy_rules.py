@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolgate.agent.policy import ASK, AUTO_EDITS, READ_ONLY, Decision, Policy, policy_for
-from toolgate.config import Config
+from toolgate.config import Config, PolicyConfig
 from toolgate.tools.schema import CHANGE, GIT, OTHER, READ, RUN, Tool
 
 COMMIT = Tool("git_commit", "commit", kind=GIT, asks=True, executes=True)
@@ -49,7 +49,7 @@ def test_read_only_refuses_every_tool_that_is_not_a_read(tool: Tool) -> None:
     rule = policy.rule(tool, command_allowed=True)
     assert rule.startswith('the approval mode "read-only"') and tool.name in rule
     # Not even an explicit approval of the tool brings it back.
-    approving = policy_for(Config(approvals={tool.name: "auto"}), READ_ONLY)
+    approving = policy_for(Config(policy=PolicyConfig(approvals={tool.name: "auto"})), READ_ONLY)
     assert approving.decide(tool, command_allowed=True) == Decision.DENY
 
 
@@ -66,7 +66,7 @@ def test_auto_edits_applies_file_changes_only() -> None:
     assert policy.decide(COMMIT) == Decision.ASK
     assert policy.decide(UNSAID) == Decision.ASK
     assert policy.decide(TESTS, command_allowed=False) == Decision.ASK
-    denied = policy_for(Config(approvals={"edit_file": "deny"}), AUTO_EDITS)
+    denied = policy_for(Config(policy=PolicyConfig(approvals={"edit_file": "deny"})), AUTO_EDITS)
     assert denied.decide(EDIT) == Decision.DENY  # a setting's deny stays
 
 

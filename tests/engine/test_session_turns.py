@@ -34,7 +34,7 @@ async def test_a_turn_cancelled_while_it_is_set_up_stops_its_mcp_server_and_ends
 ) -> None:
     marker = tmp_path / "pids.txt"
     config = load_config(repo)
-    config.mcp_servers["stuck"] = {"command": [sys.executable, str(STUCK), str(marker)]}
+    config.mcp.servers["stuck"] = {"command": [sys.executable, str(STUCK), str(marker)]}
     service = SessionService(repo, lambda: config)
     claim = service.claim(new=True)
     events: list[Event] = []

@@ -516,7 +516,7 @@ class ToolgateAgent:
             config = service.config()
             mode = options.apply(config, session.values)
             # The editor's own servers: the person configured them there, as trusted as flags.
-            config.mcp_servers.update(session.mcp)
+            config.mcp.servers.update(session.mcp)
             claim = service.claim(session.id)
         except (ConfigError, SessionError) as exc:
             raise RequestError.invalid_request({"message": str(exc)}) from None

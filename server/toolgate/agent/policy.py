@@ -90,8 +90,8 @@ def policy_for(config: Config, mode: str = ASK) -> Policy:
     if mode not in MODES:
         raise ValueError(f"unknown approval mode {mode!r}; the modes are {', '.join(MODES)}")
     return Policy(
-        approvals={name: Decision(value) for name, value in config.approvals.items()},
-        allow_tools=config.allow_tools,
-        deny_tools=list(config.deny_tools),
+        approvals={name: Decision(value) for name, value in config.policy.approvals.items()},
+        allow_tools=config.policy.allow_tools,
+        deny_tools=list(config.policy.deny_tools),
         mode=mode,
     )

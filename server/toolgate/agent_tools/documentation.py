@@ -100,7 +100,7 @@ async def generate_documentation(job: Job, arguments: dict[str, Any]) -> ToolRes
     job.check_paths(files)
     doc_type = str(arguments.get("doc_type") or "docstrings")
     config = job.config
-    config.deny_tools = sorted(set(config.deny_tools) | set(_commands_and_git()))
+    config.policy.deny_tools = sorted(set(config.policy.deny_tools) | set(_commands_and_git()))
     task = _ASKED[doc_type].format(files=", ".join(files)) + (
         "\nWhen you are done, say in a few lines what you documented."
     )

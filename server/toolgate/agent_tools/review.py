@@ -55,8 +55,8 @@ async def review_code(job: Job, arguments: dict[str, Any]) -> ToolResult:
         job.root,
         run_id,
         f"review_code: {shown}",
-        config.model or "",
-        config.base_url or "",
+        config.model.name or "",
+        config.model.base_url or "",
         "structured",
         Redactor(config.api_key),
         profile="reviewer",
@@ -65,7 +65,7 @@ async def review_code(job: Job, arguments: dict[str, Any]) -> ToolResult:
     job.call.progress(f"reviewing {shown}")
     # The embedded model is kept by the session service between calls; an endpoint at a base
     # URL is resolved (and closed) by the review itself.
-    endpoint = None if config.base_url else await job.jobs.service.endpoint(config)
+    endpoint = None if config.model.base_url else await job.jobs.service.endpoint(config)
     try:
         review = await asyncio.wait_for(
             review_in_workspace(job.root, config, request, job.call.progress, endpoint=endpoint),

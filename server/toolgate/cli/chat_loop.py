@@ -221,8 +221,8 @@ class Chat:
             self._say(
                 self.used
                 or (
-                    f"model {self.config.model or '(the endpoint’s first)'} at "
-                    f"{self.config.base_url or '(the embedded local model)'}"
+                    f"model {self.config.model.name or '(the endpoint’s first)'} at "
+                    f"{self.config.model.base_url or '(the embedded local model)'}"
                 )
             )
         else:

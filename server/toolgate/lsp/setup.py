@@ -47,9 +47,9 @@ def register(server: ToolgateServer) -> None:
         from toolgate.setup.endpoint_check import check_endpoint as ask
 
         config = server.config()
-        base_url = args.base_url or config.base_url
+        base_url = args.base_url or config.model.base_url
         if base_url:
-            model = args.model if args.base_url else config.model
+            model = args.model if args.base_url else config.model.name
             found = await ask(
                 base_url, config.api_key, model or None, mode=config.tool_calling.mode
             )

@@ -420,7 +420,7 @@ def servers_to_start(config: Config, *, trusted: bool = True) -> list[McpServerS
         return []
     return [
         McpServerSpec.from_table(name, table)
-        for name, table in sorted(config.mcp_servers.items())
+        for name, table in sorted(config.mcp.servers.items())
         if table.get("approval", "ask") != "deny"
     ]
 
@@ -466,7 +466,7 @@ async def add_mcp_tools(
                 registry.add(tool, McpToolCall(connection, remote.name))
                 if spec.approval == "auto":
                     # The person's own table said so; an explicit per-tool approval still wins.
-                    config.approvals.setdefault(tool.name, "auto")
+                    config.policy.approvals.setdefault(tool.name, "auto")
     except BaseException as exc:
         await close_all(connections)
         if isinstance(exc, McpUnavailable):

@@ -105,7 +105,7 @@ class GatedTools:
     @property
     def max_output_bytes(self) -> int:
         """What one result may weigh once turned into text."""
-        return self.config.tool_calling.max_output_bytes
+        return self.config.tool_calling.retention.max_output_bytes
 
 
 def _mcp_tool(tool: Tool) -> Any:

@@ -4,8 +4,8 @@ A latent tool is answered by asking the model again from inside a tool call. Tho
 count like the run's own: toward `limits.max_llm_calls`, and in the run's token usage. Who
 makes one asks the run's meter first (`start_request`, which refuses once the limit is
 reached) and hands it the request's last delta (`finish_request`, which records its usage).
-The run (`AgentRun`) is the meter; a request no run stands behind (`toolgate review`) is
-`UNMETERED`.
+The run's `RunMeter` (`agent/meter.py`) is the meter; a request no run stands behind
+(`toolgate review`) is `UNMETERED`.
 """
 
 from __future__ import annotations

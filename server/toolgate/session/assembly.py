@@ -129,8 +129,8 @@ def check_trust(
 
 async def resolve_endpoint(config: Config, notice: Callable[[str], None]) -> Endpoint:
     """The configured endpoint, else the embedded local model, else a clear error."""
-    if config.base_url:
-        return Endpoint(config.base_url, config.model)
+    if config.model.base_url:
+        return Endpoint(config.model.base_url, config.model.name)
     try:
         from toolgate.model.local_assets import local_runtime_available
     except ImportError:  # pragma: no cover - the module ships with the package
@@ -163,10 +163,10 @@ def model_settings(config: Config, endpoint: Endpoint, **extra: Any) -> ModelSet
         model=endpoint.model or "",
         base_url=endpoint.base_url,
         api_key=config.api_key,
-        stream=config.stream,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        timeout_seconds=config.request_timeout_seconds,
+        stream=config.model.stream,
+        temperature=config.model.temperature,
+        max_tokens=config.model.max_tokens,
+        timeout_seconds=config.model.timeout_seconds,
         structured_output=endpoint.structured_output,
         **extra,
     )
@@ -223,8 +223,8 @@ async def build_registry(
     names = registry.names()
     if profile_tools is not None:
         names = [n for n in names if n in profile_tools]
-    if config.allow_tools is not None:
-        names = [n for n in names if n in config.allow_tools]
+    if config.policy.allow_tools is not None:
+        names = [n for n in names if n in config.policy.allow_tools]
     if not config.tool_calling.enabled:
         names = []
     return registry.subset(names), connections
@@ -263,9 +263,9 @@ def gate_for(
 def activity_settings(config: Config, *, trusted: bool) -> ActivitySettings:
     """The limits and lists activities obey, from the configuration."""
     return ActivitySettings(
-        allowed_commands=parse_allowed(config.allowed_commands),
+        allowed_commands=parse_allowed(config.policy.allowed_commands),
         command_timeout_seconds=config.limits.command_timeout_seconds,
-        max_output_bytes=max(config.tool_calling.max_output_bytes, 64_000),
+        max_output_bytes=max(config.tool_calling.retention.max_output_bytes, 64_000),
         trusted=trusted,
         sandbox=config.sandbox,
     )
@@ -322,13 +322,13 @@ async def _assemble(
     redactor = Redactor(config.api_key)
     if endpoint.small_model and profile.source == "built-in" and profile.name == "developer":
         profile = replace(profile, instructions=SMALL_MODEL_ROLE)
-    settings = model_settings(config, endpoint, tool_choice=config.tool_choice)
+    settings = model_settings(config, endpoint, tool_choice=config.model.tool_choice)
     if endpoint.small_model:
         # A small model follows instructions best without sampling, and without a cap it can
         # repeat itself until its context is full.
-        if config.temperature is None:
+        if config.model.temperature is None:
             settings.temperature = 0.0
-        if config.max_tokens is None:
+        if config.model.max_tokens is None:
             settings.max_tokens = 768
     model = OpenAIChatModel(settings, redact=redactor.text)
     if not endpoint.model:
@@ -424,7 +424,7 @@ async def _assemble(
 
 async def context_budget(config: Config, endpoint: Endpoint, settings: ModelSettings) -> Budget:
     """The window a run's requests must fit: the config's, else the endpoint's, else 16k."""
-    window = config.context_tokens
+    window = config.model.context_tokens
     if window is None and not endpoint.probed:
         endpoint.context_tokens = await endpoint_context_tokens(
             endpoint.base_url, settings.model, config.api_key
@@ -460,8 +460,8 @@ def gated_calls(
     """The built-in tools (narrowed by the policy's allow list) behind the engine's own gate."""
     registry = builtin_registry()
     names = registry.names()
-    if config.allow_tools is not None:
-        names = [n for n in names if n in config.allow_tools]
+    if config.policy.allow_tools is not None:
+        names = [n for n in names if n in config.policy.allow_tools]
     registry = registry.subset(names)
     workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
     gate, ctx, redactor = gate_for(

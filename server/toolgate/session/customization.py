@@ -237,8 +237,8 @@ def gather_customization(root: Path, config: Config) -> Customization:
         if item.key.startswith("hooks.")
     ]
     mcp = [
-        McpEntry(name, config.mcp_sources.get(name, "configuration"), "ready")
-        for name in config.mcp_servers
+        McpEntry(name, config.mcp.sources.get(name, "configuration"), "ready")
+        for name in config.mcp.servers
     ] + [
         McpEntry(item.key[12:], item.source, "waits for your confirmation")
         for item in config.pending_trust

@@ -133,7 +133,7 @@ class SessionService:
 
     async def endpoint(self, config: Config) -> Endpoint:
         """The configured endpoint, or the embedded model started once and kept."""
-        if config.base_url:
+        if config.model.base_url:
             endpoint = await resolve_endpoint(config, self._notice)
             key = (endpoint.base_url, endpoint.model)
             if key in self._windows:
@@ -197,10 +197,9 @@ class SessionService:
             argv = split_command(command or "pytest -q --tb=short")
         except CommandRefused as exc:
             raise ValueError(str(exc)) from None
-        if not is_allowed(argv, parse_allowed(config.allowed_commands)):
-            raise ValueError(
-                f"{' '.join(argv)} is not on the allow-list ({', '.join(config.allowed_commands)})"
-            )
+        allowed = config.policy.allowed_commands
+        if not is_allowed(argv, parse_allowed(allowed)):
+            raise ValueError(f"{' '.join(argv)} is not on the allow-list ({', '.join(allowed)})")
         run_id = new_id("tests")
         calls = gated_calls(
             self.root,

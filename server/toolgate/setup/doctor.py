@@ -159,9 +159,9 @@ async def check_model(config: Config, self_check: bool) -> tuple[Check, Check]:
     from toolgate.setup.endpoint_check import check_endpoint
 
     missing = local_runtime_available()
-    if config.base_url:
+    if config.model.base_url:
         found = await check_endpoint(
-            config.base_url, config.api_key, config.model, mode=config.tool_calling.mode
+            config.model.base_url, config.api_key, config.model.name, mode=config.tool_calling.mode
         )
         endpoint = Check("endpoint", OK if found.ok else FAIL, found.summary(), found.fix)
         if found.ok and found.notes:
@@ -286,7 +286,7 @@ async def diagnose(
         found = await find_local_servers()
         report.found_servers = [server.to_dict() for server in found]
         for server in found:
-            if server.base_url == (config.base_url or "").rstrip("/"):
+            if server.base_url == (config.model.base_url or "").rstrip("/"):
                 continue
             models = ", ".join(server.models[:5]) or "no models yet"
             first = f" --model {server.models[0]}" if server.models else ""
