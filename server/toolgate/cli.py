@@ -362,6 +362,7 @@ async def _run_async(
     from toolgate.agent.events import EventBus
     from toolgate.review.reviewer import AutoReviewer, DenyReviewer
     from toolgate.session import SessionError, SessionService
+    from toolgate.session.mentions import IN_TERMINAL, Pointed
     from toolgate.terminal import Printer, TerminalReviewer
     from toolgate.workspace import Workspace
 
@@ -388,7 +389,13 @@ async def _run_async(
     claim = service.claim(session_id, new=session_id is None)
     try:
         outcome = await service.turn(
-            claim, task, config=config, reviewer=reviewer, bus=bus, endpoint=endpoint
+            claim,
+            task,
+            config=config,
+            reviewer=reviewer,
+            bus=bus,
+            endpoint=endpoint,
+            pointed=Pointed(unavailable=IN_TERMINAL),
         )
     finally:
         await service.close()

@@ -44,7 +44,13 @@ from toolgate.calls.prompt import (
 )
 from toolgate.calls.reading import parser_for
 from toolgate.config import Limits, ToolCalling
-from toolgate.conversation.budget import Budget, fit, message_bytes, summary_request
+from toolgate.conversation.budget import (
+    MESSAGE_OVERHEAD,
+    Budget,
+    fit,
+    message_bytes,
+    summary_request,
+)
 from toolgate.conversation.history import Conversation
 from toolgate.model.client import (
     ChatModel,
@@ -409,6 +415,17 @@ class AgentRun:
     def runlog_mode(self) -> str:
         """The mode as the run log records it."""
         return {AUTO: NATIVE, "off": "off"}.get(self.mode, self.mode)
+
+    def room_for_turn(self) -> int | None:
+        """Bytes a new turn's message may take beside the system prompt and the tools.
+
+        None without a budget. Earlier turns are not counted: they can be elided or summarised.
+        """
+        if self.budget is None:
+            return None
+        fixed = self._fixed_tokens({"role": "system", "content": self._system()})
+        free = self.budget.limit - fixed - MESSAGE_OVERHEAD
+        return max(0, int(free * self.budget.bytes_per_token))
 
     def _system(self) -> str:
         base = self.base_prompt + self.conversation.summary_note()
