@@ -131,6 +131,11 @@ def find_mentions(text: str) -> list[str]:
     return found
 
 
+def keywords_in(text: str) -> set[str]:
+    """The keywords (`selection`, `diff`, …) `text` mentions."""
+    return {word for word in map(_keyword, find_mentions(text)) if word is not None}
+
+
 def _keyword(target: str) -> str | None:
     stripped = target.rstrip(_TRAILING)
     return stripped if stripped in KEYWORDS else None
@@ -294,8 +299,8 @@ async def gather(
     blocks: list[Block] = []
     refused: list[str] = []
     for target in find_mentions(text):
-        mention = f"@{target}"
         keyword = _keyword(target)
+        mention = f"@{keyword or target}"
         try:
             if keyword == SELECTION:
                 if pointed.selection is None:
