@@ -11,8 +11,7 @@ from toolgate.session.mentions import Pointed, Problem, Selection
 SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 UNSENT = (
-    "the editor sent none with this message (toolgate.ask's context.range or "
-    "context.diagnostics)"
+    "the editor sent none with this message (toolgate.ask's context.range or context.diagnostics)"
 )
 
 
