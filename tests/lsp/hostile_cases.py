@@ -180,7 +180,23 @@ def command_bases(file_uri: str) -> dict[str, list[Any]]:
     """Well-formed arguments of each command; the cases spoil them one place at a time."""
     return {
         "toolgate.ask": [
-            {"task": "say hi", "context": {"uri": file_uri, "range": _range(1), "text": "x"}}
+            {
+                "task": "say hi about @selection and @problems",
+                "context": {
+                    "uri": file_uri,
+                    "range": _range(1),
+                    "text": "x",
+                    "diagnostics": [
+                        {
+                            "uri": file_uri,
+                            "range": _range(),
+                            "message": "m",
+                            "severity": 1,
+                            "source": "s",
+                        }
+                    ],
+                },
+            }
         ],
         "toolgate.acceptProposal": ["p-nope", [0]],
         "toolgate.rejectProposal": ["p-nope", "no"],

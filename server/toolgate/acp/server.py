@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import unquote, urlparse
 
 from acp import PROTOCOL_VERSION, Agent, RequestError, helpers
 from acp.agent.connection import AgentSideConnection
@@ -54,6 +56,7 @@ from toolgate.agent.events import ASSISTANT_REASONING, EventBus
 from toolgate.config import ConfigError, load_config
 from toolgate.session import Claim, SessionError, SessionService, SetupError, TurnHooks
 from toolgate.session.deltas import TextDeltas
+from toolgate.session.mentions import Pointed, Resource
 from toolgate.workspace import Workspace
 
 log = logging.getLogger(__name__)
@@ -103,19 +106,34 @@ def client_mcp_servers(servers: list[Any] | None) -> dict[str, dict[str, Any]]:
     return tables
 
 
-def task_text(blocks: list[Any]) -> str:
-    """The prompt's text, with embedded resources given as context and links named."""
+# ACP's prompt carries no editor selection or problems list: the client attaches files instead.
+NO_SELECTION = (
+    "ACP sends no editor selection or problems list; attach the file (or paste its lines) "
+    "to the prompt instead"
+)
+
+
+def prompt_parts(blocks: list[Any]) -> tuple[str, list[Resource]]:
+    """The prompt's words, and the resources it attaches (embedded text, and links to read).
+
+    The resources become the turn's context blocks (`session.mentions`): counted in the
+    window, cut to fit, a link outside the workspace refused. A binary resource is named in
+    the words, as a link is that no text can be read from.
+    """
     parts: list[str] = []
+    resources: list[Resource] = []
     for block in blocks:
         if isinstance(block, TextContentBlock):
             parts.append(block.text)
         elif isinstance(block, EmbeddedResourceContentBlock):
             resource = block.resource
             if isinstance(resource, TextResourceContents):
-                parts.append(f'<context uri="{resource.uri}">\n{resource.text}\n</context>')
+                resources.append(Resource(resource.uri, resource.text))
+            else:
+                parts.append(f"[a binary resource, not attached]({resource.uri})")
         elif isinstance(block, ResourceContentBlock):
-            parts.append(f"[{block.name}]({block.uri})")
-    return "\n\n".join(parts)
+            resources.append(Resource(block.uri, None, block.name))
+    return "\n\n".join(parts), resources
 
 
 class ToolgateAgent:
@@ -410,9 +428,11 @@ class ToolgateAgent:
             raise RequestError.invalid_request(
                 {"message": "a turn is already running in this session"}
             )
-        task = task_text(prompt)
+        task, resources = prompt_parts(prompt)
         command = commands.command_of(task)
         task = commands.TASKS.get(task.strip(), task)
+        if not task.strip() and resources:
+            task = "Look at the attached context."
         if not task.strip():
             raise RequestError.invalid_params({"prompt": "the prompt has no text"})
         if len(task) > MAX_PROMPT_CHARS:
@@ -426,7 +446,7 @@ class ToolgateAgent:
         try:
             if command is not None:
                 return await self._command(session, command, task.split()[1:])
-            return await self._turn(session, task)
+            return await self._turn(session, task, resources)
         finally:
             session.busy = False
             if current is not None:
@@ -509,7 +529,9 @@ class ToolgateAgent:
         except SessionError as exc:  # a turn of another session is changing files
             raise RequestError.invalid_request({"message": str(exc)}) from None
 
-    async def _turn(self, session: AcpSession, task: str) -> PromptResponse:
+    async def _turn(
+        self, session: AcpSession, task: str, resources: list[Resource]
+    ) -> PromptResponse:
         assert self.conn is not None and self.updates is not None
         service = session.service
         try:
@@ -544,6 +566,18 @@ class ToolgateAgent:
             before_read=reviewer.before_read if reads else None,
             on_run=lambda run: setattr(events, "tools", run.registry.get),
         )
+        if reads:
+            for resource in resources:
+                if resource.text is None and resource.uri.startswith("file:"):
+                    # A linked file is read as the editor holds it, unsaved text included.
+                    path = unquote(urlparse(resource.uri).path)
+                    with contextlib.suppress(ValueError):
+                        rel = (
+                            Path(os.path.realpath(path))
+                            .relative_to(reviewer.workspace.root)
+                            .as_posix()
+                        )
+                        await reviewer.before_read(rel)
         session.turn = claim  # a cancel from here on stops the turn, its set-up included
         try:
             outcome = await service.turn(
@@ -556,6 +590,7 @@ class ToolgateAgent:
                 buffers=reviewer.workspace.buffers if reads else None,
                 registry=plan.registry(),
                 mode=mode,
+                pointed=Pointed(resources=resources, unavailable=NO_SELECTION),
             )
         except (SetupError, ConfigError) as exc:
             raise RequestError.internal_error({"message": str(exc)}) from None

@@ -243,6 +243,13 @@ class AgentRun:
         """The model requests the run has made so far (turns, summaries, latent answers)."""
         return self.meter.calls
 
+    def room_for_turn(self) -> int | None:
+        """Bytes a new turn's message may take beside the system prompt and the tools.
+
+        None without a budget. Earlier turns are not counted: they can be elided or summarised.
+        """
+        return self.requests.room_for_turn(self.mode)
+
     @property
     def runlog_mode(self) -> str:
         """The mode as the run log records it."""

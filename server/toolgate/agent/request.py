@@ -13,7 +13,13 @@ from toolgate.agent.redact import Redactor
 from toolgate.agent.retention import fit_result
 from toolgate.calls.prompt import compact_instructions, format_tool_result, text_mode_instructions
 from toolgate.config import Limits, ToolCalling
-from toolgate.conversation.budget import Budget, fit, message_bytes, summary_request
+from toolgate.conversation.budget import (
+    MESSAGE_OVERHEAD,
+    Budget,
+    fit,
+    message_bytes,
+    summary_request,
+)
 from toolgate.conversation.history import Conversation
 from toolgate.model.client import ChatModel, ModelError
 from toolgate.model.modes import AUTO, NATIVE, TEXT
@@ -151,6 +157,14 @@ class RequestBuilder:
             self.budget.message_tokens(e.size) for e in self.conversation.entries
         )
         return {"used": used, "size": self.budget.window}
+
+    def room_for_turn(self, mode: str) -> int | None:
+        """Bytes a new turn's message may take beside the system prompt and the tools."""
+        if self.budget is None:
+            return None
+        fixed = self._fixed_tokens({"role": "system", "content": self.system(mode)}, mode)
+        free = self.budget.limit - fixed - MESSAGE_OVERHEAD
+        return max(0, int(free * self.budget.bytes_per_token))
 
     def _fixed_tokens(self, system: dict[str, Any], mode: str) -> int:
         assert self.budget is not None

@@ -24,6 +24,7 @@ from toolgate.config import Config, ConfigError
 from toolgate.customize.commands import PromptCommand, find_commands
 from toolgate.session import SessionError, SessionService, SetupError
 from toolgate.session.customization import BUILTIN_COMMANDS
+from toolgate.session.mentions import IN_TERMINAL, Pointed, completions
 from toolgate.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -52,8 +53,11 @@ def _history_file() -> Path:
     return Path(state) / "toolgate" / "chat_history"
 
 
-def _enable_history(names: Callable[[], list[str]] | None = None) -> None:
-    """Line editing, a history kept across chats, and Tab for slash commands (where readline is)."""
+def _enable_history(
+    names: Callable[[], list[str]] | None = None,
+    mentions: Callable[[str], list[str]] | None = None,
+) -> None:
+    """Line editing, a history kept across chats, and Tab for slash commands and `@` mentions."""
     try:
         import readline
     except ImportError:  # pragma: no cover - readline exists on the platforms we support
@@ -61,9 +65,12 @@ def _enable_history(names: Callable[[], list[str]] | None = None) -> None:
     if names is not None:
 
         def complete(text: str, state: int) -> str | None:
-            if not text.startswith("/"):
+            if text.startswith("@") and mentions is not None:
+                found = mentions(text)
+            elif text.startswith("/"):
+                found = [f"/{name}" for name in names() if f"/{name}".startswith(text)]
+            else:
                 return None
-            found = [f"/{name}" for name in names() if f"/{name}".startswith(text)]
             return found[state] if state < len(found) else None
 
         readline.set_completer(complete)
@@ -140,7 +147,12 @@ class Chat:
         loop.add_signal_handler(signal.SIGINT, interrupted)
         try:
             outcome = await self.service.turn(
-                claim, text, config=self.config, reviewer=reviewer, bus=bus
+                claim,
+                text,
+                config=self.config,
+                reviewer=reviewer,
+                bus=bus,
+                pointed=Pointed(unavailable=IN_TERMINAL),
             )
         finally:
             loop.remove_signal_handler(signal.SIGINT)
@@ -397,7 +409,10 @@ def _read(prompt: str) -> str | None:
 def run_chat(root: Path, config: Config, session_id: str | None = None) -> int:
     """The chat's loop until /exit, Ctrl-D or Ctrl-C twice; the exit status."""
     chat = Chat(root, config, session_id)
-    _enable_history(lambda: sorted(BUILTIN_COMMANDS | set(chat.prompt_commands())))
+    _enable_history(
+        lambda: sorted(BUILTIN_COMMANDS | set(chat.prompt_commands())),
+        lambda typed: completions(chat.workspace, typed),
+    )
     loop = chat.loop
     print(
         f"toolgate chat in {root} — /help for commands, Ctrl-C stops a turn, /exit leaves",

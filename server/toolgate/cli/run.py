@@ -129,6 +129,7 @@ async def run_turn(
     from toolgate.cli.terminal import Printer, TerminalReviewer
     from toolgate.review.reviewer import AutoReviewer, DenyReviewer
     from toolgate.session import SessionError, SessionService
+    from toolgate.session.mentions import IN_TERMINAL, Pointed
     from toolgate.workspace import Workspace
 
     bus = EventBus()
@@ -154,7 +155,13 @@ async def run_turn(
     claim = service.claim(session_id, new=session_id is None)
     try:
         outcome = await service.turn(
-            claim, task, config=config, reviewer=reviewer, bus=bus, endpoint=endpoint
+            claim,
+            task,
+            config=config,
+            reviewer=reviewer,
+            bus=bus,
+            endpoint=endpoint,
+            pointed=Pointed(unavailable=IN_TERMINAL),
         )
     finally:
         await service.close()

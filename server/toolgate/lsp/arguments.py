@@ -116,12 +116,28 @@ MAX_COMMAND_CHARS = 4_096
 
 
 @attrs.frozen
+class ContextDiagnostic:
+    """A problem the editor shows, sent for `@problems` (LSP's diagnostic, with its file)."""
+
+    uri: str
+    range: Range
+    message: str
+    severity: int | None = None
+    source: str | None = None
+
+
+@attrs.frozen
 class AskContext:
-    """What the person is looking at: a file, perhaps lines of it and the selected text."""
+    """What the person is looking at: a file, perhaps lines of it and the selected text.
+
+    `diagnostics` are the problems the editor shows (of the open file or the workspace), for
+    a task that mentions `@problems`.
+    """
 
     uri: str | None = None
     range: Range | None = None
     text: str | None = None
+    diagnostics: list[ContextDiagnostic] | None = None
 
 
 @attrs.frozen

@@ -193,6 +193,9 @@ def event_payload(event: Event, call_args: dict[str, Any]) -> dict[str, Any] | N
         payload = {"type": "tool_progress", "tool": f["tool_name"], "line": f["line"]}
     elif kind == events.NOTICE:
         payload = {"type": "notice", "message": f["message"]}
+        if "attached" in f:  # the context the message's `@` mentions attached
+            payload["attached"] = f["attached"]
+            payload["notAttached"] = f.get("not_attached", [])
     elif kind == events.CONTEXT_FITTED:
         payload = {
             "type": "context_fitted",

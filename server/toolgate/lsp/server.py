@@ -172,17 +172,24 @@ def code_action(ls: ToolgateServer, params: types.CodeActionParams) -> list[type
 @server.command("toolgate.ask")
 async def ask(ls: ToolgateServer, args: AskArguments) -> dict[str, Any]:
     """Start a run: `[{"task": "…", "context"?: {...}}]` → `{"runId"}`."""
+    from toolgate.lsp.mentions import pointed_of
+    from toolgate.session.mentions import SELECTION, keywords_in
+
     task = args.task
     context = args.context
+    # `@selection` attaches the selection itself (counted and cut with the rest of the
+    # context): the line below would only say it twice.
+    says_selection = SELECTION in keywords_in(task)
     if context is not None:
         where = _relative(ls, context.uri, name="context uri")
-        if where or context.text:
+        if (where or context.text) and not says_selection:
             task += f"\n\nContext: the person is looking at {where or 'a file'}"
             if context.range is not None:
                 task += f", lines {context.range.start.line + 1}-{context.range.end.line + 1}"
             if context.text:
                 task += f"; selected text:\n```\n{context.text[:8000]}\n```"
-    return await ls.start_run(task, args.session_id, args.new_session)
+    pointed = pointed_of(ls.workspace_root(), context)
+    return await ls.start_run(task, args.session_id, args.new_session, pointed=pointed)
 
 
 @server.command("toolgate.editSelection")

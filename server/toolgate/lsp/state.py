@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from toolgate.lsp.reviewer import LspReviewer
     from toolgate.session import Claim, SessionService
     from toolgate.session.deltas import TextDeltas
+    from toolgate.session.mentions import Pointed
 
 log = logging.getLogger("toolgate.lsp.server")  # the server's log, as before the move
 
@@ -373,9 +374,17 @@ class ToolgateServer(LanguageServer):
     _progress_token: str | None = None
 
     async def start_run(
-        self, task: str, session_id: str | None = None, new_session: bool = False
+        self,
+        task: str,
+        session_id: str | None = None,
+        new_session: bool = False,
+        *,
+        pointed: Pointed | None = None,
     ) -> dict[str, str]:
-        """Start a run continuing a session in the background; `{runId, sessionId}` at once."""
+        """Start a run continuing a session in the background; `{runId, sessionId}` at once.
+
+        `pointed` is the editor's selection and problems for the task's `@` mentions.
+        """
         if self.run_task is not None and not self.run_task.done():
             raise JsonRpcInvalidParams(
                 f"a run is already active ({self.active_run_id}); cancel it or wait for it"
@@ -394,10 +403,13 @@ class ToolgateServer(LanguageServer):
         self.active_run_id = claim.run_id
         self.run_sessions[claim.run_id] = claim.session_id
         self.turn = claim  # a cancel from here on stops the turn, its set-up included
-        self.run_task = asyncio.ensure_future(self._run(task, claim, config))
+        self.run_task = asyncio.ensure_future(self._run(task, claim, config, pointed))
         return {"runId": claim.run_id, "sessionId": claim.session_id}
 
-    async def _run(self, task: str, claim: Claim, config: Config) -> None:
+    async def _run(
+        self, task: str, claim: Claim, config: Config, pointed: Pointed | None = None
+    ) -> None:
+        from toolgate.lsp.mentions import pointed_of
         from toolgate.session import ConfigError, SetupError, TurnHooks
         from toolgate.session.deltas import TextDeltas
 
@@ -446,6 +458,7 @@ class ToolgateServer(LanguageServer):
                     buffers=self.buffers,
                     trusted=self.editor.trusted,
                     mode=self.editor.approval_mode,
+                    pointed=pointed or pointed_of(self.workspace_root(), None),
                 )
             except (SetupError, ConfigError) as exc:
                 message = self.redactor.text(str(exc))

@@ -33,6 +33,7 @@ from toolgate.session.customization import (
     prompt_context,
 )
 from toolgate.session.latent_tools import add_latent_tools, latent_answers
+from toolgate.session.mentions import Pointed, attach
 from toolgate.testing.verdict import not_run_reason
 from toolgate.tools.activity import ActivityContext, ActivitySettings
 from toolgate.tools.builtins import builtin_registry
@@ -100,6 +101,9 @@ class RunSetup:
     on_test_run: Callable[[Any], None] | None = None
     conversation: Conversation | None = None  # the session the run continues; None: a fresh one
     mode: str = ASK  # the approval mode (session.modes): read-only, ask, auto-edits
+    # What the front end knows beyond the words for `@selection`, `@problems` and attached
+    # resources (session.mentions); None: a front end with no editor behind it.
+    pointed: Pointed | None = None
 
 
 def check_trust(
@@ -419,7 +423,34 @@ async def _assemble(
             raise SetupError(f"a hook of this project blocked the prompt: {blocked}", blocked=True)
         run.stop_check = custom.stop
         run.before_compact = custom.pre_compact
+    await _attach_pointed(setup, task, run, budget)
     return run
+
+
+async def _attach_pointed(setup: RunSetup, task: str, run: AgentRun, budget: Budget) -> None:
+    """The context the person points at, put before their words and shown in the turn.
+
+    All of it together may take what one tool result may (a third of a request), and never
+    more than the request has left beside the system prompt, the tools and the person's
+    words, so the turn always fits.
+    """
+    room = budget.output_bytes()
+    free = run.room_for_turn()
+    if free is not None:
+        # The blocks' own tags and the cut notes take a little of it too.
+        room = min(room, int((free - len(task.encode("utf-8"))) * 0.9) - 512)
+    attached = await attach(run.ctx.workspace, task, setup.pointed, max(room, 0))
+    if not attached.note:
+        return
+    run.turn_context = "\n\n".join(part for part in (run.turn_context, attached.note) if part)
+    run.runlog.set(attached=attached.items, not_attached=attached.refused)
+    setup.bus.emit(
+        NOTICE,
+        run.run_id,
+        message=attached.summary(),
+        attached=attached.items,
+        not_attached=attached.refused,
+    )
 
 
 async def context_budget(config: Config, endpoint: Endpoint, settings: ModelSettings) -> Budget:

@@ -45,6 +45,7 @@ from toolgate.session.assembly import (
 )
 from toolgate.session.code_review import review_in_workspace, review_request
 from toolgate.session.listing import clean_title, scan
+from toolgate.session.mentions import Pointed
 from toolgate.session.modes import DEFAULT_MODE, mode_problem
 from toolgate.session.plans import Engine, assemble_engine, make_plan
 from toolgate.session.rewind import Restore, RewindDone, rewind, take_back
@@ -217,6 +218,18 @@ class SessionService:
         outcome = await calls.gate.handle(
             ToolCall(id=run_id, name="run_tests", arguments=arguments)
         )
+        # Kept in a run log, as a model's test run is: `@tests` attaches the latest one.
+        calls.runlog.record_call(
+            calls.runlog.begin_step(1),
+            {
+                "id": run_id,
+                "name": "run_tests",
+                "arguments": outcome.arguments,
+                "decision": outcome.decision,
+                "result": outcome.result.to_dict(),
+            },
+        )
+        calls.runlog.finish("completed", None, {})
         return outcome.result
 
     async def review(
@@ -586,6 +599,7 @@ class SessionService:
         endpoint: Endpoint | None = None,
         registry: ToolRegistry | None = None,
         mode: str | None = None,
+        pointed: Pointed | None = None,
     ) -> Turn:
         """Assemble the run of one turn (SetupError / ConfigError say why it cannot start).
 
@@ -608,6 +622,7 @@ class SessionService:
             conversation=claim.conversation,
             registry=registry,  # a front end's own tools beside the built-ins
             mode=mode,
+            pointed=pointed,
         )
         run = await create_run(setup, task, endpoint, run_id=run_id or claim.run_id)
         self._remember_window(endpoint)
@@ -627,6 +642,7 @@ class SessionService:
         endpoint: Endpoint | None = None,
         registry: ToolRegistry | None = None,
         mode: str | None = None,
+        pointed: Pointed | None = None,
     ) -> RunOutcome:
         """One turn of the claimed session: its run started, run to its end; the claim released.
 
@@ -634,6 +650,7 @@ class SessionService:
         A turn stopped through `claim.cancel` ends `cancelled`: before its run exists, the
         set-up is abandoned (a model or MCP server it was starting stops) and `RUN_FINISHED`
         on `bus` says so, as a run's end does. However the turn ends, the claim is released.
+        `pointed` is what the front end knows of the editor for the message's `@` mentions.
         """
         hooks = hooks or TurnHooks()
         try:
@@ -649,6 +666,7 @@ class SessionService:
                 endpoint=endpoint,
                 registry=registry,
                 mode=mode,
+                pointed=pointed,
             )
             if turn is None or turn.run is None:
                 return ended_in_set_up(claim, bus)
