@@ -180,11 +180,13 @@ def _user(body: dict[str, Any]) -> str:
 
 
 async def _turn(
-    repo: Path, scripted: ScriptedModel, text: str, pointed: Pointed | None = None, **config: Any
+    repo: Path,
+    scripted: ScriptedModel,
+    text: str,
+    pointed: Pointed | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> list[Event]:
-    settings = load_config(repo)
-    for key, value in config.items():
-        setattr(settings, key, value)
+    settings = load_config(repo, overrides=overrides)
     service = SessionService(repo, lambda: settings)
     events: list[Event] = []
     bus = EventBus()
@@ -224,7 +226,9 @@ async def test_a_turn_cuts_a_file_too_big_for_the_window_and_says_so(
 ) -> None:
     write(repo / "big.log", "line of the log\n" * 4_000)  # 64,000 bytes
     scripted.script = [{"content": "Seen."}]
-    events = await _turn(repo, scripted, "summarise @big.log", context_tokens=8_192)
+    events = await _turn(
+        repo, scripted, "summarise @big.log", overrides={"model": {"context_tokens": 8_192}}
+    )
 
     sent = _user(scripted.requests[0])
     assert "[cut here to fit the model's context window:" in sent
