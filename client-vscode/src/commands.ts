@@ -5,6 +5,7 @@ import type { Proposal, Range, ReviewResult, UndoResult } from './protocol';
 import { CommandCancelled } from './protocol';
 import type { DiffReview } from './review';
 import { OWN_SOURCE } from './diagnostics';
+import { SHOW_PROBLEMS } from './workbench';
 
 /** Ids of the commands this extension registers. */
 export const Command = {
@@ -28,12 +29,6 @@ export const Command = {
   editSelection: 'toolgate-vscode.editSelection',
 } as const;
 
-/**
- * Opens the Problems view and focuses it. Not `workbench.actions.view.problems` (the panel's
- * own "Problems" command): that one hides the panel when the Problems view has the focus, so a
- * "Show Problems" button pressed from there would close the failures it means to show.
- */
-export const SHOW_PROBLEMS = 'workbench.panel.markers.view.focus';
 
 /** Key of the API key in SecretStorage. */
 export const API_KEY_SECRET = 'toolgate.apiKey';

@@ -20,7 +20,7 @@ import type {
 import { ServerCommand } from './protocol';
 import type { ProposalStore } from './proposals';
 import type { DiffReview } from './review';
-import { SHOW_PROBLEMS } from './commands';
+import { SHOW_PROBLEMS } from './workbench';
 import { toReport } from './diagnostics';
 import type { RunState } from './status';
 import { statusText, statusTooltip } from './status';

@@ -18,7 +18,8 @@ import type {
 } from '../protocol';
 import { ServerCommand } from '../protocol';
 import type { RunState } from '../status';
-import { Command, SHOW_PROBLEMS, undoNotes } from '../commands';
+import { Command, undoNotes } from '../commands';
+import { SHOW_PROBLEMS } from '../workbench';
 import { Conversation } from './conversation';
 import { VIEW_COMMANDS } from './messages';
 import type {
