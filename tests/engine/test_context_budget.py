@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from tests.engine.helpers import ask_in_session
-from tests.support.scripted_model import ScriptedModel
+from tests.support.scripted_model import ScriptedModel, tool_call
 
 from toolgate.agent.events import EventBus
 from toolgate.config import load_config
@@ -374,3 +374,45 @@ async def test_once_the_window_is_full_most_requests_begin_with_the_one_before(
     assert len(elided) >= steps // 2  # the window was full for half the run
     assert 2 <= len(anew) <= steps // 3, anew
     assert all(b - a > 2 for a, b in zip(anew, anew[1:], strict=False)), anew
+
+
+async def test_six_long_reads_finish_in_a_4k_window_each_cut_to_the_room_left(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    """As a new user sets a small local model up: a 4,000-token window, 1,024 for the answer,
+    4,000 bytes an output, and a task that reads six 60 KB files."""
+    names = [f"part{n}.txt" for n in range(6)]
+    for name in names:
+        (repo / name).write_text(_big(1_300)[:60_000])
+    scripted.script = [tool_call("read_file", path=name) for name in names] + [
+        tool_call("read_file", path="part0.txt", start_line=2, end_line=3),
+        {"content": "Read all six."},
+    ]
+    overrides = {
+        "model": {"context_tokens": 4000, "max_tokens": 1024},
+        "tool_calling": {"retention": {"max_output_bytes": 4000}},
+    }
+    service = SessionService(repo, lambda: load_config(repo))
+    _, outcome = await ask_in_session(
+        service, scripted, repo, "Read part0.txt to part5.txt.", None, overrides
+    )
+    assert outcome.status == "completed", outcome.reason
+    budget = Budget(window=4000, reserve=1024)
+    assert len(scripted.requests) == 8
+    assert max(_estimate(budget, body) for body in scripted.requests) <= budget.limit
+
+    def tool_messages(body: dict[str, Any]) -> list[str]:
+        return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+    # Older reads are elided; the latest, cut to the room left, says how to read the rest.
+    assert any(c.startswith("[output of read_file") for c in tool_messages(scripted.requests[6]))
+    latest = json.loads(tool_messages(scripted.requests[6])[-1])
+    assert latest["output_truncated"] is True
+    assert "start_line and end_line" in latest["notes"][-1]
+    part = json.loads(tool_messages(scripted.requests[7])[-1])
+    assert part["data"] == {
+        "path": "part0.txt",
+        "content": "line 1 of a long output, padded to weigh something\n"
+        "line 2 of a long output, padded to weigh something\n",
+        "lines": f"2-3 of {len((repo / 'part0.txt').read_text().splitlines())}",
+    }

@@ -437,7 +437,7 @@ class AgentRun:
         else:
             self._add(self._assistant_message(turn))
         # What the model reads of each result, capped once for the log and the reply.
-        turn.views = [self.requests.view(o.result) for _, o in turn.outcomes]
+        turn.views = [self.requests.view(o.result, c.name) for c, o in turn.outcomes]
         for (call, outcome), view in zip(turn.outcomes, turn.views, strict=True):
             entry = log_entry(call, outcome, view, raw=self.calling.retention.store_raw_tool_output)
             self.runlog.record_call(step, entry)

@@ -10,7 +10,7 @@ from toolgate.agent.events import CONTEXT_FITTED, NOTICE, EventBus
 from toolgate.agent.meter import RunMeter
 from toolgate.agent.outcome import FAILED, INCOMPLETE, LIMIT, Stop
 from toolgate.agent.redact import Redactor
-from toolgate.agent.retention import fit_result
+from toolgate.agent.retention import fit_result, result_json
 from toolgate.calls.prompt import compact_instructions, format_tool_result, text_mode_instructions
 from toolgate.config import Limits, ToolCalling
 from toolgate.conversation.budget import (
@@ -74,6 +74,8 @@ class RequestBuilder:
         self.redact = redact
         self.meter = meter
         self.sent_bytes = 0  # the size of the latest request, for the budget to learn from
+        self.mode = TEXT  # the mode of the latest request
+        self.viewed = 0  # bytes of the results already fitted since the latest request
         # The project's PreCompact hooks, run before earlier turns are summarised: set by the
         # session through `AgentRun.before_compact`.
         self.before_compact: Callable[[], Awaitable[None]] | None = None
@@ -98,6 +100,7 @@ class RequestBuilder:
 
     async def build(self, mode: str, step: dict[str, Any]) -> list[dict[str, Any]]:
         """The messages of the next request, kept inside the budget."""
+        self.mode, self.viewed = mode, 0
         system = {"role": "system", "content": self.system(mode)}
         earlier, current = self.conversation.earlier(), self.conversation.current()
         if self.budget is None:
@@ -137,13 +140,39 @@ class RequestBuilder:
         if prompt_tokens and self.budget is not None:
             self.budget.learn(self.sent_bytes, prompt_tokens)
 
-    def view(self, result: ToolResult) -> ToolResult:
-        """A result as the model reads it: capped, and never taking the whole window."""
+    def view(self, result: ToolResult, tool: str = "") -> ToolResult:
+        """A result as the model reads it: capped, and never taking more than the window leaves.
+
+        A result that was cut says so, and how to read the rest, in the words of its tool.
+        """
         limit = self.calling.retention.max_output_bytes
         if self.budget is not None:
-            # One result may not take the whole window: the conversation must fit beside it.
-            limit = min(limit, self.budget.output_bytes())
-        return fit_result(result, limit)
+            # One result may not take the whole window: the conversation must fit beside it,
+            # and in a small window the next request must still fit with this result whole.
+            limit = min(limit, self.budget.output_bytes(), self._room_for_result())
+        fitted = fit_result(result, limit)
+        self.viewed += len(result_json(fitted).encode("utf-8"))
+        found = self.registry.get(tool) if tool else None
+        if fitted is not result and found is not None and found.when_cut:
+            fitted.notes = [*fitted.notes, found.when_cut]
+        return fitted
+
+    def _room_for_result(self) -> int:
+        """Bytes the next result may take so that the request after it fits the window.
+
+        Only this turn counts: earlier turns give way to a summary. Of it, what cannot be
+        elided counts whole (the person's words, the model's answers, this step's results);
+        older outputs count as the stubs that would replace them.
+        """
+        assert self.budget is not None
+        budget = self.budget
+        system = {"role": "system", "content": self.system(self.mode)}
+        used = self._fixed_tokens(system, self.mode) + budget.message_tokens(self.viewed)
+        for entry in self.conversation.current():
+            size = len(entry.stub().encode("utf-8")) if entry.elidable else entry.size
+            used += budget.message_tokens(size)
+        # A floor: a result is never cut to nothing (the run then ends saying it cannot fit).
+        return max(256, int((budget.limit - used - MESSAGE_OVERHEAD) * budget.bytes_per_token))
 
     def context(self) -> dict[str, int] | None:
         """The context the run leaves: `used` of a window of `size` tokens (None: no budget).

@@ -162,8 +162,13 @@ def format_tool_result(name: str, result: Mapping[str, Any]) -> str:
         payload = {"error": result.get("error") or "failed"}
         if result.get("suggestions"):
             payload["suggestions"] = list(result["suggestions"])
+    extra: dict[str, Any] = {}
     if result.get("output_truncated"):
-        payload = {"result": payload, "output_truncated": True}
+        extra["output_truncated"] = True
+    if result.get("notes"):  # rules for the files touched, hooks' words, how to read the rest
+        extra["notes"] = list(result["notes"])
+    if extra:
+        payload = {"result": payload, **extra}
     body = _escape_block(json.dumps(payload, ensure_ascii=False, default=str))
     attr = html.escape(name, quote=True)
     flag = "true" if success else "false"

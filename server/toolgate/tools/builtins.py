@@ -52,14 +52,34 @@ _MAX_MATCHES = 200
 _PATH = {"type": "string", "description": "Path relative to the workspace root."}
 
 
+_LINE = {"type": "integer", "minimum": 1}
+
 READ_FILE = Tool(
     name="read_file",
-    description="Read a text file of the workspace (the editor's unsaved text when it is open).",
-    parameters=object_schema({"path": _PATH}, ["path"]),
+    description=(
+        "Read a text file of the workspace (the editor's unsaved text when it is open); "
+        "start_line and end_line (1-based, inclusive) read a part of a long file."
+    ),
+    parameters=object_schema(
+        {
+            "path": _PATH,
+            "start_line": {**_LINE, "description": "First line to read (default 1)."},
+            "end_line": {**_LINE, "description": "Last line to read (default: the end)."},
+        },
+        ["path"],
+    ),
     output={
         "type": "object",
-        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+        "properties": {
+            "path": {"type": "string"},
+            "content": {"type": "string"},
+            "lines": {"type": "string"},
+        },
     },
+    when_cut=(
+        "The file was cut to fit the model's window: read the part you need with start_line "
+        "and end_line, or search_code for what you look for."
+    ),
     capabilities=("fs.read",),
     outputs=("path", "content"),
     repeat=LOOK,
@@ -131,6 +151,10 @@ SEARCH_CODE = Tool(
     repeat=LOOK,
     label="searched for {pattern}",
     acp_kind="search",
+    when_cut=(
+        "The matches were cut to fit the model's window: search again with a narrower "
+        "pattern, a path or a glob."
+    ),
 )
 GIT_STATUS = Tool(
     name="git_status",
@@ -228,13 +252,24 @@ class ReadFile:
             _, text_file = ctx.workspace.read(args["path"])
         except (PathRefused, OSError) as exc:
             return _timed(start, ToolResult.fail(str(exc), suggestions=_missing_hint(exc)))
-        size = len(text_file.text.encode("utf-8"))
-        return _timed(
-            start,
-            ToolResult.ok(
-                {"path": args["path"], "content": text_file.text}, output_size_bytes=size
-            ),
-        )
+        text = text_file.text
+        data: dict[str, Any] = {"path": args["path"], "content": text}
+        if "start_line" in args or "end_line" in args:
+            lines = text.splitlines(keepends=True)
+            first = int(args.get("start_line", 1))
+            last = min(int(args.get("end_line", len(lines))), len(lines))
+            if first > max(len(lines), 1) or last < first:
+                return _timed(
+                    start,
+                    ToolResult.fail(
+                        f"{args['path']} has {len(lines)} lines; lines {first}-{last} "
+                        "are not a part of it"
+                    ),
+                )
+            data["content"] = "".join(lines[first - 1 : last])
+            data["lines"] = f"{first}-{last} of {len(lines)}"
+        size = len(data["content"].encode("utf-8"))
+        return _timed(start, ToolResult.ok(data, output_size_bytes=size))
 
 
 def _encodable(text: str) -> bool:

@@ -99,6 +99,8 @@ class Tool:
     label: str = ""
     # How an ACP client draws it (read, edit, search, execute, think, …); "": by its kind.
     acp_kind: str = ""
+    # What the model is told when a result was cut to fit its window: how to read the rest.
+    when_cut: str = ""
 
     @property
     def repeats_as(self) -> str:
