@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -81,4 +82,11 @@ async def test_the_command_sets_the_mode_of_the_next_runs(
     editor.client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"toolgate": {"approvalMode": "read-only"}})
     )
-    assert (await editor.command("toolgate.setApprovalMode", {}))["mode"] == "read-only"
+    # The notification's handler runs as a task of its own: ask until it has (as a client would
+    # see the change on its next look), for at most a few seconds.
+    for _ in range(50):
+        mode = (await editor.command("toolgate.setApprovalMode", {}))["mode"]
+        if mode == "read-only":
+            break
+        await asyncio.sleep(0.1)
+    assert mode == "read-only"

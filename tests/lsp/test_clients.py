@@ -14,6 +14,16 @@ from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_c
 ORIGINAL = "".join(f"line {i}\n" for i in range(30))
 
 
+EDIT_SELECTION = "Toolgate: Edit selection…"
+
+
+async def reviews(editor: Editor, uri: str, line: int, end_line: int) -> list[dict[str, Any]]:
+    """The menu over whole lines, the proposals' part: a selection also offers its edit, last."""
+    actions = await editor.code_actions(uri, line, end_line)
+    assert actions and actions[-1]["title"] == EDIT_SELECTION
+    return actions[:-1]
+
+
 @pytest_asyncio.fixture
 async def neovim(repo: Path, options: dict[str, Any]) -> AsyncIterator[Editor]:
     ed = await start_editor(repo, options, "neovim")
@@ -46,7 +56,7 @@ async def test_generic_client_reviews_with_code_actions_only(
     await editor.command("toolgate.ask", {"task": "shout some lines"})
 
     # The lightbulb on line 25 of a.py: accept / reject the proposal, and accept this hunk.
-    actions = await editor.poll(lambda: editor.code_actions(a_uri, 25, 26))
+    actions = await editor.poll(lambda: reviews(editor, a_uri, 25, 26))
     titles = [a["title"] for a in actions]
     assert [t.split()[0] for t in titles] == ["Accept", "Reject", "Accept"]
     assert titles[2].startswith("Accept hunk 2 of")
@@ -67,13 +77,13 @@ async def test_generic_client_reviews_with_code_actions_only(
     assert edit.document_changes is None
     assert [e.new_text for e in edit.changes[a_uri]] == ["LINE 25\n"]
 
-    actions = await editor.poll(lambda: editor.code_actions(b_uri, 7, 8))
+    actions = await editor.poll(lambda: reviews(editor, b_uri, 7, 8))
     reject = next(a for a in actions if a["title"].startswith("Reject"))
     assert reject["title"] == "Reject edit_file proposal: b.py"
     assert reject["command"]["command"] == "toolgate.rejectProposal"
     await editor.command(reject["command"]["command"], *reject["command"]["arguments"])
     await editor.until(lambda: len(scripted.requests) == 3)
-    assert await editor.code_actions(b_uri, 7, 8) == []
+    assert await reviews(editor, b_uri, 7, 8) == []
     assert (repo / "b.py").read_text() == ORIGINAL
     # the client saved the accepted buffer when the server asked
     assert (repo / "a.py").read_text() == ORIGINAL.replace("line 25\n", "LINE 25\n")
