@@ -19,7 +19,7 @@ from toolgate.agent.checkpoints import Checkpoint, CheckpointError
 from toolgate.conversation.rewind import read_rewinds, rewind_record, rewind_undone_record
 from toolgate.conversation.store import Loaded, SessionError
 from toolgate.records import new_id
-from toolgate.session.undo import ApplyUndo, ReadFirst, undo_run
+from toolgate.session.undo import ApplyUndo, ReadFirst, UndoDone, undo_run
 from toolgate.workspace.sandbox import Buffers
 
 WHATS = ("both", "code", "conversation")
@@ -157,6 +157,31 @@ def _changed_and_kept(root: Path, run_id: str) -> bool:
     return checkpoint.undone_by is None and bool(checkpoint.landed)
 
 
+async def _put_back(
+    root: Path,
+    run_id: str,
+    restore: Restore,
+    keep_undo: Callable[[str, str, list[str]], str | None],
+    done: RewindDone,
+) -> UndoDone | None:
+    """Undo one run as `toolgate undo` does, naming the files left alone in `done`.
+
+    None when its changes are not in the workspace now (never landed, or undone since).
+    """
+    if not _changed_and_kept(root, run_id):
+        return None
+    undone = await undo_run(
+        root,
+        run_id,
+        apply=restore.apply,
+        buffers=restore.buffers,
+        read_first=restore.read_first,
+        keep=keep_undo,
+    )
+    _add_new(done.left_alone, [i.path for i in undone.plan.conflicts])
+    return undone
+
+
 async def rewind(
     root: Path,
     session_id: str,
@@ -177,17 +202,9 @@ async def rewind(
     done = RewindDone(session_id, new_id("rewind"), to_turn, what)
     if what != "conversation":
         for run_id in reversed(runs):  # latest first: each finds what the later one left
-            if not _changed_and_kept(root, run_id):
+            undone = await _put_back(root, run_id, restore, keep_undo, done)
+            if undone is None:
                 continue
-            undone = await undo_run(
-                root,
-                run_id,
-                apply=restore.apply,
-                buffers=restore.buffers,
-                read_first=restore.read_first,
-                keep=keep_undo,
-            )
-            _add_new(done.left_alone, [i.path for i in undone.plan.conflicts])
             hint = undone.plan.revert_hint()
             if hint:
                 done.revert.append(hint)
@@ -256,17 +273,9 @@ async def take_back(
     )
     redos: list[str] = []
     for undo_id in reversed([str(u) for u in record.get("undos") or []]):
-        if not _changed_and_kept(root, undo_id):
+        redone = await _put_back(root, undo_id, restore, keep_undo, done)
+        if redone is None:
             continue  # brought back already, by hand
-        redone = await undo_run(
-            root,
-            undo_id,
-            apply=restore.apply,
-            buffers=restore.buffers,
-            read_first=restore.read_first,
-            keep=keep_undo,
-        )
-        _add_new(done.left_alone, [i.path for i in redone.plan.conflicts])
         if redone.undo_run_id is not None:
             redos.append(redone.undo_run_id)
             try:
