@@ -199,18 +199,17 @@ async def edit_selection(ls: ToolgateServer, args: EditSelectionArguments) -> di
     The lines are read as the person sees them: the open buffer, else the file on disk.
     """
     from toolgate.session.selection import selected_lines, selection_task
-    from toolgate.workspace.files import decode_text
+    from toolgate.workspace import PathRefused, Workspace
 
     rel = _relative(ls, args.uri)
-    path = uri_to_path(args.uri)
-    if rel is None or path is None or args.range is None:
+    if rel is None or args.range is None:
         raise JsonRpcInvalidParams(EDIT_SELECTION_NEEDS)
-    text = ls.open_text(args.uri)
-    if text is None:
-        try:
-            text = decode_text(Path(path).read_bytes()).text  # as every workspace read is
-        except OSError as exc:
-            raise JsonRpcInvalidParams(f"cannot read {rel}: {exc.strerror}") from None
+    try:
+        # As read_file reads it: the open buffer, else the file, with the workspace's limits.
+        _, text_file = Workspace(ls.workspace_root(), buffers=ls.buffers).read(rel)
+    except (PathRefused, OSError) as exc:
+        raise JsonRpcInvalidParams(f"cannot read {rel}: {exc}") from None
+    text = text_file.text
     start, end = args.range.start, args.range.end
     if (end.line, end.character) < (start.line, start.character):
         start, end = end, start
