@@ -226,7 +226,7 @@ export interface SessionInfo {
 
 /** One entry of a session's transcript (toolgate.loadSession). */
 export type TranscriptEntry =
-  | { kind: 'user'; text: string; runId?: string }
+  | { kind: 'user'; text: string; runId?: string; rules?: string[] }
   | { kind: 'assistant'; text: string; runId?: string }
   | {
       kind: 'tool';

@@ -138,7 +138,11 @@ export class Conversation {
     this.streams.clear();
     for (const item of transcript) {
       if (item.kind === 'user') {
-        this.entries.push({ kind: 'user', key: this.key('user'), text: item.text, runId: item.runId });
+        const user: UserEntry = { kind: 'user', key: this.key('user'), text: item.text, runId: item.runId };
+        if (item.rules?.length) {
+          user.rules = [...item.rules];
+        }
+        this.entries.push(user);
       } else if (item.kind === 'assistant') {
         this.entries.push({ kind: 'assistant', key: this.key('assistant'), text: item.text, runId: item.runId });
       } else if (item.kind === 'tool') {

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from toolgate.agent.account import build_account
+from toolgate.agent.account import build_account, rules_used
 from toolgate.agent.call_log import call_record, log_entry
 from toolgate.agent.events import NOTICE, RUN_FINISHED, RUN_STARTED, TOOL_CALL_PARSE_ERROR, EventBus
 from toolgate.agent.gate import Gate, GateOutcome
@@ -304,7 +304,12 @@ class AgentRun:
         finally:
             if self._began:
                 self.conversation.end_turn(
-                    self.run_id, status, reason, self.answer, self.requests.context()
+                    self.run_id,
+                    status,
+                    reason,
+                    self.answer,
+                    self.requests.context(),
+                    rules=rules_used(self.runlog.doc["events"]),
                 )
             self.runlog.set(answer=self.answer, tool_calling_mode=self.runlog_mode)
             done = operations_done(self.runlog.doc["steps"], self.registry)

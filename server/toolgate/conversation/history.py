@@ -173,8 +173,12 @@ class Conversation:
         reason: str | None,
         answer: str | None,
         context: dict[str, int] | None = None,
+        rules: list[str] | None = None,
     ) -> None:
-        """Close the current turn with its outcome and, when known, the context it left."""
+        """Close the current turn with its outcome and, when known, the context it left.
+
+        `rules` are the rules files the turn used, kept so a transcript drawn later names them.
+        """
         self.last_activity = now_iso()
         record: dict[str, Any] = {
             "t": "end",
@@ -188,6 +192,8 @@ class Conversation:
         if context is not None:
             record["context"] = context
             self.context = context
+        if rules:
+            record["rules"] = list(rules)
         self._write(record)
         # What the turn left behind must be a history the next request can be built from.
         current = self.entries[self._current_from :]
@@ -299,20 +305,20 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
     marks = MarkReader()
     rewinds = read_rewinds(loaded.records)
     dropped = rewinds.dropped
+    asked: dict[Any, dict[str, Any]] = {}  # each run's words, to name the rules its end kept
     for record in loaded.records:
         kind = record.get("t")
         run_id = record.get("run_id")
         start = len(out)
         if kind == "turn":
             current_run = run_id
-            out.append(
-                {
-                    "kind": "user",
-                    "text": str(record.get("text", "")),
-                    "runId": run_id,
-                    "turn": record.get("turn"),
-                }
-            )
+            asked[run_id] = {
+                "kind": "user",
+                "text": str(record.get("text", "")),
+                "runId": run_id,
+                "turn": record.get("turn"),
+            }
+            out.append(asked[run_id])
         elif kind == "msg":
             message = record.get("m") or {}
             if message.get("role") == "assistant" and message.get("content"):
@@ -335,6 +341,8 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
                 entry["toolKind"] = record["kind"]
             out.append(entry)
         elif kind == "end":
+            if record.get("rules") and run_id in asked:
+                asked[run_id]["rules"] = [str(rule) for rule in record["rules"]]
             if record.get("status") not in ("completed", None):
                 reason = record.get("reason") or ""
                 out.append(
