@@ -295,6 +295,25 @@ def test_aider_diff_fenced_form_is_an_edit_in_any_chunking(size: int) -> None:
     assert content == "Here's the change:\n\nDone.\n"
 
 
+@pytest.mark.parametrize("size", [0, 1, 3, 16])
+def test_a_path_in_a_fence_of_its_own_names_the_file_of_the_edit_after_it(size: int) -> None:
+    # DeepSeek Coder V2 writes the path as a fence's only line; Aider reads it as the file
+    text = "Here:\n\n```python\nfoo.txt\n```\n```python\n<<<<<<< SEARCH\none\n=======\ntwo\n"
+    text += ">>>>>>> REPLACE\n```\n"
+    calls, errors, content = _edits(text, size)
+    assert errors == []
+    assert [c[1] for c in calls] == [{"path": "foo.txt", "search": "one\n", "replace": "two\n"}]
+    assert content == "Here:\n\n```python\nfoo.txt\n```"
+
+
+def test_a_fence_of_code_before_an_edit_names_no_file() -> None:
+    text = "```\nsetup.py\nprint(1)\n```\n```\n<<<<<<< SEARCH\none\n=======\ntwo\n"
+    text += ">>>>>>> REPLACE\n```\n"
+    calls, errors, _ = _edits(text, 0)
+    assert calls == []
+    assert len(errors) == 1 and errors[0].startswith("aider: no file path"), errors
+
+
 @pytest.mark.parametrize(
     "text",
     [
