@@ -196,6 +196,31 @@ def test_glm_values_are_typed_by_the_schema() -> None:
     assert call.arguments == {"path": "src", "recursive": True}
 
 
+@pytest.mark.parametrize(
+    ("schema", "raw", "value"),
+    [
+        ({"type": ["string", "integer"]}, "7", 7),
+        ({"type": ["integer", "string"]}, "auto", "auto"),
+        ({"type": ["string", "null"]}, "null", None),
+        ({"type": ["string", "null"]}, "", ""),
+        ({"anyOf": [{"type": "string"}, {"type": "boolean"}]}, "false", False),
+        ({"enum": ["7", 8]}, "7", "7"),
+        ({"enum": ["7", 8]}, "8", 8),
+        ({"const": 7}, "7", 7),
+        ({"type": "integer"}, '"123"', 123),
+        ({"type": "string"}, "  Beijing  ", "  Beijing  "),
+    ],
+)
+def test_glm_values_are_typed_by_a_union_enum_or_const_as_glm_4_7s_reader_types_them(
+    schema: dict[str, Any], raw: str, value: Any
+) -> None:
+    text = f"<tool_call>inspect<arg_key>value</arg_key><arg_value>{raw}</arg_value></tool_call>"
+    tools = {"inspect": {"type": "object", "properties": {"value": schema}}}
+    (call,) = parse_text(text, tools).calls
+    assert call.arguments == {"value": value}
+    assert type(call.arguments["value"]) is type(value)
+
+
 def test_kimi_and_deepseek_sections_hold_several_calls() -> None:
     kimi = (
         "<|tool_calls_section_begin|>"

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolgate.calls.arguments import tool_properties, typed_value
+from toolgate.calls.arguments import schema_types, tool_properties, typed_value
 from toolgate.calls.cursor import CLOSE_TAG, WINDOW, WS, Construct, Cursor, fail, skip, waits_for
 from toolgate.calls.openings import AfterLt
 from toolgate.calls.syntaxes.base import Syntax
@@ -200,7 +200,7 @@ def _value(raw: str, string: str | None, schema: Any) -> Any:
     when it does not fit, a schema that allows a string keeps the text (`null` for a string
     argument is the word), and any other keeps the JSON the model marked as JSON.
     """
-    types = _types(schema)
+    types = schema_types(schema)
     if string != "true":
         try:
             parsed = json.loads(raw, strict=False)
@@ -211,14 +211,6 @@ def _value(raw: str, string: str | None, schema: Any) -> Any:
                 return parsed
             return raw
     return typed_value(raw, schema) if types else raw
-
-
-def _types(schema: Any) -> list[str]:
-    """The JSON types a schema allows, as a list (empty when it names none)."""
-    types = schema.get("type") if isinstance(schema, Mapping) else None
-    if isinstance(types, str):
-        return [types]
-    return [t for t in types if isinstance(t, str)] if isinstance(types, list) else []
 
 
 def _fits(value: Any, json_type: str) -> bool:
