@@ -103,7 +103,13 @@ async def test_a_call_is_checked_against_the_whole_schema_the_compact_one_leaves
     # the compact prompt does not offer (`_reasoningForCall`) is still taken.
     scripted.script = [
         tool_call("edit_file", path="README.md", search="", replace="x"),
-        tool_call("edit_file", path="README.md", search="Tiny", replace="Small", _reasoningForCall="a better title"),
+        tool_call(
+            "edit_file",
+            path="README.md",
+            search="Tiny",
+            replace="Small",
+            _reasoningForCall="a better title",
+        ),
         {"content": "done"},
     ]
     service = SessionService(repo, lambda: load_config(repo))
