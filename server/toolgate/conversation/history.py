@@ -243,7 +243,7 @@ class Conversation:
         return self.entries[self._current_from :]
 
     def summary_note(self) -> str:
-        """What the system prompt says of the summarised turns."""
+        """What the first message of a request says of the summarised turns."""
         if not self.summary:
             return ""
         return (

@@ -13,7 +13,13 @@ from toolgate.agent.events import NOTICE, RULES_USED, TESTS_FINISHED, EventBus
 from toolgate.agent.gate import Gate
 from toolgate.agent.loop import AgentRun
 from toolgate.agent.policy import ASK, policy_for
-from toolgate.agent.prompt import Profile, load_instructions, load_profile, system_prompt
+from toolgate.agent.prompt import (
+    Profile,
+    load_instructions,
+    load_profile,
+    system_prompt,
+    wants_compact,
+)
 from toolgate.agent.redact import Redactor
 from toolgate.agent.runlog import RunLog
 from toolgate.config import Config, ConfigError, apply_trust
@@ -338,6 +344,11 @@ async def _assemble(
     if not endpoint.model:
         model.model = settings.model = await pick_model(model)
     budget = await context_budget(config, endpoint, settings)
+    compact = wants_compact(
+        config.tool_calling.compact_prompt, budget.window, small_model=endpoint.small_model
+    )
+    if compact and not endpoint.small_model:
+        profile = replace(profile, instructions=profile.role(compact=True))
     instructions = load_instructions(setup.root)
     customization_notes: list[str] = [*config.notes, *instructions.problems]
     fit_rules(instructions, budget.window, customization_notes.append)
@@ -369,8 +380,7 @@ async def _assemble(
     calling = config.tool_calling
     if endpoint.preferred_mode and calling.mode == "auto":
         calling = replace(calling, mode=endpoint.preferred_mode)
-    if endpoint.small_model:
-        calling = replace(calling, compact_prompt=True)
+    calling = replace(calling, compact_prompt=compact)
     if endpoint.grammar is not None and calling.mode == "text":
         settings.extra_body = {"grammar": endpoint.grammar(registry.openai_tools())}
     run = AgentRun(
