@@ -99,9 +99,11 @@ class RequestBuilder:
     def tool_list(self, *, text: bool = False) -> list[dict[str, Any]]:
         """The tools offered, as the API takes them (final_answer too, in native mode).
 
-        With the compact prompt, each in its compact form: a short line and a bare schema.
+        With the compact prompt, each in its compact form (a short line and a bare schema) in
+        native mode. Text mode lists signatures in any case and keeps each tool's first line
+        there: with the short lines instead, the embedded model skipped steps it was asked for.
         """
-        compact = bool(self.calling.compact_prompt)
+        compact = bool(self.calling.compact_prompt) and not text
         tools = self.registry.openai_tools(compact=compact)
         if self.calling.final_answer_tool and not text:
             tools.append(FINAL_ANSWER.openai(compact=compact))
