@@ -34,9 +34,6 @@ PAST_THE_SERVICE: set[tuple[str, str]] = {
     ("toolgate.cli.calls", "toolgate.calls.parser"),
     ("toolgate.cli.calls", "toolgate.calls.reading"),
     ("toolgate.lsp.code_review", "toolgate.code_review"),
-    ("toolgate.acp.commands", "toolgate.customize.commands"),
-    ("toolgate.cli.chat_loop", "toolgate.customize.commands"),
-    ("toolgate.lsp.server", "toolgate.customize.commands"),
     ("toolgate.mcp.server", "toolgate.mcp.convert"),
     ("toolgate.acp.reviewer", "toolgate.mcp.oauth"),
     ("toolgate.mcp.server", "toolgate.mcp.sdk"),
@@ -56,8 +53,6 @@ PAST_THE_SERVICE: set[tuple[str, str]] = {
     ("toolgate.acp.plan", "toolgate.tools.builtins"),
     ("toolgate.cli.calls", "toolgate.tools.builtins"),
     ("toolgate.acp.plan", "toolgate.tools.registry"),
-    ("toolgate.cli.config", "toolgate.trust"),
-    ("toolgate.lsp.server", "toolgate.trust"),
     ("toolgate.lsp.reviewer", "toolgate.workspace.buffers"),
     ("toolgate.lsp.undo", "toolgate.workspace.files"),
 }

@@ -33,7 +33,6 @@ from toolgate.acp import convert
 from toolgate.acp.updates import Updates
 from toolgate.agent.undo import REMOVE, UndoPlan, disk_text, restore_on_disk
 from toolgate.config import Config
-from toolgate.customize.commands import find_commands
 from toolgate.session import (
     REWIND_WHATS,
     CheckpointError,
@@ -42,7 +41,7 @@ from toolgate.session import (
     SessionError,
     SessionService,
 )
-from toolgate.session.customization import BUILTIN_COMMANDS
+from toolgate.session.customization import prompt_commands
 from toolgate.workspace import PathRefused, Workspace
 
 log = logging.getLogger(__name__)
@@ -82,7 +81,7 @@ def command_of(text: str) -> str | None:
 def available(service: SessionService) -> list[AvailableCommand]:
     """The commands to offer now: the built-in ones, then the project's prompt files'."""
     own = [TESTS, REVIEW, NEW, *([UNDO] if service.undoable() else []), REWIND]
-    found = find_commands(service.root, BUILTIN_COMMANDS).commands.values()
+    found = prompt_commands(service.root).values()
     return own + [
         AvailableCommand(
             name=command.name,

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 from toolgate.agent.events import RUN_STARTED, Event, EventBus
 from toolgate.cli.terminal import Printer, TerminalReviewer
 from toolgate.config import Config, ConfigError
-from toolgate.customize.commands import PromptCommand, find_commands
 from toolgate.session import SessionError, SessionService, SetupError
-from toolgate.session.customization import BUILTIN_COMMANDS
+from toolgate.session.customization import BUILTIN_COMMANDS, prompt_commands
 from toolgate.session.mentions import IN_TERMINAL, Pointed, completions
 from toolgate.workspace import Workspace
 
 if TYPE_CHECKING:
     from toolgate.agent.undo import UndoPlan
+    from toolgate.session.customization import PromptCommand
 
 DOUBLE_PRESS_SECONDS = 2.0
 HELP = """\
@@ -172,7 +172,7 @@ class Chat:
 
     def prompt_commands(self) -> dict[str, PromptCommand]:
         """The workspace's and the person's prompt commands, read now."""
-        return find_commands(self.workspace.root, BUILTIN_COMMANDS).commands
+        return prompt_commands(self.workspace.root)
 
     def is_prompt_command(self, line: str) -> bool:
         """Whether `/NAME …` names a prompt file's command (it runs as a turn)."""
