@@ -16,7 +16,7 @@ from toolgate.agent.call_hooks import NO_SAY, Verdict
 from toolgate.agent.prompt import Instructions
 from toolgate.config import Config, apply_trust
 from toolgate.customize.catalog import Customization, McpEntry, gather
-from toolgate.customize.commands import PromptCommand as PromptCommand  # what prompt_commands() gives
+from toolgate.customize.commands import PromptCommand as PromptCommand  # prompt_commands()' record
 from toolgate.customize.commands import find_commands
 from toolgate.customize.hooks import KIND_ALIASES, Hook, HookOutcome, HookRunner, tool_input_for
 from toolgate.customize.rules import Rules, attached_note, find_rules
