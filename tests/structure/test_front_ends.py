@@ -25,9 +25,6 @@ PAST_THE_SERVICE: set[tuple[str, str]] = {
     ("toolgate.lsp.state", "toolgate.agent.redact"),
     ("toolgate.mcp.agent_tools", "toolgate.agent.retention"),
     ("toolgate.cli.runs", "toolgate.agent.runlog"),
-    ("toolgate.acp.commands", "toolgate.agent.undo"),
-    ("toolgate.cli.chat_loop", "toolgate.agent.undo"),
-    ("toolgate.lsp.undo", "toolgate.agent.undo"),
     ("toolgate.mcp.agent_tools", "toolgate.agent_tools"),
     ("toolgate.mcp.server", "toolgate.agent_tools"),
     ("toolgate.mcp.agent_tools", "toolgate.agent_tools.jobs"),
@@ -54,7 +51,6 @@ PAST_THE_SERVICE: set[tuple[str, str]] = {
     ("toolgate.cli.calls", "toolgate.tools.builtins"),
     ("toolgate.acp.plan", "toolgate.tools.registry"),
     ("toolgate.lsp.reviewer", "toolgate.workspace.buffers"),
-    ("toolgate.lsp.undo", "toolgate.workspace.files"),
 }
 
 

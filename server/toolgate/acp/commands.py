@@ -31,7 +31,6 @@ from acp.schema import (
 
 from toolgate.acp import convert
 from toolgate.acp.updates import Updates
-from toolgate.agent.undo import REMOVE, UndoPlan, disk_text, restore_on_disk
 from toolgate.config import Config
 from toolgate.session import (
     REWIND_WHATS,
@@ -42,6 +41,7 @@ from toolgate.session import (
     SessionService,
 )
 from toolgate.session.customization import prompt_commands
+from toolgate.session.undo import REMOVE, UndoPlan, disk_text, restore_on_disk
 from toolgate.workspace import PathRefused, Workspace
 
 log = logging.getLogger(__name__)

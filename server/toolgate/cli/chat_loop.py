@@ -27,8 +27,8 @@ from toolgate.session.mentions import IN_TERMINAL, Pointed, completions
 from toolgate.workspace import Workspace
 
 if TYPE_CHECKING:
-    from toolgate.agent.undo import UndoPlan
     from toolgate.session.customization import PromptCommand
+    from toolgate.session.undo import UndoPlan
 
 DOUBLE_PRESS_SECONDS = 2.0
 HELP = """\
@@ -384,7 +384,7 @@ class Chat:
 
     def _show_undo(self, plan: UndoPlan) -> None:
         """What undoing the run would do to each file, and how to revert its commits."""
-        from toolgate.agent.undo import CONFLICT, REMOVE
+        from toolgate.session.undo import CONFLICT, REMOVE
 
         for item in plan.files:
             if item.action == CONFLICT:
