@@ -36,8 +36,6 @@ PAST_THE_SERVICE: set[tuple[str, str]] = {
     ("toolgate.mcp.server", "toolgate.mcp.sdk"),
     ("toolgate.cli.plans", "toolgate.model.llm_log"),
     ("toolgate.cli.run", "toolgate.model.llm_log"),
-    ("toolgate.cli.plans", "toolgate.planning.gaps"),
-    ("toolgate.cli.plans", "toolgate.planning.workflow"),
     ("toolgate.cli.doctor", "toolgate.setup.doctor"),
     ("toolgate.lsp.setup", "toolgate.setup.doctor"),
     ("toolgate.lsp.setup", "toolgate.setup.endpoint_check"),

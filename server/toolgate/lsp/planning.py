@@ -115,7 +115,7 @@ def _run_plan(ls: ToolgateServer, args: RunPlanArguments) -> dict[str, Any]:
 
 def _run_workflow(ls: ToolgateServer, args: RunWorkflowArguments) -> dict[str, Any]:
     from toolgate.session import ManifestError, WorkflowError
-    from toolgate.session.plan_records import bound_workflow
+    from toolgate.session.workflows import bound_workflow
 
     _no_active_run(ls)
     root = ls.workspace_root()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from toolgate.conversation.marks import (
@@ -21,8 +20,6 @@ from toolgate.conversation.marks import (
 )
 from toolgate.conversation.store import SessionError
 from toolgate.planning.gaps import scaffoldable
-from toolgate.planning.plan import Plan
-from toolgate.planning.workflow import find_workflow
 
 
 class Marking(Protocol):
@@ -88,12 +85,3 @@ def gap_scaffold(gap: Mapping[str, Any]) -> dict[str, Any] | None:
         "inputs": list((gap.get("proposed_input_schema") or {}).get("properties", {})),
         "outputs": list((gap.get("proposed_output_schema") or {}).get("properties", {})),
     }
-
-
-def bound_workflow(root: Path, name: str, values: dict[str, str]) -> tuple[Plan, dict[str, Any]]:
-    """A saved workflow's plan and one run's inputs, read from `key=value` strings.
-
-    Raises WorkflowError for a workflow that is not there or inputs it does not take.
-    """
-    workflow = find_workflow(root, name)
-    return workflow.plan, workflow.bind(values)
