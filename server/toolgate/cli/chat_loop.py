@@ -256,8 +256,7 @@ class Chat:
 
     async def tests(self, command: str | None) -> None:
         """Run the tests through the gate, as the model's `run_tests` runs them, and show them."""
-        from toolgate.testing.results import TestRun
-        from toolgate.testing.verdict import not_run_reason
+        from toolgate.session.turns import TestRun, not_run_reason
 
         bus = EventBus()
         bus.subscribe(Printer(show_diffs=False, model=False))

@@ -307,7 +307,7 @@ class ToolgateServer(LanguageServer):
         A run that did not run its tests is no run without failures: the person is told what
         happened (no results, no test collected and where pytest looked, a timeout).
         """
-        from toolgate.testing.verdict import not_run_reason
+        from toolgate.session.turns import not_run_reason
 
         not_run = not_run_reason(test_run)
         if not_run is not None:
