@@ -19,12 +19,9 @@ SERVER = Path(__file__).resolve().parents[2] / "server"
 
 # (front-end module, engine module) pairs that still reach past the service. Remove, never add.
 PAST_THE_SERVICE: set[tuple[str, str]] = {
-    ("toolgate.cli.runs", "toolgate.agent.account"),
-    ("toolgate.cli.terminal", "toolgate.agent.account"),
     ("toolgate.lsp.server", "toolgate.agent.redact"),
     ("toolgate.lsp.state", "toolgate.agent.redact"),
     ("toolgate.mcp.agent_tools", "toolgate.agent.retention"),
-    ("toolgate.cli.runs", "toolgate.agent.runlog"),
     ("toolgate.mcp.agent_tools", "toolgate.agent_tools"),
     ("toolgate.mcp.server", "toolgate.agent_tools"),
     ("toolgate.mcp.agent_tools", "toolgate.agent_tools.jobs"),
