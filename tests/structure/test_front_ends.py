@@ -25,8 +25,6 @@ PAST_THE_SERVICE: set[tuple[str, str]] = {
     ("toolgate.mcp.agent_tools", "toolgate.agent_tools"),
     ("toolgate.mcp.server", "toolgate.agent_tools"),
     ("toolgate.mcp.agent_tools", "toolgate.agent_tools.jobs"),
-    ("toolgate.cli.calls", "toolgate.calls.parser"),
-    ("toolgate.cli.calls", "toolgate.calls.reading"),
     ("toolgate.mcp.server", "toolgate.mcp.convert"),
     ("toolgate.acp.reviewer", "toolgate.mcp.oauth"),
     ("toolgate.mcp.server", "toolgate.mcp.sdk"),
@@ -39,7 +37,6 @@ PAST_THE_SERVICE: set[tuple[str, str]] = {
     ("toolgate.cli.model", "toolgate.setup.model_install"),
     ("toolgate.acp.plan", "toolgate.tools.activity"),
     ("toolgate.acp.plan", "toolgate.tools.builtins"),
-    ("toolgate.cli.calls", "toolgate.tools.builtins"),
     ("toolgate.acp.plan", "toolgate.tools.registry"),
     ("toolgate.lsp.reviewer", "toolgate.workspace.buffers"),
 }
