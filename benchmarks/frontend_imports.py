@@ -10,18 +10,9 @@ grouped by the engine module imported, most imported first.
 Of those pairs, the ones whose engine module is a port (`PORTS`: the types a front end draws or
 implements — the configuration it loads and passes along, the workspace it writes through, the
 Reviewer port with its proposals, approvals and questions, the `Tool` record whose kind it
-draws) are counted apart: a front end cannot be thinner than the types it implements. The rest
-reach past the service; `tests/structure/test_front_ends.py` keeps their list, which may only
-shrink.
-
-Front ends: the language server (`lsp/`), ACP (`acp/`), the terminal (`cli/`, and before it
-moved there `cli.py`, `cli_*.py`, `chat.py`, `terminal.py`, `demo.py`, `answer_view.py`,
-`planning/cli.py`, `calls/cli.py`) and MCP's server side (`mcp/server.py`,
-`mcp/agent_tools.py`, and the modules only it uses: `mcp/http_server.py`,
-`mcp/event_store.py`, `mcp/options.py`, `mcp/logs.py`, `mcp/fixtures.py`, which the layering
-test places among the front ends too). The agent
-tools (`agent_tools/`) are the layer between the front ends and the service and count as engine
-here: a front end that imports them reaches past the service too.
+draws, the `Activity` port a front end's own tool implements) are counted apart: a front end
+cannot be thinner than the types it implements. The rest reach past the service;
+`tests/structure/test_front_ends.py` keeps their list, which may only shrink.
 """
 
 from __future__ import annotations
@@ -59,6 +50,7 @@ PORTS = (
     "toolgate.review.questions",
     "toolgate.review.apply",
     "toolgate.tools.schema",
+    "toolgate.tools.activity",
 )
 
 

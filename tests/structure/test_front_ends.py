@@ -3,10 +3,10 @@
 A front end (the language server, the terminal, ACP, MCP's server side) takes from the engine the
 session service (`toolgate.session…`), the records and the events, and the ports it draws or
 implements (`PORTS` in benchmarks/frontend_imports.py: configuration, workspace, the Reviewer
-port's records and questions, the `Tool` record). Every other (front-end module, engine module)
-pair is written below. A new one fails: put what the front end does with the engine behind the
-service instead. A pair that is gone fails too, until it is taken off the list, so the list only
-shrinks.
+port's records and questions, the `Tool` record, the `Activity` port). Every other (front-end
+module, engine module) pair is written below. A new one fails: put what the front end does with
+the engine behind the service instead. A pair that is gone fails too, until it is taken off the
+list, so the list only shrinks.
 """
 
 from __future__ import annotations
@@ -35,9 +35,6 @@ PAST_THE_SERVICE: set[tuple[str, str]] = {
     ("toolgate.lsp.setup", "toolgate.setup.endpoint_check"),
     ("toolgate.lsp.setup", "toolgate.setup.local_servers"),
     ("toolgate.cli.model", "toolgate.setup.model_install"),
-    ("toolgate.acp.plan", "toolgate.tools.activity"),
-    ("toolgate.acp.plan", "toolgate.tools.builtins"),
-    ("toolgate.acp.plan", "toolgate.tools.registry"),
     ("toolgate.lsp.reviewer", "toolgate.workspace.buffers"),
 }
 
