@@ -41,11 +41,12 @@ from toolgate.session.customization import (
 from toolgate.session.latent_tools import add_latent_tools, latent_answers
 from toolgate.session.mentions import Pointed, attach
 from toolgate.testing.verdict import not_run_reason
-from toolgate.tools.activity import ActivityContext, ActivitySettings
+from toolgate.tools.activity import Activity, ActivityContext, ActivitySettings
 from toolgate.tools.builtins import builtin_registry
 from toolgate.tools.manifest import ManifestError
 from toolgate.tools.manifests import load_manifests
-from toolgate.tools.registry import ToolRegistry
+from toolgate.tools.registry import ToolRegistry as ToolRegistry  # what turn(registry=…) takes
+from toolgate.tools.schema import Tool
 from toolgate.trust import TrustStore
 from toolgate.workspace import Workspace
 from toolgate.workspace.sandbox import Buffers
@@ -204,6 +205,18 @@ async def pick_model(client: OpenAIChatModel) -> str:
     for model in served:
         return model
     raise SetupError("no model configured: pass --model NAME (or set TOOLGATE_MODEL)")
+
+
+def tools_with(*own: tuple[Tool, Activity]) -> ToolRegistry:
+    """The built-in tools and a front end's own (ACP's update_plan), for `turn(registry=…)`.
+
+    What a turn offers before its profile and policy narrow it; a front end also draws the
+    calls of a kept transcript from it.
+    """
+    registry = builtin_registry()
+    for tool, activity in own:
+        registry.add(tool, activity)
+    return registry
 
 
 async def build_registry(
