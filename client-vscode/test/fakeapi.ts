@@ -193,7 +193,8 @@ export function isTrusted(): boolean {
   return fake.trusted;
 }
 export function asRelativePath(text: string): string {
-  return text.replace(/^file:\/\/\/work\//, '');
+  // As VS Code's: a file outside the workspace folder (/work) keeps its absolute path.
+  return text.replace(/^file:\/\/\/work\//, '').replace(/^file:\/\//, '');
 }
 export function workspaceFileUri(path: string): string | undefined {
   return path.startsWith('/') ? `file://${path}` : `file:///work/${path}`;

@@ -98,6 +98,11 @@ describe('what the host gives the chat', () => {
     expect(pointingChip()).toEqual({ uri: 'file:///work/calc.py', label: 'calc.py:2-3', selection: true });
     fake.selection = { ...fake.selection, empty: true };
     expect(pointingChip()).toEqual({ uri: 'file:///work/calc.py', label: 'calc.py', selection: false });
+    // A file outside the workspace is no chip, and goes along only when named.
+    fake.selection = { ...fake.selection, uri: 'file:///etc/hosts' };
+    expect(pointingChip()).toBeUndefined();
+    expect(askContext('look', true)).toBeUndefined();
+    expect(askContext('look at @selection', true)).toEqual({ uri: 'file:///etc/hosts' });
   });
 
   it('sends the selection unless its chip was removed, and always for @selection', () => {

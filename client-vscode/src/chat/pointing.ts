@@ -17,12 +17,18 @@ const MAX_PROBLEMS = 200;
 
 type Selection = NonNullable<ReturnType<typeof api.activeSelection>>;
 
-/** The chip for the active editor's file and selection; undefined when no file editor is active. */
+/** A file's workspace-relative path; undefined outside the workspace (the server refuses it). */
+function inWorkspace(uri: string): string | undefined {
+  const path = api.asRelativePath(uri);
+  return /^([a-zA-Z]:)?[\\/]/.test(path) ? undefined : path;
+}
+
+/** The chip for the active editor's file and selection; undefined when no workspace file is active. */
 export function pointingChip(selection: Selection | undefined = api.activeSelection()): PointingChip | undefined {
-  if (!selection) {
+  const path = selection && inWorkspace(selection.uri);
+  if (!selection || path === undefined) {
     return undefined;
   }
-  const path = api.asRelativePath(selection.uri);
   if (selection.empty) {
     return { uri: selection.uri, label: path, selection: false };
   }
@@ -64,7 +70,9 @@ export function editorProblems(): ContextDiagnostic[] {
 export function askContext(text: string, withPointing: boolean): AskContext | undefined {
   const context: AskContext = {};
   const selection = api.activeSelection();
-  if (selection && (withPointing || mentionsKeyword(text, 'selection'))) {
+  // A file outside the workspace goes only when named: the server then says it refuses it.
+  const offered = withPointing && selection !== undefined && inWorkspace(selection.uri) !== undefined;
+  if (selection && (offered || mentionsKeyword(text, 'selection'))) {
     context.uri = selection.uri;
     if (!selection.empty) {
       context.range = selection.range;
