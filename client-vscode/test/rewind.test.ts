@@ -190,6 +190,20 @@ describe('rewind in the markup', () => {
 });
 
 describe('a turn\'s attachments from the run\'s notice', () => {
+  it('reach the turn when the notice comes before run_started, as the server sends them', () => {
+    const conversation = new Conversation('s-1');
+    conversation.addUser('explain @calc.py');
+    const notice = { type: 'notice', runId: 'r-1', sessionId: 's-1', attached: [{ mention: '@calc.py', label: 'calc.py' }], notAttached: [] };
+    conversation.apply(notice);
+    conversation.apply({ type: 'run_started', runId: 'r-1', sessionId: 's-1', task: 'explain @calc.py' });
+    expect(conversation.list()).toMatchObject([{ kind: 'user', runId: 'r-1', attached: [{ mention: '@calc.py' }] }]);
+    // A run started elsewhere (no turn waiting here): its turn is drawn with run_started.
+    conversation.apply({ ...notice, runId: 'r-2' });
+    expect(conversation.list()).toHaveLength(1);
+    conversation.apply({ type: 'run_started', runId: 'r-2', sessionId: 's-1', task: 'other' });
+    expect(conversation.list()[1]).toMatchObject({ kind: 'user', text: 'other', attached: [{ mention: '@calc.py' }] });
+  });
+
   it('go on the turn, not on a line of their own', () => {
     const conversation = new Conversation('s-1');
     conversation.addUser('explain @calc.py', 'calc.py:2');

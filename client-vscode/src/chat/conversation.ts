@@ -103,6 +103,8 @@ export class Conversation {
   /** Per assistant entry: its text from `assistant_text` and from `text_delta`. */
   private readonly streams = new Map<string, { chunks: string; deltas: string }>();
   private deltaSeen = false;
+  /** What a run's mentions attached, told before its turn was drawn (a run started elsewhere). */
+  private readonly pendingAttached = new Map<string, { attached: unknown[]; notAttached: unknown }>();
 
   constructor(public sessionId: string | undefined = undefined) {}
 
@@ -318,6 +320,11 @@ export class Conversation {
           this.entries.push({ kind: 'user', key: this.key('user'), text: event.task ?? '', runId });
         }
         this.addRules(runId, event.rules);
+        const pending = runId ? this.pendingAttached.get(runId) : undefined;
+        if (runId && pending) {
+          this.pendingAttached.delete(runId);
+          this.setAttached(runId, pending.attached, pending.notAttached);
+        }
         break;
       }
       case 'rules_used':
@@ -433,9 +440,20 @@ export class Conversation {
 
   /** What the turn's `@` mentions attached (`notice.attached`); false when the turn is not here. */
   private setAttached(runId: string | undefined, attached: unknown[], notAttached: unknown): boolean {
-    const turn = this.entries.find((e): e is UserEntry => e.kind === 'user' && e.runId === runId);
-    if (!turn || !runId) {
+    if (!runId) {
       return false;
+    }
+    // The server attaches the context before the run starts: its turn may not know its run yet.
+    let turn = this.entries.find((e): e is UserEntry => e.kind === 'user' && e.runId === runId);
+    if (!turn) {
+      turn = [...this.entries].reverse().find((e): e is UserEntry => e.kind === 'user' && !e.runId);
+      if (turn) {
+        turn.runId = runId;
+      } else {
+        // A run started elsewhere: its turn comes with run_started.
+        this.pendingAttached.set(runId, { attached, notAttached });
+        return true;
+      }
     }
     turn.attached = attached
       .filter((item): item is Record<string, unknown> => !!item && typeof item === 'object')
