@@ -17,10 +17,10 @@ const FOLLOW_UP_ANSWER = 'We are after the first question.';
 /** The model's turns; `requires` lists what each request must hold (else the answer says so). */
 export function eyesScript() {
   return [
-    // The message's `@test_calc.py` and `@selection` arrive as context blocks before the words,
-    // and the current file's chip as the line that says what the person looks at.
+    // The message's `@test_calc.py` (the test file's text) and `@selection` (the selected
+    // lines, named by the chip's file and lines) arrive as context blocks before the words.
     {
-      requires: ['mention="@test_calc.py"', 'def test_mul', 'mention="@selection"', 'return a - b', ASK],
+      requires: ['The person attached this context', 'def test_mul', 'calc.py, lines 1-2', 'return a - b', ASK],
       content: ANSWER,
     },
     // Edit Selection… sends the selected lines with the instruction.
