@@ -61,6 +61,15 @@ async function openCalc(page) {
   await page.locator('.editor-instance .monaco-editor.focused').first().waitFor({ timeout: 15_000 });
 }
 
+/** Select the lines of `add` (1-2) in calc.py's editor. */
+async function selectAdd(page) {
+  await openCalc(page);
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.press('Shift+ArrowDown');
+  await page.keyboard.press('Shift+ArrowDown');
+  await page.locator('.statusbar', { hasText: '(2 lines selected)' }).waitFor({ timeout: 10_000 }).catch(() => undefined);
+}
+
 async function saveAll(page) {
   await runCommand(page, 'File: Save All');
   await page.waitForTimeout(500);
@@ -88,16 +97,14 @@ export async function eyesScenario({ page, model, workspace, original, shot, log
   const calcPath = `${workspace}/calc.py`;
   const edited = original.replace('return a - b', 'return a + b');
 
-  // 1. calc.py open with `add` selected (lines 1-2): the chat offers it as a chip.
-  await openCalc(page);
-  await page.keyboard.press('Control+Home');
-  await page.keyboard.press('Shift+ArrowDown');
-  await page.keyboard.press('Shift+ArrowDown');
+  // 1. calc.py open with `add` selected (lines 1-2): the chat offers it as a chip. (Selected
+  // last: the palette's Escape would clear the selection.)
   await runCommand(page, 'Toolgate: Open Chat');
   const frame = chatFrame(page);
   const input = frame.locator('#input');
   await input.waitFor({ state: 'visible', timeout: 60_000 });
   await idle(frame, 'the chat view to say the server is ready');
+  await selectAdd(page);
   const chip = frame.locator('#pointing .pointing-chip');
   await waitUntil('the chip of the selected lines', async () => (await chip.innerText()).includes('calc.py:1-2'), { timeout: 30_000 });
   log('the chat offers calc.py:1-2 as a chip');
@@ -160,9 +167,9 @@ export async function eyesScenario({ page, model, workspace, original, shot, log
   await shot('chat-attached.png');
   log('the model received @test_calc.py and @selection; the turn shows them');
 
-  // 5. Edit Selection… on the same lines: the proposal's diff opens; accepted.
-  await openCalc(page);
-  await runCommand(page, 'Toolgate: Edit Selection');
+  // 5. Edit Selection… (its keybinding) on the same lines: the proposal's diff opens; accepted.
+  await selectAdd(page);
+  await page.keyboard.press('Control+Alt+I');
   await answerInputBox(page, INSTRUCTION, 'Edit Selection');
   await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 60_000 });
   await waitUntil('the proposed text in the selection edit\'s diff', async () => (await diffSide(page, 'modified')).includes('return a + b'), {
@@ -222,7 +229,10 @@ export async function eyesScenario({ page, model, workspace, original, shot, log
   if (fs.readFileSync(calcPath, 'utf8') !== edited) {
     throw new Error('a rewind of the conversation only changed calc.py');
   }
+  // The chip removed: the follow-up goes without the file the person looks at.
   const served = model.requests.length;
+  await chip.locator('button[data-action="removePointing"]').click();
+  await waitUntil('the chip gone', async () => (await chip.count()) === 0, { timeout: 10_000 });
   await input.click();
   await input.fill(FOLLOW_UP);
   await input.press('Enter');
@@ -235,5 +245,8 @@ export async function eyesScenario({ page, model, workspace, original, shot, log
   if (followUp.includes(INSTRUCTION) || followUp.includes(EDITED_ANSWER)) {
     throw new Error('the follow-up\'s request still holds the rewound turn');
   }
-  log('after a rewind of the conversation the model no longer sees the edit\'s turn');
+  if (followUp.includes('the person is looking at')) {
+    throw new Error('the follow-up was sent with the file whose chip was removed');
+  }
+  log('after a rewind of the conversation the model no longer sees the edit\'s turn; the removed chip was not sent');
 }
