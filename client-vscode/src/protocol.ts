@@ -239,7 +239,15 @@ export interface SessionInfo {
 
 /** One entry of a session's transcript (toolgate.loadSession). */
 export type TranscriptEntry = (
-  | { kind: 'user'; text: string; runId?: string; turn?: number }
+  | {
+      kind: 'user';
+      text: string;
+      runId?: string;
+      turn?: number;
+      /** What the message's `@` mentions attached (`notice.attached`), and what they could not. */
+      attached?: { mention: string; label: string; cut?: string }[];
+      notAttached?: string[];
+    }
   | { kind: 'assistant'; text: string; runId?: string }
   | {
       kind: 'tool';

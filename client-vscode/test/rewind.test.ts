@@ -190,6 +190,16 @@ describe('rewind in the markup', () => {
 });
 
 describe('a turn\'s attachments from the run\'s notice', () => {
+  it('come back with the turn when the session is loaded', () => {
+    const conversation = new Conversation();
+    conversation.load('s-1', [
+      { kind: 'user', text: 'explain @calc.py', runId: 'r-1', turn: 1, attached: [{ mention: '@calc.py', label: 'file, 2 lines' }], notAttached: ['@x: no such file'] },
+    ]);
+    expect(conversation.list()).toMatchObject([
+      { kind: 'user', turn: 1, attached: [{ mention: '@calc.py', label: 'file, 2 lines' }], notAttached: ['@x: no such file'] },
+    ]);
+  });
+
   it('reach the turn when the notice comes before run_started, as the server sends them', () => {
     const conversation = new Conversation('s-1');
     conversation.addUser('explain @calc.py');

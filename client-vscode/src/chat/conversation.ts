@@ -163,6 +163,9 @@ export class Conversation {
         runId: item.runId,
         ...(typeof item.turn === 'number' ? { turn: item.turn } : {}),
       });
+      if (item.runId && Array.isArray(item.attached)) {
+        this.setAttached(item.runId, item.attached, item.notAttached);
+      }
     } else if (item.kind === 'rewind') {
       this.entries.push({
         kind: 'rewind',
