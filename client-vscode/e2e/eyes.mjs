@@ -249,4 +249,26 @@ export async function eyesScenario({ page, model, workspace, original, shot, log
     throw new Error('the follow-up was sent with the file whose chip was removed');
   }
   log('after a rewind of the conversation the model no longer sees the edit\'s turn; the removed chip was not sent');
+
+  // 9. A reload: the session comes back as kept, the first turn with what it attached, the
+  // edit's turn rewound, and no Take back on a rewind the conversation went on after.
+  await page.reload();
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await runCommand(page, 'Toolgate: Open Chat');
+  const again = chatFrame(page);
+  await waitUntil('the session after the reload', async () => (await viewText(again)).includes(FOLLOW_UP_ANSWER), { timeout: 90_000 });
+  const attached = await again.locator('.entry.user').first().locator('.attached-line').innerText();
+  if (!attached.includes('@test_calc.py') || !attached.includes('@selection')) {
+    throw new Error(`after the reload the first turn does not show what it attached: ${attached}`);
+  }
+  if ((await again.locator('.entry.user.rewound').count()) !== 1 || (await again.locator('.rewind-line').count()) !== 2) {
+    throw new Error('after the reload the rewound turn or the rewinds are not shown');
+  }
+  // The conversation went on after the second rewind: it is kept, no Take back is offered.
+  if ((await again.locator('button[data-action="undoRewind"]').count()) !== 0) {
+    throw new Error('a rewind the conversation went on after still offers Take back');
+  }
+  await page.waitForTimeout(300);
+  await shot('chat-eyes-reloaded.png');
+  log('after the reload the turn shows what it attached and the rewound turn is marked');
 }

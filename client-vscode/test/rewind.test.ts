@@ -181,6 +181,16 @@ describe('rewind in the markup', () => {
     expect(renderRewind(entry)).toContain('Rewound to turn 1.');
     expect(renderEntry(entry, new Map())).toBe(renderRewind(entry));
     expect(renderRewind({ ...entry, undone: true })).toContain('taken back');
+    expect(renderRewind({ ...entry, settled: true })).not.toContain('data-action="undoRewind"');
+  });
+
+  it('offers Take back only until the conversation goes on', () => {
+    const conversation = new Conversation();
+    conversation.load('s-1', REWOUND);
+    expect(conversation.list().at(-1)).toMatchObject({ kind: 'rewind' });
+    expect(conversation.list().at(-1)).not.toHaveProperty('settled');
+    conversation.addUser('next');
+    expect(conversation.list().find((e) => e.kind === 'rewind')).toMatchObject({ settled: true });
   });
 
   it('says what was done, the files left alone included', () => {

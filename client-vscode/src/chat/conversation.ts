@@ -110,7 +110,17 @@ export class Conversation {
 
   /** The entries, oldest first (a copy). */
   list(): ChatEntry[] {
-    return this.entries.map((entry) => {
+    // A rewind followed by a turn the model sees can no longer be taken back (the server refuses).
+    let lastTurn = -1;
+    this.entries.forEach((e, index) => {
+      if (e.kind === 'user' && !e.rewound) {
+        lastTurn = index;
+      }
+    });
+    return this.entries.map((entry, index) => {
+      if (entry.kind === 'rewind') {
+        return { ...entry, ...(index < lastTurn && !entry.undone ? { settled: true } : {}) };
+      }
       if (entry.kind === 'tool' && entry.proposal) {
         return { ...entry, proposal: { ...entry.proposal, hunks: [...entry.proposal.hunks] } };
       }

@@ -85,6 +85,8 @@ export interface RewindEntry {
   /** What it did, in words. */
   text: string;
   undone: boolean;
+  /** The conversation went on after it: it can no longer be taken back. */
+  settled?: boolean;
 }
 
 /** The file (and lines) the person looks at: offered with the next message, removable. */

@@ -11,7 +11,9 @@ import { renderAttached } from './mentions';
 export function renderRewind(entry: RewindEntry): string {
   const action = entry.undone
     ? ' <span class="badge status-undone">taken back</span>'
-    : ` <button class="secondary" data-action="undoRewind" data-rewind="${escapeHtml(entry.rewindId)}" title="Undo this rewind: the turns and the files come back">Take back</button>`;
+    : entry.settled
+      ? ' <span class="badge" title="The conversation went on after it: it can no longer be taken back">kept</span>'
+      : ` <button class="secondary" data-action="undoRewind" data-rewind="${escapeHtml(entry.rewindId)}" title="Undo this rewind: the turns and the files come back">Take back</button>`;
   const text = entry.text.charAt(0).toUpperCase() + entry.text.slice(1);
   return (
     `<div class="entry rewind-line" data-key="${escapeHtml(entry.key)}" title="${escapeHtml(entry.rewindId)}">` +
