@@ -96,6 +96,9 @@ export function installMentions(elements: MentionElements, post: (message: FromW
   let drawnChip = '';
 
   function close(): void {
+    if (!menu.hidden) {
+      input.removeAttribute('aria-activedescendant');
+    }
     menu.hidden = true;
     items = [];
     asked = undefined;
@@ -122,6 +125,10 @@ export function installMentions(elements: MentionElements, post: (message: FromW
   function draw(): void {
     menu.innerHTML = renderMentionMenu(items, selected);
     menu.hidden = false;
+    // Screen readers follow the highlighted entry while the focus stays in the input.
+    if (items.length) {
+      input.setAttribute('aria-activedescendant', `mention-${selected}`);
+    }
     menu.querySelector('.selected')?.scrollIntoView({ block: 'nearest' });
   }
 
