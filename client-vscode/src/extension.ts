@@ -124,6 +124,8 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     api.registerCodeLensProvider([{ scheme: 'file' }, { scheme: PROPOSAL_SCHEME }], lenses),
     api.onDidChangeTabs(() => void review.updateContext()),
     api.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
+    // The chat's chip follows the file and selection the person looks at.
+    api.onDidChangeActiveEditor(() => chat.pointingChanged()),
     ...registerCommands({
       controller,
       review,

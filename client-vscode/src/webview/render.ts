@@ -16,6 +16,7 @@ import type {
 } from '../chat/messages';
 import { planRunnable } from '../chat/messages';
 import type { Customization, TestSummary } from '../protocol';
+import { renderRewind } from './rewind';
 
 const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
 // Only links with a scheme: `calc.py` must not become a link to a host named calc.py.
@@ -230,6 +231,8 @@ export function renderEntry(entry: ChatEntry, choices: HunkChoices): string {
       return `<div class="entry note" data-key="${key}">${escapeHtml(entry.text)}</div>`;
     case 'run':
       return `<div class="entry run-end" data-key="${key}" data-run="${escapeHtml(entry.runId)}">${runEndBlock(entry)}</div>`;
+    case 'rewind':
+      return renderRewind(entry);
     case 'plan':
       return (
         `<div class="entry card plan" data-key="${key}" data-plan="${escapeHtml(entry.plan.planId)}" role="group" aria-label="Plan: ${escapeHtml(entry.plan.goal)}">` +

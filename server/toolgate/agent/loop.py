@@ -186,6 +186,8 @@ class AgentRun:
         # What the project's hooks add to the person's words for the model (SessionStart,
         # UserPromptSubmit), and whether they let the run end here (Stop): set by the session.
         self.turn_context = ""
+        # What the person's `@` mentions attached (`items`, `refused`): kept with the turn.
+        self.turn_attached: dict[str, Any] | None = None
         # The rules files the system prompt carries, as the person names them (run_started says).
         self.rules: list[str] = []
         self.stop_check: Callable[[str | None, bool], Awaitable[str | None]] | None = None
@@ -381,7 +383,9 @@ class AgentRun:
         conversation = self.conversation
         news = undo_news(self.ctx.workspace.root, conversation.runs, conversation.undone_told)
         note = "\n\n".join(part for part in (news.note, self.turn_context) if part)
-        conversation.begin_turn(self.run_id, self.task, note=note, undone=news.undone)
+        conversation.begin_turn(
+            self.run_id, self.task, note=note, undone=news.undone, attached=self.turn_attached
+        )
         if news.notice:
             self.bus.emit(NOTICE, self.run_id, message=news.notice)  # nothing said unseen
         self._began = True

@@ -117,12 +117,20 @@ class Conversation:
             self.file.append_many([self.redact(r) for r in records])
 
     def begin_turn(
-        self, run_id: str, text: str, *, note: str = "", undone: list[str] | None = None
+        self,
+        run_id: str,
+        text: str,
+        *,
+        note: str = "",
+        undone: list[str] | None = None,
+        attached: dict[str, Any] | None = None,
     ) -> int:
         """Start a turn with the person's words; returns its number.
 
         `note` goes before the words in what the model reads (the transcript keeps the words
-        alone); `undone` are the runs the model now knows to be undone (`agent.undo_news`).
+        alone); `undone` are the runs the model now knows to be undone (`agent.undo_news`);
+        `attached` is what the words' `@` mentions attached (`items`, `refused`), so the
+        transcript shows it with the turn.
         """
         self.turns += 1
         self._current_from = len(self.entries)
@@ -132,17 +140,17 @@ class Conversation:
         if undone is not None:
             self.undone_told = list(undone)
         self.runs.append((self.turns, run_id))
-        self._write(
-            {
-                "t": "turn",
-                "turn": self.turns,
-                "run_id": run_id,
-                "text": text,
-                "undone": self.undone_told,
-                "time": self.last_activity,
-            },
-            {"t": "msg", "turn": self.turns, "m": message},
-        )
+        record: dict[str, Any] = {
+            "t": "turn",
+            "turn": self.turns,
+            "run_id": run_id,
+            "text": text,
+            "undone": self.undone_told,
+            "time": self.last_activity,
+        }
+        if attached:
+            record["attached"] = attached
+        self._write(record, {"t": "msg", "turn": self.turns, "m": message})
         if not self.title:
             self.title = title_of(text)
         return self.turns
@@ -312,13 +320,17 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
         start = len(out)
         if kind == "turn":
             current_run = run_id
-            asked[run_id] = {
+            asked[run_id] = user = {
                 "kind": "user",
                 "text": str(record.get("text", "")),
                 "runId": run_id,
                 "turn": record.get("turn"),
             }
-            out.append(asked[run_id])
+            attached = record.get("attached")
+            if isinstance(attached, dict):  # what the turn's `@` mentions attached
+                user["attached"] = list(attached.get("items") or [])
+                user["notAttached"] = list(attached.get("refused") or [])
+            out.append(user)
         elif kind == "msg":
             message = record.get("m") or {}
             if message.get("role") == "assistant" and message.get("content"):

@@ -467,6 +467,7 @@ async def _attach_pointed(setup: RunSetup, task: str, run: AgentRun, budget: Bud
         return
     run.turn_context = "\n\n".join(part for part in (run.turn_context, attached.note) if part)
     run.runlog.set(attached=attached.items, not_attached=attached.refused)
+    run.turn_attached = {"items": attached.items, "refused": attached.refused}
     setup.bus.emit(
         NOTICE,
         run.run_id,
