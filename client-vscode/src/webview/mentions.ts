@@ -6,7 +6,7 @@
  */
 import type { ChatEntry, ChatState, FromWebview, PointingChip, ToWebview } from '../chat/messages';
 import { insertMention, mentionAt, type MentionItem } from '../chat/mentions';
-import { escapeHtml } from './render';
+import { escapeHtml } from './html';
 
 type UserEntry = Extract<ChatEntry, { kind: 'user' }>;
 

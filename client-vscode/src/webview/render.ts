@@ -16,21 +16,12 @@ import type {
 } from '../chat/messages';
 import { planRunnable } from '../chat/messages';
 import type { Customization, TestSummary } from '../protocol';
+import { escapeHtml } from './html';
 import { renderRewind } from './rewind';
 
 const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
 // Only links with a scheme: `calc.py` must not become a link to a host named calc.py.
 markdown.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
-
-/** Text made safe to put between tags or in an attribute. */
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
 
 /** The model's markdown as HTML; raw HTML in it is shown as text. */
 export function renderMarkdown(text: string): string {

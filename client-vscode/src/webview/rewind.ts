@@ -4,7 +4,7 @@
  * strings, as render.ts; `decorateEntry` adds them to an entry render.ts drew.
  */
 import type { ChatEntry, RewindEntry } from '../chat/messages';
-import { escapeHtml } from './render';
+import { escapeHtml } from './html';
 import { renderAttached } from './mentions';
 
 /** A rewind's line: what it did, and Take back while it is in effect. */
