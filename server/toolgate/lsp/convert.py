@@ -173,6 +173,13 @@ def event_payload(event: Event, call_args: dict[str, Any]) -> dict[str, Any] | N
             "error": f.get("error"),
             "decision": f["decision"],
         }
+    elif kind == events.PROPOSAL_RESOLVED and f.get("problems"):
+        # What the editor's other language servers report after the change, for its card.
+        payload = {
+            "type": "proposal_problems",
+            "proposalId": f["proposal_id"],
+            "problems": f["problems"],
+        }
     elif kind == events.TOOL_CALL_PARSE_ERROR:
         payload = {
             "type": "parse_error",

@@ -265,6 +265,11 @@ class ToolgateServer(LanguageServer):
             pass
         return [d for d in self.other_diagnostics.get(uri, []) if d.source != "toolgate"]
 
+    def last_reported(self, uri: str) -> list[ReportedDiagnostic] | None:
+        """What the client last reported for a file (None: it never reported the file)."""
+        found = self.other_diagnostics.get(uri)
+        return None if found is None else [d for d in found if d.source != "toolgate"]
+
     # -- messages -----------------------------------------------------------------------------
 
     def notify(self, method: str, params: Any) -> None:
