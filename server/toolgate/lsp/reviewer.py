@@ -89,7 +89,7 @@ class LspReviewer:
         """Apply an auto-approved change, still through the editor so it joins undo."""
         self._announce(proposal, status="accepted")
         resolution = await self._apply(proposal, None, confirm=False)
-        self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal.id, resolution))
+        self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal, resolution))
         if resolution.landed:
             resolution.problems = await self._problems_caused(proposal)
         return resolution
@@ -288,7 +288,7 @@ class LspReviewer:
         entry.proposal.status = resolution.status
         # The editor hears first: a client reports its diagnostics of the edited file once it
         # knows the proposal landed, and the model's result waits for that report.
-        self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal_id, resolution))
+        self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(entry.proposal, resolution))
         if resolution.landed and self.client.reports_diagnostics:
             entry.busy = entry.settling = True
             asyncio.ensure_future(self._settle(entry, resolution))
@@ -302,10 +302,11 @@ class LspReviewer:
             if not entry.future.done():
                 entry.future.set_result(resolution)
 
-    @staticmethod
-    def _resolved_payload(proposal_id: str, resolution: Resolution) -> dict[str, Any]:
+    def _resolved_payload(self, proposal: Proposal, resolution: Resolution) -> dict[str, Any]:
+        # The file, so that a client can report its diagnostics without keeping the proposal.
         return {
-            "id": proposal_id,
+            "id": proposal.id,
+            "uri": self._uri(proposal),
             "status": resolution.status.value,
             "hunksApplied": resolution.hunks_applied,
             "reason": resolution.reason,
