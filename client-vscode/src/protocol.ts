@@ -98,6 +98,8 @@ export interface Proposal {
 /** Body of toolgate/proposalResolved. */
 export interface ProposalResolved {
   id: string;
+  /** The file the proposal changes. */
+  uri?: string;
   status: ProposalStatus;
   hunksApplied?: number[];
   reason?: string | null;
@@ -173,6 +175,18 @@ export interface AskContext {
   uri: string;
   range?: Range;
   text?: string;
+}
+
+/** A problem another language server reports after a change landed (`proposal_problems` event). */
+export interface ChangeProblem {
+  /** Workspace-relative path. */
+  path: string;
+  /** 1-based line. */
+  line: number;
+  source: string;
+  message: string;
+  /** error, warning, information or hint. */
+  severity: string;
 }
 
 /** A diagnostic as reported back to the server with toolgate.reportDiagnostics (LSP shape). */
