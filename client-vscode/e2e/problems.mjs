@@ -1,9 +1,9 @@
 // Another language server's problems, told to the model: VS Code's own TypeScript features check
 // calc.ts beside Toolgate. The file already has one type error; the agent's change adds another.
 // The extension reports the file's diagnostics when the change is proposed and after it lands;
-// the model's next request must carry only the new one, in the words
-// "new problems after this change: calc.ts:4 ts Cannot find name 'c'.", and the change's card in
-// the chat view names it.
+// the model's next request must carry only the new ones, in the words
+// "new problems after this change: calc.ts:4 ts Cannot find name 'c'.; …" (TypeScript also hints
+// that `b` is no longer read), and the change's card in the chat view names them.
 import { runCommand, waitUntil } from './codeserver.mjs';
 
 const CALC_TS = `const one: number = 'one';
