@@ -67,9 +67,9 @@ def test_emacs_eglot_reviews_an_edit_and_shows_test_failures(
 
 
 @pytest.mark.xfail(
-    reason="in this batch Emacs no process sentinel runs once eglot has applied the accepted "
-    "edit (not pyflakes', not a plain `sh`'s; before the edit they do), so Flymake's check of "
-    "the changed file never reports; the cause is not found yet",
+    reason="in this batch Emacs no process sentinel runs once `toolgate-ask` has started the run "
+    "(not pyflakes', not a plain `sh`'s; before it they do), so Flymake's check of the changed "
+    "file never reports; the cause is not found yet",
     strict=False,
 )
 def test_emacs_tells_the_agent_what_flymake_reports_after_its_change(
