@@ -48,6 +48,7 @@ PORTS = (
     "toolgate.review.proposal",
     "toolgate.review.reviewer",
     "toolgate.review.questions",
+    "toolgate.review.problems",  # what the reviewer reports of other servers, and how it reads
     "toolgate.review.apply",
     "toolgate.tools.schema",
     "toolgate.tools.activity",

@@ -22,6 +22,9 @@
 // --first-run --base-python PY: a new person's first run (e2e/firstrun.mjs): no Toolgate setting,
 // PY (3.10+, without Toolgate) as python3 on PATH; the bundled server installs itself, the
 // walkthrough finds the scripted model on a probed port, the sample task's diff is accepted.
+// --problems: VS Code's TypeScript features check calc.ts beside Toolgate (e2e/problems.mjs); the
+// agent's accepted change adds a type error, the model's next request carries it as a new
+// problem, and the change's card in the chat view names it.
 // --restricted opens the folder in Restricted Mode: the server refuses run_tests and says why;
 // granting trust restarts the server with trusted: true.
 // Exits 0 on success, 1 on failure; screenshots and logs go to --artifacts.
@@ -45,6 +48,7 @@ import { startScriptedModel } from './scripted-model.mjs';
 import { afterRunScenario, afterRunScript, CHAT_FILES, chatScenario, chatScript } from './chat.mjs';
 import { eyesScenario, eyesScript } from './eyes.mjs';
 import { answerConnectionTest, firstRunScenario, firstRunScript, freeProbedPort } from './firstrun.mjs';
+import { PROBLEMS_FILES, problemsScenario, problemsScript } from './problems.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({
@@ -57,6 +61,7 @@ const { values: opts } = parseArgs({
     chat: { type: 'boolean', default: false },
     'after-run': { type: 'boolean', default: false },
     eyes: { type: 'boolean', default: false },
+    problems: { type: 'boolean', default: false },
     'first-run': { type: 'boolean', default: false },
     // --first-run: the Python (3.10+, without Toolgate) put on PATH as python3.
     'base-python': { type: 'string' },
@@ -162,13 +167,15 @@ async function main() {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-e2e-'));
   log(`temp folder ${root}`);
   // The chat scenario's workspace carries a rules file and a prompt file, as people keep them.
-  const workspace = makeWorkspace(root, opts.chat ? CHAT_FILES : {});
+  const workspace = makeWorkspace(root, opts.chat ? CHAT_FILES : opts.problems ? PROBLEMS_FILES : {});
   const script = opts['first-run']
     ? firstRunScript({ accepted: ACCEPTED_CALC })
     : opts.restricted
     ? RESTRICTED_SCRIPT
     : opts.eyes
     ? eyesScript()
+    : opts.problems
+    ? problemsScript()
     : opts['after-run']
       ? afterRunScript({ accepted: ACCEPTED_CALC })
       : opts.chat
@@ -263,6 +270,12 @@ async function main() {
       await eyesScenario({ page, model, workspace, original: ORIGINAL_CALC, shot, log });
       checkLogs = 'secrets';
       log('eyes scenario passed');
+      return;
+    }
+    if (opts.problems) {
+      await problemsScenario({ page, model, shot, log });
+      checkLogs = 'secrets';
+      log('problems scenario passed');
       return;
     }
     if (opts['after-run']) {

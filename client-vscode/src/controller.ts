@@ -180,6 +180,10 @@ export class Controller {
       return;
     }
     this.tell((l) => l.onProposal?.(proposal));
+    if (proposal.status === 'pending') {
+      // The file's problems before the change: the server tells the model only the new ones.
+      void this.reportNow(proposal.uri);
+    }
     const path = api.asRelativePath(proposal.uri);
     this.output.append(`        proposal ${proposal.id}: ${proposal.tool} ${path} (${proposal.hunks.length} hunk(s))\n`);
     if (this.openDiffMode() === 'auto' && !this.review.anyVisible()) {
@@ -228,6 +232,11 @@ export class Controller {
   /** Send the server what every language server reports for these files (not its own diagnostics). */
   async reportDiagnostics(uris: string[]): Promise<void> {
     await Promise.all(uris.map((uri) => this.waitDiagnostics(uri)));
+    await this.reportNow(...uris);
+  }
+
+  /** Report these files' diagnostics as they are now. */
+  private async reportNow(...uris: string[]): Promise<void> {
     const reports = uris.map((uri) => toReport(uri, api.getDiagnostics(uri)));
     if (!this.server.isRunning()) {
       return;

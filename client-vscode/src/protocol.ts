@@ -100,6 +100,8 @@ export interface Proposal {
 /** Body of toolgate/proposalResolved. */
 export interface ProposalResolved {
   id: string;
+  /** The file the proposal changes. */
+  uri?: string;
   status: ProposalStatus;
   hunksApplied?: number[];
   reason?: string | null;
@@ -186,6 +188,18 @@ export interface ContextDiagnostic {
   message: string;
   severity?: number;
   source?: string;
+}
+
+/** A problem another language server reports after a change landed (`proposal_problems` event). */
+export interface ChangeProblem {
+  /** Workspace-relative path. */
+  path: string;
+  /** 1-based line. */
+  line: number;
+  source: string;
+  message: string;
+  /** error, warning, information or hint. */
+  severity: string;
 }
 
 /** A diagnostic as reported back to the server with toolgate.reportDiagnostics (LSP shape). */

@@ -8,7 +8,7 @@ import { ProposalStore } from '../src/proposals';
 import { DiffReview } from '../src/review';
 import { ChatController, CURRENT_SESSION_KEY } from '../src/chat/chatController';
 import { isFromWebview, type ChatState, type ToWebview } from '../src/chat/messages';
-import { FakeServer, flush, makeProposal } from './helpers';
+import { decisions, FakeServer, flush, makeProposal } from './helpers';
 import type { UndoResult } from '../src/protocol';
 import { undoRunAfterAsking } from '../src/commands';
 
@@ -156,7 +156,7 @@ describe('ChatController: proposals from their cards', () => {
     await chat.handle({ type: 'accept', proposalId: 'p-1', hunks: [0, 1] });
     await chat.handle({ type: 'accept', proposalId: 'p-1', hunks: [1] });
     await chat.handle({ type: 'accept', proposalId: 'p-1', hunks: [] });
-    expect(server.calls.map((c) => [c.command, c.args])).toEqual([
+    expect(decisions(server).map((c) => [c.command, c.args])).toEqual([
       ['toolgate.acceptProposal', ['p-1']],
       ['toolgate.acceptProposal', ['p-1']],
       ['toolgate.acceptProposal', ['p-1', [1]]],
@@ -172,7 +172,7 @@ describe('ChatController: proposals from their cards', () => {
     await chat.handle({ type: 'reject', proposalId: 'p-1' });
     await chat.handle({ type: 'reject', proposalId: 'p-1' });
     expect(fake.inputBoxes[0].options.title).toBe('Reject write_file: calc.py');
-    expect(server.calls.map((c) => c.args)).toEqual([['p-1', 'not like this'], ['p-1']]);
+    expect(decisions(server).map((c) => c.args)).toEqual([['p-1', 'not like this'], ['p-1']]);
   });
 
   it('opens the diff of a pending proposal and links a test run to Problems', async () => {

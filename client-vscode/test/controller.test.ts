@@ -7,7 +7,7 @@ import { Controller, waitForDiagnostics } from '../src/controller';
 import { noServerProgress } from '../src/progress';
 import { ProposalStore } from '../src/proposals';
 import { DiffReview } from '../src/review';
-import { FakeServer, flush, makeProposal } from './helpers';
+import { decisions, FakeServer, flush, makeProposal } from './helpers';
 
 const KEY = 'sk-test-abcdefghijkl';
 
@@ -54,7 +54,7 @@ describe('Controller: proposals', () => {
       message: 'Toolgate proposes write_file on calc.py — add subtracts',
       items: ['View Diff', 'Accept', 'Reject'],
     });
-    expect(server.calls).toEqual([{ command: 'toolgate.acceptProposal', args: ['p-1'] }]);
+    expect(decisions(server)).toEqual([{ command: 'toolgate.acceptProposal', args: ['p-1'] }]);
   });
 
   it('in notify mode only notifies; View Diff opens the diff', async () => {
@@ -74,9 +74,13 @@ describe('Controller: proposals', () => {
     expect(refreshed.at(-1)).toBe('new');
   });
 
-  it('after an accepted edit reports the other servers\' diagnostics for the file', async () => {
+  it('reports the other servers\' diagnostics for the file when a change is proposed and after it was accepted', async () => {
     const { controller, server, waited, store } = setup();
     await controller.handleProposal(makeProposal());
+    // Before the change: the file's problems as they are, without waiting.
+    expect(waited).toEqual([]);
+    expect(server.calls).toEqual([{ command: 'toolgate.reportDiagnostics', args: [{ uri: 'file:///work/calc.py', diagnostics: [] }] }]);
+    server.calls = [];
     const range = { start: { line: 1, character: 4 }, end: { line: 1, character: 8 } };
     fake.diagnostics.set('file:///work/calc.py', [
       { range, severity: 0, message: '"b" is not defined', source: 'Pylance' },
@@ -99,7 +103,8 @@ describe('Controller: proposals', () => {
     await controller.handleProposal(makeProposal({ id: 'b' }));
     await controller.handleProposalResolved({ id: 'a', status: 'rejected', reason: 'no' });
     await controller.handleProposalResolved({ id: 'b', status: 'stale', reason: 'the file changed' });
-    expect(server.calls).toEqual([]);
+    // Only the reports made when each change was proposed.
+    expect(server.calls.map((c) => c.command)).toEqual(['toolgate.reportDiagnostics', 'toolgate.reportDiagnostics']);
     expect(fake.messages.at(-1)).toMatchObject({ level: 'warning', message: expect.stringContaining('no longer applies: the file changed') });
   });
 
@@ -107,7 +112,7 @@ describe('Controller: proposals', () => {
     const { controller, server } = setup();
     await controller.handleProposal(makeProposal({ id: 'a' }));
     await controller.decideHunk('a', 0, true);
-    expect(server.calls).toEqual([]);
+    expect(decisions(server)).toEqual([]);
     await controller.decideHunk('a', 1, false);
     await controller.handleProposal(makeProposal({ id: 'b' }));
     await controller.decideHunk('b', 0, true);
@@ -115,7 +120,7 @@ describe('Controller: proposals', () => {
     await controller.handleProposal(makeProposal({ id: 'c' }));
     await controller.decideHunk('c', 0, false);
     await controller.decideHunk('c', 1, false);
-    expect(server.calls).toEqual([
+    expect(decisions(server)).toEqual([
       { command: 'toolgate.acceptProposal', args: ['a', [0]] },
       { command: 'toolgate.acceptProposal', args: ['b'] },
       { command: 'toolgate.rejectProposal', args: ['c'] },

@@ -78,6 +78,18 @@ describe('Conversation', () => {
     expect(chat.list()).toHaveLength(1);
   });
 
+  it('names on the card the problems the accepted change caused', () => {
+    const chat = new Conversation('s-1');
+    chat.apply({ type: 'tool_call', runId: 'r-1', callId: 'c1', tool: 'write_file', arguments: { path: 'calc.py', content: '[9 characters]' }, decision: 'ask' });
+    chat.addProposal(makeProposal(), 'calc.py');
+    chat.resolveProposal({ id: 'p-1', status: 'accepted' });
+    const problem = { path: 'calc.ts', line: 2, source: 'ts', message: "Cannot find name 'c'.", severity: 'error' };
+    expect(chat.apply({ type: 'proposal_problems', runId: 'r-1', proposalId: 'p-1', problems: [problem] })).toBe(true);
+    expect(chat.list()[0]).toMatchObject({ status: 'ok', proposal: { status: 'accepted', problems: [problem] } });
+    // Another proposal's problems have no card here.
+    expect(chat.apply({ type: 'proposal_problems', runId: 'r-1', proposalId: 'p-9', problems: [problem] })).toBe(false);
+  });
+
   it('gives a proposal without a card one of its own, unless its run belongs to another session', () => {
     const chat = new Conversation('s-1');
     chat.apply({ type: 'run_started', runId: 'r-1', sessionId: 's-1', task: 't' });

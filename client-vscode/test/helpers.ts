@@ -41,6 +41,11 @@ export interface FakeToken {
   onCancellationRequested(listener: () => void): void;
 }
 
+/** The calls that decide something: the diagnostics reported along the way left out. */
+export function decisions(server: FakeServer): FakeServer['calls'] {
+  return server.calls.filter((c) => c.command !== 'toolgate.reportDiagnostics');
+}
+
 export class FakeServer {
   calls: { command: string; args: unknown[] }[] = [];
   running = true;

@@ -93,6 +93,15 @@ describe('cards', () => {
     expect(stored).not.toContain('class="added"');
   });
 
+  it('names the problems the change caused, as the model reads them, and nothing when there are none', () => {
+    const decided = { ...proposalCard(makeProposal(), 'calc.ts'), status: 'accepted' };
+    expect(renderEntry(tool({ proposal: decided }), none)).not.toContain('change-problems');
+    const problems = [{ path: 'calc.ts', line: 2, source: 'ts', message: "Cannot find name '<c>'.", severity: 'error' }];
+    const html = renderEntry(tool({ proposal: { ...decided, problems } }), none);
+    expect(html).toContain('New problems after this change');
+    expect(html).toContain('calc.ts:2 ts Cannot find name &#39;&lt;c&gt;&#39;.');
+  });
+
   it('shows a test run\'s summary with a link to Problems when something failed', () => {
     const summary = { total: 3, passed: 2, failed: 1, skipped: 0, errors: 0, duration_seconds: 0.2 };
     const html = renderEntry(tool({ name: 'run_tests', target: '', tests: summary }), none);

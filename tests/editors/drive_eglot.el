@@ -36,6 +36,45 @@
 (advice-add 'y-or-n-p :override
             (lambda (prompt) (push prompt toolgate-test-asked) t))
 
+;; "problems": the configuration tells the agent what pyflakes (Flymake's Python checker)
+;; says of the file before and after the accepted change; what Flymake shows is written out.
+(defvar toolgate-test-run-ended nil)
+(cl-defmethod eglot-handle-notification
+  (_server (_method (eql toolgate/event)) &key type &allow-other-keys)
+  (when (equal type "run_finished") (setq toolgate-test-run-ended t)))
+(defun toolgate-test-pyflakes ()
+  "What Flymake's Python checker says of this buffer, as last checked.
+Flymake restarts a check that is running when asked again: these polls only read."
+  (cl-loop for diag in (flymake-diagnostics)
+           when (eq (flymake-diagnostic-backend diag) 'python-flymake)
+           collect (list :line (line-number-at-pos (flymake-diagnostic-beg diag))
+                         :text (flymake-diagnostic-text diag))))
+(when (equal (getenv "TOOLGATE_TEST_SCENARIO") "problems")
+  (find-file (getenv "TOOLGATE_TEST_FILE"))
+  (apply #'eglot (eglot--guess-contact))
+  (toolgate-test-wait "the server" (lambda () (ignore-errors (eglot-current-server))) 120)
+  (flymake-start) ; batch mode runs no command, after which Flymake would start
+  (let ((before (toolgate-test-wait "pyflakes' first word" #'toolgate-test-pyflakes 60)))
+    (toolgate-ask "Fix add")
+    (toolgate-test-wait
+     "a proposal"
+     (lambda ()
+       (cl-some (lambda (action) (string-prefix-p "Accept" (plist-get action :title)))
+                (eglot-code-actions (point-min) (point-max))))
+     120)
+    (let ((last-nonmenu-event 13))
+      (eglot-code-actions (point-min) (point-max) nil t))
+    (toolgate-test-wait "the end of the run" (lambda () toolgate-test-run-ended) 60)
+    ;; The configuration had Flymake check the changed file again.
+    (let ((after (toolgate-test-wait "pyflakes' word on the change"
+                                     (lambda ()
+                                       (let ((now (toolgate-test-pyflakes)))
+                                         (and (not (equal now before)) now)))
+                                     30)))
+      (with-temp-file (getenv "TOOLGATE_TEST_OUT")
+        (insert (json-serialize (list :before (vconcat before) :after (vconcat after)))))))
+  (kill-emacs 0))
+
 (find-file (getenv "TOOLGATE_TEST_FILE"))
 (apply #'eglot (eglot--guess-contact))
 (toolgate-test-wait "the server" (lambda () (ignore-errors (eglot-current-server))) 120)

@@ -10,7 +10,9 @@
 --     the next new file, TOOLGATE_TEST_NEXT, through the menu's "Review pending proposals (N)";
 --   "new_test": open TOOLGATE_TEST_FILE, ask the agent, accept its edit from the menu, then open
 --     the new test file TOOLGATE_TEST_TESTS (not yet on disk) and accept it from its own menu;
---     save nothing, and read the diagnostics the agent's test run leaves in its buffer.
+--     save nothing, and read the diagnostics the agent's test run leaves in its buffer;
+--   "problems": with the person's own second language server (pylsp) on TOOLGATE_TEST_FILE, ask
+--     the agent and accept its edit; the configuration tells the agent what pylsp reports.
 -- What happened is written to TOOLGATE_TEST_OUT as JSON.
 
 local seen = { menu = {}, notices = {} }
@@ -193,6 +195,31 @@ function scenarios.new_test()
   end
   seen.new_text = buffer_text(tests)
   seen.modified = { calc = vim.bo[buf].modified, tests = vim.bo[tests].modified }
+end
+
+function scenarios.problems()
+  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('TOOLGATE_TEST_FILE')))
+  local buf = vim.api.nvim_get_current_buf()
+  wait('the server', function() return toolgate_client(buf) ~= nil end, 60000)
+  -- The person's usual Python server, beside Toolgate, as their own configuration starts it.
+  local pylsp = vim.lsp.start_client({ name = 'pylsp', cmd = { vim.fn.exepath('pylsp') }, root_dir = vim.fn.getcwd() })
+  vim.lsp.buf_attach_client(buf, pylsp)
+  local function pylsp_says()
+    local said = {}
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      if d.source == 'pyflakes' then
+        table.insert(said, { line = d.lnum + 1, message = d.message })
+      end
+    end
+    return said
+  end
+  wait('pylsp\'s first word on the file', function() return #pylsp_says() > 0 end, 60000)
+  seen.before = pylsp_says()
+  vim.cmd('ToolgateAsk Fix add')
+  offered(buf, '^Accept ')
+  vim.lsp.buf.code_action()
+  wait('the end of the run', run_ended, 60000)
+  seen.after = pylsp_says()
 end
 
 local ok, failure = pcall(scenarios[os.getenv('TOOLGATE_TEST_SCENARIO') or 'edit'])

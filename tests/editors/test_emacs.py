@@ -10,7 +10,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from tests.editors.common import (
+    CALC,
     FIXED,
     MUL_ASSERT_LINE,
     MUL_RETURN_LINE,
@@ -19,7 +21,7 @@ from tests.editors.common import (
     drive,
     make_project,
 )
-from tests.support.scripted_model import ScriptedModel, last_tool_result
+from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 DRIVER = Path(__file__).with_name("drive_eglot.el")
 
@@ -62,3 +64,44 @@ def test_emacs_eglot_reviews_an_edit_and_shows_test_failures(
     assert comment["line"] == MUL_RETURN_LINE
     assert comment["type"] == "eglot-error"
     assert REVIEW_COMMENT in comment["text"] and "return a * b" in comment["text"]
+
+
+@pytest.mark.xfail(
+    reason="in this batch Emacs no process sentinel runs once `toolgate-ask` has started the run "
+    "(not pyflakes', not a plain `sh`'s; before it they do), so Flymake's check of the changed "
+    "file never reports. The configuration without the reports does the same (a plain `sh` "
+    "started after `toolgate-ask` in the first scenario is never reaped either); the cause is not "
+    "found yet",
+    strict=False,
+)
+def test_emacs_tells_the_agent_what_flymake_reports_after_its_change(
+    repo: Path, scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    """Eglot serves Toolgate; Flymake's Python checker (pyflakes) runs beside it. The
+    documented configuration reports what it says before and after the accepted change, and
+    the model reads the new problem only."""
+    emacs = shutil.which("emacs")
+    assert emacs, "Emacs is needed: run scripts/install-editor-test-deps.sh"
+    (repo / "calc.py").write_text("import os\n\n\n" + CALC)
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="a - b", replace="a + c"),
+        {"content": "add uses c now"},
+    ]
+    config = tmp_path / "toolgate.el"
+    config.write_text(documented_config("Emacs (eglot)", "elisp", scripted))
+    seen = drive(
+        [emacs, "--batch", "-l", str(DRIVER)],
+        repo,
+        tmp_path / "emacs-home",
+        TOOLGATE_EDITOR_CONFIG=str(config),
+        TOOLGATE_TEST_SCENARIO="problems",
+    )
+
+    assert seen["before"] == [{"line": 1, "text": "'os' imported but unused"}]
+    assert {"line": 5, "text": "undefined name 'c'"} in seen["after"]
+    told = last_tool_result(scripted.requests[1])
+    assert told["success"] is True, told
+    # the unused import was there before the change: only the undefined name is its doing
+    assert told["data"]["note"] == (
+        "new problems after this change: calc.py:5 python-flymake undefined name 'c'"
+    )

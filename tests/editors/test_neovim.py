@@ -28,6 +28,8 @@ from tests.editors.common import (
 from tests.support.scripted_model import ScriptedModel, last_tool_result, tool_call
 
 DRIVER = Path(__file__).with_name("drive_neovim.lua")
+# For the second language server: one problem (pyflakes') before the agent's change.
+PROBLEMS_BEFORE = "import os\n\n\n" + CALC
 ERROR = 1  # vim.diagnostic.severity.ERROR
 
 
@@ -156,3 +158,25 @@ def test_neovim_runs_a_new_test_file_it_accepted_without_saving(
     assert "two times three" in failure["message"]
     assert seen["new_text"] == TESTS
     assert any(n.startswith("Toolgate run completed") for n in seen["notices"])
+
+
+def test_neovim_tells_the_agent_what_another_language_server_reports_after_its_change(
+    repo: Path, scripted: ScriptedModel, tmp_path: Path
+) -> None:
+    """pylsp checks the file beside Toolgate; the documented configuration reports what it
+    says before and after the accepted change, and the model reads the new problem only."""
+    (repo / "calc.py").write_text(PROBLEMS_BEFORE)
+    scripted.script = [
+        tool_call("edit_file", path="calc.py", search="a - b", replace="a + c"),
+        {"content": "add uses c now"},
+    ]
+    seen = _drive_neovim(repo, scripted, tmp_path, TOOLGATE_TEST_SCENARIO="problems")
+
+    assert seen["before"] == [{"line": 1, "message": "'os' imported but unused"}]
+    assert {"line": 5, "message": "undefined name 'c'"} in seen["after"]
+    told = last_tool_result(scripted.requests[1])
+    assert told["success"] is True, told
+    # the unused import was there before the change: only the undefined name is its doing
+    assert told["data"]["note"] == (
+        "new problems after this change: calc.py:5 pyflakes undefined name 'c'"
+    )

@@ -61,6 +61,7 @@ async def test_reject_with_reason_reaches_model(
     assert "keep it lowercase" in told["error"]
     assert editor.resolved[-1] == {
         "id": proposal["id"],
+        "uri": proposal["uri"],
         "status": "rejected",
         "hunksApplied": [],
         "reason": "keep it lowercase",

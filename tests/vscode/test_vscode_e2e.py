@@ -167,6 +167,16 @@ def test_context_selection_edit_and_rewind_in_real_vscode(vsix: Path) -> None:
         assert path.stat().st_size > 10_000, f"{shot} is missing or empty"
 
 
+def test_another_servers_problem_reaches_the_model_and_the_card_in_real_vscode(
+    vsix: Path,
+) -> None:
+    """VS Code's TypeScript features check calc.ts; the agent's change adds a type error. The
+    model's next request carries "new problems after this change: calc.ts:4 ts Cannot find name
+    'c'." (and not the error the file had before), and the change's card names it."""
+    _scenario(vsix, "problems", "--problems")
+    assert (ARTIFACTS / "problems" / "chat-problems.png").stat().st_size > 10_000
+
+
 def test_restricted_workspace_refuses_tests_until_trusted(vsix: Path) -> None:
     _scenario(vsix, "restricted", "--restricted")
     assert (ARTIFACTS / "restricted" / "restricted.png").stat().st_size > 10_000

@@ -2,7 +2,7 @@
  * The conversation the chat view draws, built from a session's transcript and then kept up to
  * date from the run's events and proposals. Pure: no `vscode`, no DOM.
  */
-import type { AgentEvent, PlanPayload, Proposal, ProposalResolved, RunAccount, TranscriptEntry } from '../protocol';
+import type { AgentEvent, ChangeProblem, PlanPayload, Proposal, ProposalResolved, RunAccount, TranscriptEntry } from '../protocol';
 import type { AttachedItem, ChatEntry, HunkCard, PlanCard, ProposalCard, RunEndEntry } from './messages';
 
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
@@ -412,6 +412,15 @@ export class Conversation {
         } else if (entry && event.summary) {
           entry.tests = event.summary;
         }
+        break;
+      }
+      case 'proposal_problems': {
+        // What the editor's other language servers report after the change: named on its card.
+        const entry = this.entries.find((e): e is ToolEntry => e.kind === 'tool' && e.proposal?.id === event.proposalId);
+        if (!entry?.proposal || !Array.isArray(event.problems)) {
+          return false;
+        }
+        entry.proposal = { ...entry.proposal, problems: event.problems as ChangeProblem[] };
         break;
       }
       case 'parse_error':

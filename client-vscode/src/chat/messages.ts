@@ -2,7 +2,7 @@
  * What the chat view's webview and the extension say to each other. Shared by both bundles:
  * no `vscode`, no DOM.
  */
-import type { Customization, TestSummary, ToolKind } from '../protocol';
+import type { ChangeProblem, Customization, TestSummary, ToolKind } from '../protocol';
 import type { MentionItem } from './mentions';
 
 /** One hunk of a proposal, as its card shows it. */
@@ -25,6 +25,8 @@ export interface ProposalCard {
   /** `pending`, `accepted`, `partially_accepted`, `rejected`, `stale` or `cancelled`. */
   status: string;
   reason?: string | null;
+  /** What the editor's other language servers report after the change that they did not before. */
+  problems?: ChangeProblem[];
 }
 
 /** One piece of context a message's `@` mentions attached, as the server said (`notice.attached`). */

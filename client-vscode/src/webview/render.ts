@@ -15,6 +15,7 @@ import type {
   SlashCommand,
 } from '../chat/messages';
 import { planRunnable } from '../chat/messages';
+import { problemsBlock } from './problems';
 import type { Customization, TestSummary } from '../protocol';
 import { escapeHtml } from './html';
 import { renderRewind } from './rewind';
@@ -114,7 +115,7 @@ function proposalCard(card: ProposalCard, choices: HunkChoices): string {
   } else if (card.reason) {
     actions = `<div class="reason">${escapeHtml(card.reason)}</div>`;
   }
-  return `${head}${why}${hunks}${actions}`;
+  return `${head}${why}${hunks}${actions}${problemsBlock(card.problems)}`;
 }
 
 function testsBlock(summary: TestSummary): string {

@@ -127,7 +127,11 @@ def shown(result: ToolResult, root: Path) -> Shown | None:
         for key in ("message", "summary", "output", "stdout"):
             value = data.get(key)
             if isinstance(value, str) and value.strip():
-                return Shown(excerpt(value))
+                # A change's note names what the editor reports after it (new problems, a file
+                # left unsaved): the person reads what the model reads.
+                note = data.get("note")
+                said = f"{value}\n{note}" if isinstance(note, str) and note else value
+                return Shown(excerpt(said))
     if isinstance(data, str) and data.strip():
         return Shown(excerpt(data))
     if data is None:

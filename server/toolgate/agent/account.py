@@ -19,6 +19,8 @@ from toolgate.agent.events import (
     logged_type,
 )
 from toolgate.review.diff import hunk_line_counts
+from toolgate.review.problems import from_json as problems_from_json
+from toolgate.review.problems import problems_note
 from toolgate.tools.builtins import builtin_registry
 from toolgate.tools.registry import ToolRegistry
 
@@ -101,7 +103,7 @@ def build_account(
         }
         if last.get("not_run"):  # no results, nothing collected, timed out: never a pass
             tests.update(outcome="not_run", reason=str(last["not_run"]))
-    return {
+    account = {
         "files": [{"path": path, **counts} for path, counts in files.items()],
         "proposals": proposals,
         "commands": commands,
@@ -112,6 +114,15 @@ def build_account(
         "did": done_words(events, steps, tools),
         "rules": rules_used(events),
     }
+    caused = [
+        p.to_json()
+        for e in events
+        if e.get("type") == PROPOSAL_RESOLVED
+        for p in problems_from_json(e.get("problems"))
+    ]
+    if caused:  # told only when the editor's other servers reported some
+        account["problems"] = caused
+    return account
 
 
 def rules_used(events: list[dict[str, Any]]) -> list[str]:
@@ -162,6 +173,11 @@ def account_lines(account: dict[str, Any]) -> list[str]:
             f"proposals: {p.get('accepted', 0)} accepted, {p.get('partly_accepted', 0)} partly "
             f"accepted, {p.get('rejected', 0)} rejected"
         )
+    caused = problems_note(
+        problems_from_json(account.get("problems")), "new problems after its changes: "
+    )
+    if caused:
+        lines.append(caused)
     if account.get("did"):
         lines.append("done: " + ", ".join(account["did"]))
     if account.get("rules"):

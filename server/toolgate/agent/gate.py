@@ -27,6 +27,7 @@ from toolgate.agent.redact import Redactor
 from toolgate.model.meter import UNMETERED, RequestMeter
 from toolgate.model.structured import nesting_depth
 from toolgate.records import ToolCall, ToolResult
+from toolgate.review.problems import problems_note
 from toolgate.review.proposal import ProposalStatus, Resolution, make_proposal
 from toolgate.review.reviewer import ApprovalRequest, Reviewer
 from toolgate.runner.allowlist import CommandRefused, is_allowed
@@ -458,6 +459,10 @@ class Gate:
         proposal.status = resolution.status
         proposal.hunks_applied = list(resolution.hunks_applied)
         proposal.reason = resolution.reason
+        # The problems other language servers report after it; most changes' events have none.
+        caused = (
+            {"problems": [p.to_json() for p in resolution.problems]} if resolution.problems else {}
+        )
         self.bus.emit(
             PROPOSAL_RESOLVED,
             self.run_id,
@@ -465,6 +470,7 @@ class Gate:
             status=resolution.status.value,
             hunks_applied=resolution.hunks_applied,
             reason=resolution.reason,
+            **caused,
         )
         if resolution.landed:
             self.checkpoint.after_change(
@@ -513,8 +519,9 @@ def _change_result(path: str, total: int, resolution: Resolution) -> ToolResult:
         "hunks_applied": resolution.hunks_applied,
         "hunks_total": total,
     }
-    if resolution.message:
-        data["note"] = resolution.message
+    notes = [n for n in (resolution.message, problems_note(resolution.problems)) if n]
+    if notes:
+        data["note"] = ". ".join(notes)
     if status == ProposalStatus.ACCEPTED:
         data["message"] = f"the change to {path} was accepted and applied"
         return ToolResult.ok(data)

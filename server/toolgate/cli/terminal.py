@@ -31,6 +31,8 @@ from toolgate.agent.events import (
     Event,
 )
 from toolgate.cli.answer_view import MarkdownView
+from toolgate.review.problems import from_json as problems_from_json
+from toolgate.review.problems import problems_note
 from toolgate.review.proposal import Proposal
 from toolgate.review.questions import Question, Reply, choices, read_value
 from toolgate.review.reviewer import Approval, ApprovalRequest, DiskReviewer
@@ -341,6 +343,7 @@ class Printer:
             self.answer_view = MarkdownView(err)
         self._hunks: dict[str, int] = {}  # proposal id → its hunk count
         self._partly: str | None = None  # how the last proposal was partly accepted
+        self._caused: str | None = None  # the problems the last change caused
 
     def _label(self, fields: dict[str, Any]) -> str:
         """What decided a call, in words a person does not misread."""
@@ -409,6 +412,9 @@ class Printer:
                 f"  {mark} {f['tool_name']} [{label}] {f['latency_ms']:.0f} ms{detail}",
                 _GREEN if f["success"] else _RED,
             )
+            caused, self._caused = self._caused, None
+            if caused:
+                self._line(f"    {caused}", _RED)
         elif event.type == TOOL_CALL_PARSE_ERROR:
             self._line(f"  ✗ unreadable tool call: {f['error']}", _RED)
         elif event.type == PROPOSAL_CREATED:
@@ -416,6 +422,8 @@ class Printer:
             if self.show_diffs:
                 self._line(colour_diff(f["diff"], self.colour))
         elif event.type == PROPOSAL_RESOLVED:
+            # What the editor's other language servers report after it: told under the call.
+            self._caused = problems_note(problems_from_json(f.get("problems")))
             if f.get("status") == "partially_accepted":
                 total = self._hunks.get(f["proposal_id"], 0)
                 self._partly = (

@@ -91,3 +91,7 @@ class EditorClient(Protocol):
     async def reported_diagnostics(self, uri: str, timeout: float) -> list[ReportedDiagnostic]:
         """The diagnostics the client reports for `uri` next (empty on timeout)."""
         ...
+
+    def last_reported(self, uri: str) -> list[ReportedDiagnostic] | None:
+        """What the client last reported for `uri`, without waiting (None: never reported)."""
+        ...

@@ -198,6 +198,13 @@ def event_payload(event: Event, call_args: dict[str, Any]) -> dict[str, Any] | N
         payload = _call_payload(f, call_args)
     elif kind == events.TOOL_CALL_EXECUTED:
         payload = _result_payload(f, call_args)
+    elif kind == events.PROPOSAL_RESOLVED and f.get("problems"):
+        # What the editor's other language servers report after the change, for its card.
+        payload = {
+            "type": "proposal_problems",
+            "proposalId": f["proposal_id"],
+            "problems": f["problems"],
+        }
     elif kind == events.TOOL_CALL_PARSE_ERROR:
         payload = {
             "type": "parse_error",

@@ -10,6 +10,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from toolgate.lsp.arguments import ReportedDiagnostic
 from toolgate.lsp.client import EditorClient
 from toolgate.lsp.convert import (
     hunk_edits,
@@ -19,6 +20,7 @@ from toolgate.lsp.convert import (
     whole_text_range,
 )
 from toolgate.review.apply import StaleProposal, apply_chosen, chosen_hunks, rebased_onto
+from toolgate.review.problems import Problem, new_problems
 from toolgate.review.proposal import Proposal, ProposalStatus, Resolution
 from toolgate.review.questions import Question, Reply, defaults
 from toolgate.review.reviewer import Approval, ApprovalRequest
@@ -61,6 +63,9 @@ class LspReviewer:
     accepted_unsaved: dict[Path, str] = field(default_factory=dict)
     # The version its buffer had when the edit was sent (None: no buffer was open).
     sent_versions: dict[Path, int | None] = field(default_factory=dict)
+    # What the client last reported of a file before an edit was sent to it: uri → problems
+    # (None: the client never reported the file, and every problem after the edit is new).
+    before_problems: dict[str, list[Problem] | None] = field(default_factory=dict)
 
     # -- the Reviewer port ----------------------------------------------------------------------
 
@@ -84,9 +89,9 @@ class LspReviewer:
         """Apply an auto-approved change, still through the editor so it joins undo."""
         self._announce(proposal, status="accepted")
         resolution = await self._apply(proposal, None, confirm=False)
-        self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal.id, resolution))
+        self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal, resolution))
         if resolution.landed:
-            resolution.message = await self._other_diagnostics(self._uri(proposal))
+            resolution.problems = await self._problems_caused(proposal)
         return resolution
 
     async def confirm(self, request: ApprovalRequest) -> Approval:
@@ -283,7 +288,7 @@ class LspReviewer:
         entry.proposal.status = resolution.status
         # The editor hears first: a client reports its diagnostics of the edited file once it
         # knows the proposal landed, and the model's result waits for that report.
-        self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(proposal_id, resolution))
+        self.client.notify(PROPOSAL_RESOLVED, self._resolved_payload(entry.proposal, resolution))
         if resolution.landed and self.client.reports_diagnostics:
             entry.busy = entry.settling = True
             asyncio.ensure_future(self._settle(entry, resolution))
@@ -292,15 +297,16 @@ class LspReviewer:
 
     async def _settle(self, entry: Pending, resolution: Resolution) -> None:
         try:
-            resolution.message = await self._other_diagnostics(self._uri(entry.proposal))
+            resolution.problems = await self._problems_caused(entry.proposal)
         finally:
             if not entry.future.done():
                 entry.future.set_result(resolution)
 
-    @staticmethod
-    def _resolved_payload(proposal_id: str, resolution: Resolution) -> dict[str, Any]:
+    def _resolved_payload(self, proposal: Proposal, resolution: Resolution) -> dict[str, Any]:
+        # The file, so that a client can report its diagnostics without keeping the proposal.
         return {
-            "id": proposal_id,
+            "id": proposal.id,
+            "uri": self._uri(proposal),
             "status": resolution.status.value,
             "hunksApplied": resolution.hunks_applied,
             "reason": resolution.reason,
@@ -337,6 +343,8 @@ class LspReviewer:
         """Send the edit (or write disk when no edit can reach the file) and see what landed."""
         uri = self._uri(proposal)
         real = self.workspace.root / proposal.path
+        reported = self.client.last_reported(uri)
+        self.before_problems[uri] = None if reported is None else _problems(proposal, reported)
         current = self.client.open_text(uri)
         in_editor = current is not None
         if current is None:
@@ -454,16 +462,31 @@ class LspReviewer:
         changes.append(text_edit)
         return types.WorkspaceEdit(document_changes=changes, change_annotations=annotations)
 
-    async def _other_diagnostics(self, uri: str) -> str | None:
+    async def _problems_caused(self, proposal: Proposal) -> list[Problem]:
+        """The problems the client reports after the edit that it did not report before it."""
+        uri = self._uri(proposal)
+        before = self.before_problems.pop(uri, None)
         if not self.client.reports_diagnostics:
-            return None
-        found = await self.client.reported_diagnostics(uri, timeout=2.0)
-        if not found:
-            return None
-        lines = [
-            f"line {d.range.start.line + 1}: {d.message} ({d.source or '?'})" for d in found[:10]
-        ]
-        return "the editor reports problems in this file after the change: " + "; ".join(lines)
+            return []
+        after = await self.client.reported_diagnostics(uri, timeout=2.0)
+        return new_problems(before, _problems(proposal, after))
+
+
+def _problems(proposal: Proposal, diagnostics: list[ReportedDiagnostic]) -> list[Problem]:
+    """The client's diagnostics of the proposal's file as problems in it."""
+    return [
+        Problem(
+            path=proposal.path,
+            line=d.range.start.line + 1,
+            message=d.message,
+            source=d.source or "",
+            severity=_SEVERITIES.get(d.severity or 1, "error"),
+        )
+        for d in diagnostics
+    ]
+
+
+_SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 
 def _blank_buffer_of_new_file(proposal: Proposal, text: str | None) -> bool:

@@ -263,7 +263,12 @@ class ToolgateServer(LanguageServer):
             await asyncio.wait_for(future, timeout)
         except asyncio.TimeoutError:
             pass
-        return [d for d in self.other_diagnostics.get(uri, []) if d.source != "toolgate"]
+        return _others(self.other_diagnostics.get(uri, []))
+
+    def last_reported(self, uri: str) -> list[ReportedDiagnostic] | None:
+        """What the client last reported for a file (None: it never reported the file)."""
+        found = self.other_diagnostics.get(uri)
+        return None if found is None else _others(found)
 
     # -- messages -----------------------------------------------------------------------------
 
@@ -620,3 +625,8 @@ class ToolgateServer(LanguageServer):
             "exitCode": data["exit_code"],
             "notRun": data.get("not_run"),  # why the tests did not run; null when they ran
         }
+
+
+def _others(diagnostics: list[ReportedDiagnostic]) -> list[ReportedDiagnostic]:
+    """Other servers' diagnostics: the server's own (test failures, review comments) left out."""
+    return [d for d in diagnostics if not (d.source or "").startswith("toolgate")]

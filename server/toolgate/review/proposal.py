@@ -7,6 +7,7 @@ from enum import Enum
 
 from toolgate.records import new_id
 from toolgate.review.diff import Hunk, apply_hunks, diff_texts, locate, split_lines
+from toolgate.review.problems import Problem
 
 
 class ProposalStatus(str, Enum):
@@ -86,6 +87,9 @@ class Resolution:
     message: str | None = None  # extra facts for the model, e.g. files that differ from disk
     error: str | None = None  # nothing landed because applying failed, not by the person's choice
     rule: str | None = None  # set when a rule refused the change and no person was asked
+    # What the editor's other language servers report in the file after the change, that they
+    # did not before it (review/problems.py).
+    problems: list[Problem] = field(default_factory=list)
 
     @property
     def landed(self) -> bool:
