@@ -58,3 +58,16 @@ def scripted() -> Iterator[ScriptedModel]:
     """A scripted OpenAI-compatible server; fill `scripted.script` in the test."""
     with ScriptedModel() as server:
         yield server
+
+
+# Spread over workers (`-n`), the tests that drive a whole editor or the embedded model run
+# one after another on one worker: each takes a core or more for minutes, and two at once
+# would starve each other past their timeouts. The rest share the other workers.
+HEAVY = {"vscode", "local_model"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        heavy = HEAVY & {mark.name for mark in item.iter_markers()}
+        if heavy or "tests/editors/" in item.nodeid:
+            item.add_marker(pytest.mark.xdist_group("heavy"))
