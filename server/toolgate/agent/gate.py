@@ -206,29 +206,13 @@ class Gate:
     async def _decide_and_run(
         self, call: ToolCall, args: dict[str, Any], reasoning: str
     ) -> GateOutcome:
+        """Refuse the call, ask about it, or run it, in that order of precedence."""
         tool = self.registry.get(call.name)
         assert tool is not None  # unknown tools are turned away before the gate
         activity = self.registry.activity(call.name)
-        answered = self.latent is not None and self.registry.answerer(call.name) is not None
-        if activity is None and not answered:
-            return self._denied(
-                call,
-                f"{call.name} is a latent tool: there is no code behind it; answer it yourself "
-                "in your reply",
-                args,
-                reasoning,
-            )
-        if nesting_depth(args) > self.max_argument_depth:
-            too_deep = self._denied(
-                call,
-                f"{call.name} is refused: its arguments nest deeper than "
-                f"tool_calling.max_argument_depth ({self.max_argument_depth} levels)",
-                args,
-                reasoning,
-                suggestions=["Send flatter arguments: fewer objects and arrays inside each other."],
-            )
-            too_deep.rule = "tool_calling.max_argument_depth"
-            return too_deep
+        unfit = self._unfit(call, activity, args, reasoning)
+        if unfit is not None:
+            return unfit
         if activity is None:
             return await self._latent(call, tool, args, reasoning)
         if tool.executes and not self.ctx.settings.trusted:
@@ -251,62 +235,125 @@ class Gate:
             command_allowed = is_allowed(argv, self.ctx.settings.allowed_commands)
         decision = self.policy.decide(tool, command_allowed=command_allowed)
         if decision == Decision.DENY:
-            rule = self.policy.rule(tool, command_allowed=command_allowed)
-            why = (
-                f"{call.name} is denied by policy ({rule})"
-                if command_allowed is not False
-                else f"the command {argv} is not on the allow-list and the policy denies it "
-                f"({rule})"
-            )
-            denied = self._denied(
-                call,
-                why,
-                args,
-                reasoning,
-                suggestions=[
-                    "Do the task with the tools you are allowed to use, or say "
-                    "in your answer what the person needs to do."
-                ],
-            )
-            denied.rule = rule
-            return denied
+            return self._denied_by_policy(call, tool, args, reasoning, argv, command_allowed)
         decision, refused = await self._ask_hooks(call, tool, args, reasoning, decision)
         if refused is not None:
             return refused
         self._decided(call, decision, reasoning)
         if isinstance(activity, ChangeActivity):
-            try:
-                planned = await activity.plan(self.ctx, args)
-            except Exception as exc:  # a tool's bug is a result the model reads
-                return GateOutcome(_crashed(call.name, exc), "denied", args, reasoning)
-            if isinstance(planned, ToolResult):
-                # Refused before anybody saw it (sandbox, no match): nothing was proposed.
-                label = "auto" if planned.success else "denied"
-                return GateOutcome(planned, label, args, reasoning)
-            return await self._change(call, planned, decision, args, reasoning)
+            return await self._plan_change(call, activity, decision, args, reasoning)
         if decision == Decision.ASK:
-            summary = " ".join(argv) if argv is not None else _summary(call.name, activity, args)
-            approval = await self.reviewer.confirm(
-                ApprovalRequest(
-                    run_id=self.run_id,
-                    call_id=call.id,
-                    tool=call.name,
-                    summary=summary,
-                    why=reasoning,
-                    off_allow_list=command_allowed is False,
-                    kind=tool.kind,
-                )
+            return await self._ask_then_run(
+                call, tool, activity, args, reasoning, argv, command_allowed
             )
-            if not approval.approved:
-                return GateOutcome(
-                    _rejected(approval.reason, approval.rule),
-                    "rejected",
-                    args,
-                    reasoning,
-                    rule=approval.rule,
-                )
-            return GateOutcome(await self._run(call, activity, args), "approved", args, reasoning)
         return GateOutcome(await self._run(call, activity, args), "auto", args, reasoning)
+
+    def _unfit(
+        self, call: ToolCall, activity: Activity | None, args: dict[str, Any], reasoning: str
+    ) -> GateOutcome | None:
+        """The refusal of a call nothing can answer or whose arguments nest too deep; else None."""
+        answered = self.latent is not None and self.registry.answerer(call.name) is not None
+        if activity is None and not answered:
+            return self._denied(
+                call,
+                f"{call.name} is a latent tool: there is no code behind it; answer it yourself "
+                "in your reply",
+                args,
+                reasoning,
+            )
+        if nesting_depth(args) > self.max_argument_depth:
+            too_deep = self._denied(
+                call,
+                f"{call.name} is refused: its arguments nest deeper than "
+                f"tool_calling.max_argument_depth ({self.max_argument_depth} levels)",
+                args,
+                reasoning,
+                suggestions=["Send flatter arguments: fewer objects and arrays inside each other."],
+            )
+            too_deep.rule = "tool_calling.max_argument_depth"
+            return too_deep
+        return None
+
+    def _denied_by_policy(
+        self,
+        call: ToolCall,
+        tool: Tool,
+        args: dict[str, Any],
+        reasoning: str,
+        argv: list[str] | None,
+        command_allowed: bool | None,
+    ) -> GateOutcome:
+        """The refusal of a call the policy denies, naming the setting that does."""
+        rule = self.policy.rule(tool, command_allowed=command_allowed)
+        why = (
+            f"{call.name} is denied by policy ({rule})"
+            if command_allowed is not False
+            else f"the command {argv} is not on the allow-list and the policy denies it ({rule})"
+        )
+        denied = self._denied(
+            call,
+            why,
+            args,
+            reasoning,
+            suggestions=[
+                "Do the task with the tools you are allowed to use, or say "
+                "in your answer what the person needs to do."
+            ],
+        )
+        denied.rule = rule
+        return denied
+
+    async def _plan_change(
+        self,
+        call: ToolCall,
+        activity: ChangeActivity,
+        decision: Decision,
+        args: dict[str, Any],
+        reasoning: str,
+    ) -> GateOutcome:
+        """Plan a change and propose it; a plan refused before anybody saw it is the result."""
+        try:
+            planned = await activity.plan(self.ctx, args)
+        except Exception as exc:  # a tool's bug is a result the model reads
+            return GateOutcome(_crashed(call.name, exc), "denied", args, reasoning)
+        if isinstance(planned, ToolResult):
+            # Refused before anybody saw it (sandbox, no match): nothing was proposed.
+            label = "auto" if planned.success else "denied"
+            return GateOutcome(planned, label, args, reasoning)
+        return await self._change(call, planned, decision, args, reasoning)
+
+    async def _ask_then_run(
+        self,
+        call: ToolCall,
+        tool: Tool,
+        activity: Activity,
+        args: dict[str, Any],
+        reasoning: str,
+        argv: list[str] | None,
+        command_allowed: bool | None,
+    ) -> GateOutcome:
+        """Ask the person about the call, and run it when they approve."""
+        summary = " ".join(argv) if argv is not None else _summary(call.name, activity, args)
+        approval = await self.reviewer.confirm(
+            ApprovalRequest(
+                run_id=self.run_id,
+                call_id=call.id,
+                tool=call.name,
+                summary=summary,
+                why=reasoning,
+                off_allow_list=command_allowed is False,
+                kind=tool.kind,
+            )
+        )
+        if not approval.approved:
+            return GateOutcome(
+                _rejected(approval.reason, approval.rule),
+                "rejected",
+                args,
+                reasoning,
+                rule=approval.rule,
+            )
+        return GateOutcome(await self._run(call, activity, args), "approved", args, reasoning)
 
     async def _ask_hooks(
         self,

@@ -152,6 +152,19 @@ class StreamingCallParser(Cursor):
         self._at_ls = True  # the text so far ends at a line start
         self._wait: re.Pattern[str] | None = None  # see `feed`
 
+        openings = self._declared_openings()
+        after_lt = [o for o in openings if isinstance(o, AfterLt)]
+        lines = [o for o in openings if isinstance(o, AtLineStart)]
+        self._in_prose = [o for o in openings if isinstance(o, InProse)]
+        self._at_fence_openings = [o for o in openings if isinstance(o, AtFence)]
+        self._after_lt = [(re.compile("<" + o.pattern), o.read) for o in after_lt]
+        self._at_line = lines
+        line_literals = [lit for o in lines for lit in o.literals]
+        self._compile_prose(after_lt, delimited, line_literals)
+        self._compile_line_starts(lines, line_literals)
+
+    def _declared_openings(self) -> list[Opening]:
+        """The openings the syntaxes declare; those built from tool names, built for our tools."""
         openings: list[Opening] = []
         names = list(self.tools)
         declaring: list[Syntax | type[Syntax]] = [*CONTENT_ENDED, *self.syntaxes.values()]
@@ -160,17 +173,15 @@ class StreamingCallParser(Cursor):
                 got = declared if isinstance(declared, Opening) else declared(names)
                 if got is not None:
                     openings.append(got)
-        after_lt = [o for o in openings if isinstance(o, AfterLt)]
-        lines = [o for o in openings if isinstance(o, AtLineStart)]
-        self._in_prose = [o for o in openings if isinstance(o, InProse)]
-        self._at_fence_openings = [o for o in openings if isinstance(o, AtFence)]
-        self._after_lt = [(re.compile("<" + o.pattern), o.read) for o in after_lt]
-        self._at_line = lines
-        in_prose = [o.literal for o in self._in_prose]
+        return openings
 
+    def _compile_prose(
+        self, after_lt: list[AfterLt], delimited: list[str], line_literals: list[str]
+    ) -> None:
+        """The patterns that find, in prose, where something may open."""
+        in_prose = [o.literal for o in self._in_prose]
         # Prose: what may open something; one pattern, searched from a resume position.
         # No named groups: they defeat the regex engine's first-character scan.
-        line_literals = [lit for o in lines for lit in o.literals]
         self._trigger = re.compile(
             r"`[^`\n]{1,900}`(?!`)|`|<(?:"
             + "|".join(
@@ -193,8 +204,10 @@ class StreamingCallParser(Cursor):
             lit[:i] for lit in [*lt_literals, *in_prose] for i in range(1, len(lit) + 1)
         }
 
-        # Line starts: a literal that starts with a word character counts whole (or cut by
-        # the chunk's end); one that starts with another character, from that character.
+    def _compile_line_starts(self, lines: list[AtLineStart], line_literals: list[str]) -> None:
+        """The patterns that read what a line starts with: a fence or a call's opening."""
+        # A literal that starts with a word character counts whole (or cut by the chunk's
+        # end); one that starts with another character, from that character.
         firsts = "".join(dict.fromkeys(lit[0] for lit in line_literals if not lit[0].isalnum()))
         worded = [lit for lit in line_literals if lit[0].isalnum()]
         opener = (

@@ -246,6 +246,94 @@ def _failed_start(argv: list[str], message: str, started: float) -> ProcessOutco
     )
 
 
+@dataclass(frozen=True)
+class _Launch:
+    """The argv that is started, and whether (and if not, why not) it runs in the sandbox."""
+
+    argv: list[str]
+    sandboxed: bool = False
+    note: str | None = None
+
+
+async def _sandboxed_launch(
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    sandbox: SandboxSettings,
+    root: Path | None,
+    writable: Sequence[Path],
+) -> _Launch | str:
+    """The command wrapped in the OS sandbox, or the reason it cannot start."""
+    # Inside bwrap a missing program is bwrap's own error: tell it as for any command.
+    if _find_program(argv[0], cwd, child_environment(env)) is None:
+        return f"command not found: {argv[0]!r} is not an executable on PATH"
+    try:
+        wrapped = await asyncio.to_thread(
+            sandbox_command,
+            argv,
+            settings=sandbox,
+            root=root if root is not None else cwd,
+            cwd=cwd,
+            writable=writable,
+        )
+    except SandboxUnavailable as error:
+        return str(error)
+    return _Launch(wrapped.argv, wrapped.active, wrapped.note)
+
+
+async def _capture_until_done(
+    process: asyncio.subprocess.Process, capture: OutputCapture, *, deadline: float
+) -> bool:
+    """Read the command's output into `capture` until it is done; True when it timed out.
+
+    On timeout or cancellation the whole process group is ended before this returns or raises.
+    """
+    assert process.stdout is not None
+    pump = asyncio.ensure_future(_pump(process.stdout, capture))
+    try:
+        timed_out = await _watch(process, pump, deadline)
+        await asyncio.wait({pump}, timeout=EOF_GRACE_SECONDS)
+        await _wait_exit(process, EOF_GRACE_SECONDS)
+    except asyncio.CancelledError:
+        await _end_group(process, grace=0)
+        raise
+    finally:
+        if not pump.done():
+            pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await pump
+    return timed_out
+
+
+async def _watch(
+    process: asyncio.subprocess.Process, pump: asyncio.Future[None], deadline: float
+) -> bool:
+    """Wait until the command has exited and its output has ended; True when it timed out.
+
+    Polled, so that an exit is noticed even while a leftover child keeps the pipe open.
+    """
+    exited_at: float | None = None
+    while True:
+        now = time.monotonic()
+        exited = process.returncode is not None
+        if exited and pump.done():
+            return False
+        if now >= deadline:
+            await _end_group(process, grace=TERM_GRACE_SECONDS)
+            return True
+        if exited:
+            exited_at = exited_at if exited_at is not None else now
+            if now - exited_at >= EOF_GRACE_SECONDS:
+                # The command is gone; what holds the pipe is a child it left behind.
+                signal_group(process.pid, signal.SIGKILL)
+                return False
+        step = min(_POLL_SECONDS, deadline - now)
+        if pump.done():
+            await asyncio.sleep(step)
+        else:
+            await asyncio.wait({pump}, timeout=step)
+
+
 async def run_process(
     argv: list[str],
     cwd: Path,
@@ -275,29 +363,16 @@ async def run_process(
         return _failed_start(argv, "cannot run an empty command", started)
     if not _is_dir(cwd):
         return _failed_start(argv, f"working directory does not exist: {cwd}", started)
-    sandboxed, note = False, None
     shown = argv
+    launch = _Launch(argv)
     if sandbox is not None:
-        # Inside bwrap a missing program is bwrap's own error: tell it as for any command.
-        if _find_program(argv[0], cwd, child_environment(env)) is None:
-            return _failed_start(
-                argv, f"command not found: {argv[0]!r} is not an executable on PATH", started
-            )
-        try:
-            wrapped = await asyncio.to_thread(
-                sandbox_command,
-                argv,
-                settings=sandbox,
-                root=root if root is not None else cwd,
-                cwd=cwd,
-                writable=writable,
-            )
-        except SandboxUnavailable as error:
-            return _failed_start(argv, str(error), started)
-        argv, sandboxed, note = wrapped.argv, wrapped.active, wrapped.note
+        prepared = await _sandboxed_launch(argv, cwd, env, sandbox, root, writable)
+        if isinstance(prepared, str):
+            return _failed_start(argv, prepared, started)
+        launch = prepared
     try:
         process = await start_process(
-            argv,
+            launch.argv,
             cwd,
             shown=shown,
             stdin=asyncio.subprocess.DEVNULL,
@@ -308,45 +383,7 @@ async def run_process(
         return _failed_start(shown, str(error), started)
 
     capture = OutputCapture(max_output_bytes)
-    assert process.stdout is not None
-    pump = asyncio.ensure_future(_pump(process.stdout, capture))
-    timed_out = False
-    deadline = started + timeout_seconds
-    exited_at: float | None = None
-    try:
-        # Done when the command has exited and its output has ended. Polled, so that an exit is
-        # noticed even while a leftover child keeps the pipe open.
-        while True:
-            now = time.monotonic()
-            exited = process.returncode is not None
-            if exited and pump.done():
-                break
-            if now >= deadline:
-                timed_out = True
-                await _end_group(process, grace=TERM_GRACE_SECONDS)
-                break
-            if exited:
-                exited_at = exited_at if exited_at is not None else now
-                if now - exited_at >= EOF_GRACE_SECONDS:
-                    # The command is gone; what holds the pipe is a child it left behind.
-                    signal_group(process.pid, signal.SIGKILL)
-                    break
-            step = min(_POLL_SECONDS, deadline - now)
-            if pump.done():
-                await asyncio.sleep(step)
-            else:
-                await asyncio.wait({pump}, timeout=step)
-        await asyncio.wait({pump}, timeout=EOF_GRACE_SECONDS)
-        await _wait_exit(process, EOF_GRACE_SECONDS)
-    except asyncio.CancelledError:
-        await _end_group(process, grace=0)
-        raise
-    finally:
-        if not pump.done():
-            pump.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await pump
-
+    timed_out = await _capture_until_done(process, capture, deadline=started + timeout_seconds)
     output = capture.text()
     if timed_out:
         output += (
@@ -360,6 +397,6 @@ async def run_process(
         output_size_bytes=capture.total,
         timed_out=timed_out,
         duration_seconds=time.monotonic() - started,
-        sandboxed=sandboxed,
-        sandbox_note=note,
+        sandboxed=launch.sandboxed,
+        sandbox_note=launch.note,
     )

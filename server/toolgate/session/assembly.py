@@ -14,6 +14,7 @@ from toolgate.agent.gate import Gate
 from toolgate.agent.loop import AgentRun
 from toolgate.agent.policy import ASK, policy_for
 from toolgate.agent.prompt import (
+    Instructions,
     Profile,
     load_instructions,
     load_profile,
@@ -345,17 +346,7 @@ async def _assemble(
     redactor = Redactor(config.api_key)
     if endpoint.small_model and profile.source == "built-in" and profile.name == "developer":
         profile = replace(profile, instructions=SMALL_MODEL_ROLE)
-    settings = model_settings(config, endpoint, tool_choice=config.model.tool_choice)
-    if endpoint.small_model:
-        # A small model follows instructions best without sampling, and without a cap it can
-        # repeat itself until its context is full.
-        if config.model.temperature is None:
-            settings.temperature = 0.0
-        if config.model.max_tokens is None:
-            settings.max_tokens = 768
-    model = OpenAIChatModel(settings, redact=redactor.text)
-    if not endpoint.model:
-        model.model = settings.model = await pick_model(model)
+    settings, model = await _chat_model(config, endpoint, redactor)
     budget = await context_budget(config, endpoint, settings)
     compact = wants_compact(
         config.tool_calling.compact_prompt, budget.window, small_model=endpoint.small_model
@@ -368,6 +359,64 @@ async def _assemble(
     if config.tool_calling.enabled:
         offer_skills(registry, instructions)
     prompt = system_prompt(profile, instructions, tools_enabled=config.tool_calling.enabled)
+    calling = config.tool_calling
+    if endpoint.preferred_mode and calling.mode == "auto":
+        calling = replace(calling, mode=endpoint.preferred_mode)
+    calling = replace(calling, compact_prompt=compact)
+    if endpoint.grammar is not None and calling.mode == "text":
+        settings.extra_body = {"grammar": endpoint.grammar(registry.openai_tools())}
+    run = AgentRun(
+        task=task,
+        model=model,
+        registry=registry,
+        policy=policy_for(config, setup.mode),
+        reviewer=setup.reviewer,
+        ctx=_activity_context(setup),
+        system_prompt=prompt,
+        tool_calling=calling,
+        limits=config.limits,
+        bus=setup.bus,
+        run_id=run_id,
+        redactor=redactor,
+        profile=profile.name,
+        cleanups=[c.aclose for c in connections],
+        conversation=setup.conversation,
+        budget=budget,
+    )
+
+    def notice(message: str) -> None:
+        setup.bus.emit(NOTICE, run.run_id, message=message)
+
+    run.gate.latent = latent_answers(config, settings, notice, redactor.text)
+    for line in customization_notes:
+        notice(line)
+    run.rules = [rule.label(setup.root) for rule in instructions.rules]
+    await _customize(setup, task, run, instructions, notice)
+    await _attach_pointed(setup, task, run, budget)
+    return run
+
+
+async def _chat_model(
+    config: Config, endpoint: Endpoint, redactor: Redactor
+) -> tuple[ModelSettings, OpenAIChatModel]:
+    """The model the run talks to and its settings, the model's name asked of the endpoint."""
+    settings = model_settings(config, endpoint, tool_choice=config.model.tool_choice)
+    if endpoint.small_model:
+        # A small model follows instructions best without sampling, and without a cap it can
+        # repeat itself until its context is full.
+        if config.model.temperature is None:
+            settings.temperature = 0.0
+        if config.model.max_tokens is None:
+            settings.max_tokens = 768
+    model = OpenAIChatModel(settings, redact=redactor.text)
+    if not endpoint.model:
+        model.model = settings.model = await pick_model(model)
+    return settings, model
+
+
+def _activity_context(setup: RunSetup) -> ActivityContext:
+    """What the run's activities work in, each test run announced on the bus."""
+    config = setup.config
     workspace = Workspace(setup.root, max_file_bytes=config.limits.max_file_bytes)
     if setup.buffers is not None:
         workspace.buffers = setup.buffers
@@ -390,37 +439,17 @@ async def _assemble(
             setup.on_test_run(test_run)
 
     ctx.on_test_run = on_test_run
-    calling = config.tool_calling
-    if endpoint.preferred_mode and calling.mode == "auto":
-        calling = replace(calling, mode=endpoint.preferred_mode)
-    calling = replace(calling, compact_prompt=compact)
-    if endpoint.grammar is not None and calling.mode == "text":
-        settings.extra_body = {"grammar": endpoint.grammar(registry.openai_tools())}
-    run = AgentRun(
-        task=task,
-        model=model,
-        registry=registry,
-        policy=policy_for(config, setup.mode),
-        reviewer=setup.reviewer,
-        ctx=ctx,
-        system_prompt=prompt,
-        tool_calling=calling,
-        limits=config.limits,
-        bus=setup.bus,
-        run_id=run_id,
-        redactor=redactor,
-        profile=profile.name,
-        cleanups=[c.aclose for c in connections],
-        conversation=setup.conversation,
-        budget=budget,
-    )
+    return ctx
 
-    def notice(message: str) -> None:
-        setup.bus.emit(NOTICE, run.run_id, message=message)
 
-    run.gate.latent = latent_answers(config, settings, notice, redactor.text)
-    for line in customization_notes:
-        notice(line)
+async def _customize(
+    setup: RunSetup,
+    task: str,
+    run: AgentRun,
+    instructions: Instructions,
+    notice: Callable[[str], None],
+) -> None:
+    """Give the run the project's hooks, skills and rules; a hook may block the prompt."""
 
     def rules_used(labels: list[str]) -> None:
         setup.bus.emit(RULES_USED, run.run_id, rules=labels)
@@ -429,7 +458,7 @@ async def _assemble(
     session_file = conversation.file.path if conversation and conversation.file else None
     custom = RunCustomization(
         setup.root,
-        config.hooks,
+        setup.config.hooks,
         session_id=(conversation.session_id if conversation else None) or run.run_id,
         transcript_path=str(session_file or ""),
         notice=notice,
@@ -437,7 +466,6 @@ async def _assemble(
         sent_rules=always_digests(instructions),
         on_rules=rules_used,
     )
-    run.rules = [rule.label(setup.root) for rule in instructions.rules]
     run.gate.hooks = custom
     if custom.runner:
         new_session = conversation is None or conversation.turns == 0
@@ -446,8 +474,6 @@ async def _assemble(
             raise SetupError(f"a hook of this project blocked the prompt: {blocked}", blocked=True)
         run.stop_check = custom.stop
         run.before_compact = custom.pre_compact
-    await _attach_pointed(setup, task, run, budget)
-    return run
 
 
 async def _attach_pointed(setup: RunSetup, task: str, run: AgentRun, budget: Budget) -> None:
