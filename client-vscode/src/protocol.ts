@@ -140,6 +140,10 @@ export interface AgentEvent {
   why?: string | null;
   success?: boolean;
   error?: string | null;
+  /** tool_result: what the call gave back, as an excerpt to read (servers before it send none). */
+  result?: string | null;
+  /** tool_result: how long the call took, in milliseconds. */
+  durationMs?: number;
   rawExcerpt?: string;
   status?: RunFinishedStatus | string;
   reason?: string | null;

@@ -19,7 +19,6 @@ import { proposalCard } from '../src/chat/conversation';
 import { VIEW_COMMANDS, type ChatEntry, type PlanCard, type SlashCommand } from '../src/chat/messages';
 import { makeProposal } from './helpers';
 
-const none = new Map<string, Set<number>>();
 
 function tool(overrides: Partial<Extract<ChatEntry, { kind: 'tool' }>>): ChatEntry {
   return { kind: 'tool', key: 'k', callId: 'c1', name: 'read_file', toolKind: 'read', target: 'calc.py', status: 'ok', ...overrides };
@@ -40,7 +39,7 @@ describe('markdown', () => {
   });
 
   it('escapes the person\'s own text', () => {
-    const html = renderEntry({ kind: 'user', key: 'u', text: '<b>hi</b> & "you"' }, none);
+    const html = renderEntry({ kind: 'user', key: 'u', text: '<b>hi</b> & "you"' });
     expect(html).toContain('&lt;b&gt;hi&lt;/b&gt; &amp; &quot;you&quot;');
     expect(escapeHtml("'")).toBe('&#39;');
   });
@@ -48,24 +47,24 @@ describe('markdown', () => {
 
 describe('cards', () => {
   it('folds a read to one line', () => {
-    const html = renderEntry(tool({}), none);
+    const html = renderEntry(tool({}));
     expect(html).toMatch(/^<div class="entry tool line read"/);
     expect(html).toContain('<code>calc.py</code>');
     expect(html).toContain('done');
   });
 
   it('marks a line by the kind the server sent, not by the tool\'s name', () => {
-    const named = renderEntry(tool({ name: 'write_file', toolKind: 'read' }), none);
+    const named = renderEntry(tool({ name: 'write_file', toolKind: 'read' }));
     expect(named).toMatch(/^<div class="entry tool line read"/);
-    const change = renderEntry(tool({ name: 'read_file', toolKind: 'change', status: 'denied' }), none);
+    const change = renderEntry(tool({ name: 'read_file', toolKind: 'change', status: 'denied' }));
     expect(change).toMatch(/^<div class="entry tool line"/);
-    const untold = renderEntry(tool({ toolKind: undefined }), none);
+    const untold = renderEntry(tool({ toolKind: undefined }));
     expect(untold).toMatch(/^<div class="entry tool line"/);
   });
 
   it('shows a pending proposal with file, +/- summary, the reason, the three buttons and per-hunk choices', () => {
     const entry = tool({ name: 'write_file', status: 'waiting', proposal: proposalCard(makeProposal(), 'calc.py') });
-    const html = renderEntry(entry, none);
+    const html = renderEntry(entry);
     expect(html).toContain('<span class="path">calc.py</span>');
     expect(html).toContain('+3');
     expect(html).toContain('−2');
@@ -83,22 +82,22 @@ describe('cards', () => {
 
   it('has no hunk choices for a one-hunk proposal and no buttons once decided', () => {
     const one = makeProposal({ hunks: [makeProposal().hunks[0]] });
-    expect(renderEntry(tool({ proposal: proposalCard(one, 'calc.py') }), none)).not.toContain('checkbox');
+    expect(renderEntry(tool({ proposal: proposalCard(one, 'calc.py') }))).not.toContain('checkbox');
     const decided = { ...proposalCard(one, 'calc.py'), status: 'rejected', reason: 'Reason: keep it' };
-    const html = renderEntry(tool({ status: 'rejected', proposal: decided }), none);
+    const html = renderEntry(tool({ status: 'rejected', proposal: decided }));
     expect(html).not.toContain('data-action="accept"');
     expect(html).toContain('Reason: keep it');
     // Drawn from a stored transcript: no hunks, so no counts.
-    const stored = renderEntry(tool({ proposal: { ...decided, hunks: [] } }), none);
+    const stored = renderEntry(tool({ proposal: { ...decided, hunks: [] } }));
     expect(stored).not.toContain('class="added"');
   });
 
   it('shows a test run\'s summary with a link to Problems when something failed', () => {
     const summary = { total: 3, passed: 2, failed: 1, skipped: 0, errors: 0, duration_seconds: 0.2 };
-    const html = renderEntry(tool({ name: 'run_tests', target: '', tests: summary }), none);
+    const html = renderEntry(tool({ name: 'run_tests', target: '', tests: summary }));
     expect(html).toContain('2 passed, 1 failed');
     expect(html).toContain('data-action="showProblems"');
-    const passing = renderEntry(tool({ name: 'run_tests', target: '', tests: { ...summary, passed: 3, failed: 0 } }), none);
+    const passing = renderEntry(tool({ name: 'run_tests', target: '', tests: { ...summary, passed: 3, failed: 0 } }));
     expect(passing).not.toContain('showProblems');
     expect(testSummaryText({ ...summary, errors: 2, skipped: 1 })).toBe('2 passed, 1 failed, 2 errors, 1 skipped');
   });
@@ -129,19 +128,19 @@ describe('run ends and plans', () => {
 
   it('offers to undo a run that changed files, and says when it is undone', () => {
     const end: ChatEntry = { kind: 'run', key: 'run-r-1', runId: 'r-1', status: 'completed', files: ['calc.py'], undo: 'available' };
-    const html = renderEntry(end, none);
+    const html = renderEntry(end);
     expect(html).toContain('Run completed — changed <code>calc.py</code>');
     expect(html).toContain('data-action="undoRun" data-run="r-1"');
-    const undone = renderEntry({ ...end, undo: 'undone', undoNote: 'Put back calc.py.' }, none);
+    const undone = renderEntry({ ...end, undo: 'undone', undoNote: 'Put back calc.py.' });
     expect(undone).not.toContain('undoRun');
     expect(undone).toContain('undone');
     expect(undone).toContain('Put back calc.py.');
-    expect(renderEntry({ ...end, files: [], undo: 'none' }, none)).not.toContain('undoRun');
+    expect(renderEntry({ ...end, files: [], undo: 'none' })).not.toContain('undoRun');
   });
 
   it('offers to undo an undo as a redo of the run it undid', () => {
     const end: ChatEntry = { kind: 'run', key: 'run-u-1', runId: 'u-1', status: 'completed', files: ['calc.py'], undo: 'available', undoes: 'r-1' };
-    const html = renderEntry(end, none);
+    const html = renderEntry(end);
     expect(html).toContain('Undid run r-1 — put back <code>calc.py</code>');
     expect(html).toContain('data-action="undoRun" data-run="u-1"');
     expect(html).toContain('Redo (undo the undo)');
@@ -149,7 +148,7 @@ describe('run ends and plans', () => {
   });
 
   it('shows a partial plan: steps with capability and tool, the gap marked with its scaffold action, no Approve', () => {
-    const html = renderEntry(plan(), none);
+    const html = renderEntry(plan());
     expect(html).toContain('Publish &lt;the&gt; README');
     expect(html).toContain('partial — has gaps, does not run');
     expect(html).toContain('<span class="capability">fs.read</span> <span class="tool">→ <code>read_file</code></span>');
@@ -171,33 +170,33 @@ describe('run ends and plans', () => {
         gap: { reason: 'invalid_capability', message: "'tool' is not a capability name", toolName: 'tool' },
       };
     }
-    const html = renderEntry(card, none);
+    const html = renderEntry(card);
     expect(html).toContain('&#39;tool&#39; is not a capability name (invalid capability)');
     expect(html).not.toContain('data-action="scaffold"');
     expect(html).toContain('data-action="dropPlan"');
   });
 
   it('allows Approve on a ready plan, or once every gap is scaffolded, and no buttons once decided', () => {
-    const ready = renderEntry(plan({ status: 'ready', steps: [{ stepId: 'read', capability: 'fs.read', tool: 'read_file' }] }), none);
+    const ready = renderEntry(plan({ status: 'ready', steps: [{ stepId: 'read', capability: 'fs.read', tool: 'read_file' }] }));
     expect(ready).toContain('data-action="approvePlan" data-plan="p-1"');
     expect(ready).toContain('>ready<');
     const card = plan();
     if (card.kind === 'plan') {
       card.plan.steps[1].gap!.scaffolded = 'tools/docs_render';
     }
-    const scaffolded = renderEntry(card, none);
+    const scaffolded = renderEntry(card);
     expect(scaffolded).toContain('data-action="approvePlan"');
     expect(scaffolded).toContain('scaffolded in tools/docs_render');
     expect(scaffolded).not.toContain('data-action="scaffold"');
     expect(scaffolded).not.toContain('gap-detail');
-    const dropped = renderEntry(plan({ decision: 'dropped' }), none);
+    const dropped = renderEntry(plan({ decision: 'dropped' }));
     expect(dropped).not.toContain('data-action=');
     expect(dropped).toContain('dropped');
-    expect(renderEntry(plan({ decision: 'approved', runId: 'w-1' }), none)).toContain('Running as w-1');
+    expect(renderEntry(plan({ decision: 'approved', runId: 'w-1' }))).toContain('Running as w-1');
   });
 
   it('says how an approved plan\'s run ended, in the words of the run\'s line', () => {
-    const ran = (runStatus: string) => renderEntry(plan({ decision: 'approved', runId: 'w-1', runStatus }), none);
+    const ran = (runStatus: string) => renderEntry(plan({ decision: 'approved', runId: 'w-1', runStatus }));
     expect(ran('completed')).toContain('Ran as w-1 — completed');
     expect(ran('completed')).not.toContain('Running as');
     expect(ran('failed')).toContain('Ran as w-1 — failed');
@@ -205,7 +204,7 @@ describe('run ends and plans', () => {
     expect(ran('max_steps')).toContain('Ran as w-1 — max steps');
     expect(ran('<b>')).toContain('Ran as w-1 — &lt;b&gt;');
     const end: ChatEntry = { kind: 'run', key: 'run-w-1', runId: 'w-1', status: 'cancelled', files: [], undo: 'none' };
-    expect(renderEntry(end, none)).toContain('Run cancelled');
+    expect(renderEntry(end)).toContain('Run cancelled');
   });
 });
 
@@ -250,9 +249,9 @@ describe('the page', () => {
 
 describe('the turn header', () => {
   it('names the rules files the turn used', () => {
-    const html = renderEntry({ kind: 'user', key: 'u', text: 'fix add', runId: 'r-1', rules: ['AGENTS.md', '<x>.md'] }, none);
+    const html = renderEntry({ kind: 'user', key: 'u', text: 'fix add', runId: 'r-1', rules: ['AGENTS.md', '<x>.md'] });
     expect(html).toContain('<span class="rules" title="Rules files this turn used">rules: <code>AGENTS.md</code>, <code>&lt;x&gt;.md</code></span>');
-    expect(renderEntry({ kind: 'user', key: 'u', text: 'fix add' }, none)).not.toContain('rules');
+    expect(renderEntry({ kind: 'user', key: 'u', text: 'fix add' })).not.toContain('rules');
   });
 });
 

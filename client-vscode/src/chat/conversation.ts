@@ -4,6 +4,7 @@
  */
 import type { AgentEvent, PlanPayload, Proposal, ProposalResolved, RunAccount, TranscriptEntry } from '../protocol';
 import type { ChatEntry, HunkCard, PlanCard, ProposalCard, RunEndEntry } from './messages';
+import { runName } from './words';
 
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
 type AssistantEntry = Extract<ChatEntry, { kind: 'assistant' }>;
@@ -58,6 +59,9 @@ export function proposalCard(proposal: Proposal, path: string): ProposalCard {
     header: hunk.header,
     added: lineCount(hunk.newText),
     removed: lineCount(hunk.oldText),
+    oldText: hunk.oldText,
+    newText: hunk.newText,
+    line: (hunk.range?.start?.line ?? 0) + 1,
   }));
   return {
     id: proposal.id,
@@ -86,6 +90,16 @@ export function toolTarget(args: unknown): string {
   return '';
 }
 
+/** The arguments as the person reads them: the model's reason for the call is shown apart. */
+export function shownArguments(args: unknown): unknown {
+  if (!args || typeof args !== 'object' || Array.isArray(args)) {
+    return args;
+  }
+  const rest = { ...(args as Record<string, unknown>) };
+  delete rest._reasoningForCall;
+  return rest;
+}
+
 function toolStatus(decision: string | undefined): string {
   if (decision === 'ask') {
     return 'waiting';
@@ -103,6 +117,8 @@ export class Conversation {
   /** Per assistant entry: its text from `assistant_text` and from `text_delta`. */
   private readonly streams = new Map<string, { chunks: string; deltas: string }>();
   private deltaSeen = false;
+  /** When each run this window saw start began (ms since the epoch), to name it by its time. */
+  private readonly starts = new Map<string, number>();
 
   constructor(public sessionId: string | undefined = undefined) {}
 
@@ -110,7 +126,7 @@ export class Conversation {
   list(): ChatEntry[] {
     return this.entries.map((entry) => {
       if (entry.kind === 'tool' && entry.proposal) {
-        return { ...entry, proposal: { ...entry.proposal, hunks: [...entry.proposal.hunks] } };
+        return { ...entry, proposal: { ...entry.proposal, hunks: entry.proposal.hunks.map((hunk) => ({ ...hunk })) } };
       }
       if (entry.kind === 'plan') {
         const steps = entry.plan.steps.map((step) => (step.gap ? { ...step, gap: { ...step.gap } } : { ...step }));
@@ -150,6 +166,7 @@ export class Conversation {
           name: item.name,
           toolKind: item.toolKind,
           target: toolTarget(item.arguments),
+          arguments: shownArguments(item.arguments),
           status: item.status ?? 'ok',
           summary: item.summary ?? null,
         };
@@ -188,7 +205,7 @@ export class Conversation {
           files,
           undo,
           ...(item.undoes ? { undoes: item.undoes } : {}),
-          ...(undo === 'undone' && item.undoneBy ? { undoNote: `Undone by ${item.undoneBy}.` } : {}),
+          ...(undo === 'undone' && item.undoneBy ? { undoNote: 'Undone by a later undo.' } : {}),
         });
       }
     }
@@ -234,7 +251,22 @@ export class Conversation {
       files,
       undo: files.length ? 'available' : 'none',
       undoes: undone,
+      startedAt: this.started(undoRunId, Date.now()),
+      undoesStartedAt: this.starts.get(undone),
     });
+  }
+
+  /** When a run started, remembered the first time it is told (undefined when never told). */
+  private started(runId: string | undefined, at?: number): number | undefined {
+    if (runId && at !== undefined && !this.starts.has(runId)) {
+      this.starts.set(runId, at);
+    }
+    return runId ? this.starts.get(runId) : undefined;
+  }
+
+  /** A run in words ("the run at 14:02"), for the view's notes; its id goes in tooltips only. */
+  runName(runId: string | undefined, what = 'run'): string {
+    return runName(runId ? this.starts.get(runId) : undefined, what);
   }
 
   /** The run an undo's end undid (undefined: not an undo, or not here). */
@@ -283,6 +315,7 @@ export class Conversation {
           this.entries.push({ kind: 'user', key: this.key('user'), text: event.task ?? '', runId });
         }
         this.addRules(runId, event.rules);
+        this.started(runId, Date.now());
         break;
       }
       case 'rules_used':
@@ -323,8 +356,10 @@ export class Conversation {
           name: event.tool ?? '?',
           toolKind: event.toolKind,
           target: toolTarget(event.arguments),
+          arguments: shownArguments(event.arguments),
           status: toolStatus(event.decision),
           why: event.why ?? null,
+          startedAt: Date.now(),
         });
         break;
       }
@@ -343,6 +378,12 @@ export class Conversation {
         if (event.error) {
           entry.summary = event.error;
         }
+        if (typeof event.result === 'string' && event.result) {
+          entry.result = event.result;
+        }
+        // The server's own measure when it sends one (older servers do not): else the time here.
+        entry.durationMs =
+          typeof event.durationMs === 'number' ? event.durationMs : entry.startedAt !== undefined ? Date.now() - entry.startedAt : undefined;
         break;
       }
       case 'tests_finished': {
@@ -383,6 +424,7 @@ export class Conversation {
             status: String(event.status ?? 'completed'),
             files,
             undo: files.length ? 'available' : 'none',
+            startedAt: this.started(runId),
           });
         }
         break;

@@ -12,8 +12,8 @@ import {
   renderSlashMenu,
   slashQuery,
   statusText,
-  type HunkChoices,
 } from './render';
+import { copied, keepFolds } from './folds';
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
@@ -32,7 +32,6 @@ const session = document.getElementById('session') as HTMLSelectElement;
 const menu = document.getElementById('slash-menu') as HTMLElement;
 const panel = document.getElementById('customization') as HTMLElement;
 const toggleCustomization = document.getElementById('toggle-customization') as HTMLButtonElement;
-const choices: HunkChoices = new Map();
 const drawn = new Map<string, string>();
 let current: ChatState | undefined;
 let drawnOptions = '';
@@ -58,7 +57,7 @@ function draw(state: ChatState): void {
   }
   let previous: Element | null = null;
   for (const entry of state.entries) {
-    const html = renderEntry(entry, choices);
+    const html = renderEntry(entry);
     let element = log.querySelector(`:scope > [data-key="${CSS.escape(entry.key)}"]`);
     if (!element || drawn.get(entry.key) !== html) {
       const template = document.createElement('template');
@@ -75,6 +74,7 @@ function draw(state: ChatState): void {
               : 'button, input';
           queueMicrotask(() => ((fresh.querySelector(same) ?? fresh.querySelector('button, input')) as HTMLElement | null)?.focus());
         }
+        keepFolds(element, fresh);
         element.replaceWith(fresh);
       } else if (previous) {
         previous.after(fresh);
@@ -246,9 +246,17 @@ log.addEventListener('click', (event) => {
     case 'openDiff':
       post({ type: 'openDiff', proposalId: id });
       break;
-    case 'accept': {
-      const ticked = choices.get(id);
-      post(ticked ? { type: 'accept', proposalId: id, hunks: [...ticked].sort((a, b) => a - b) } : { type: 'accept', proposalId: id });
+    case 'accept':
+      post({ type: 'accept', proposalId: id });
+      break;
+    case 'acceptHunk':
+    case 'rejectHunk':
+      post({ type: 'decideHunk', proposalId: id, hunk: Number(target.dataset.hunk), accept: target.dataset.action === 'acceptHunk' });
+      break;
+    case 'copyCode': {
+      const code = target.closest('.code-block')?.querySelector('pre code')?.textContent ?? '';
+      post({ type: 'copy', text: code });
+      copied(target);
       break;
     }
     case 'reject':
@@ -269,19 +277,6 @@ log.addEventListener('click', (event) => {
     case 'undoRun':
       post({ type: 'undoRun', runId: target.dataset.run ?? '' });
       break;
-  }
-});
-
-log.addEventListener('change', (event) => {
-  const box = event.target as HTMLInputElement;
-  if (box.type !== 'checkbox' || !box.dataset.proposal) {
-    return;
-  }
-  const id = box.dataset.proposal;
-  const boxes = [...log.querySelectorAll<HTMLInputElement>(`input[data-proposal="${CSS.escape(id)}"]`)];
-  choices.set(id, new Set(boxes.filter((b) => b.checked).map((b) => Number(b.dataset.hunk))));
-  if (current) {
-    draw(current);
   }
 });
 
