@@ -24,7 +24,8 @@ const WALKTHROUGH_SHOWN = 'toolgate.walkthroughShown';
 
 /** Called by the editor when the extension activates. */
 export async function activate(context: api.ExtensionContext): Promise<void> {
-  const transcript = api.createOutputChannel('Toolgate');
+  // The person's transcript at the info level; the protocol's detail only at the debug level.
+  const transcript = api.createLogOutputChannel('Toolgate');
   let cachedKey: string | undefined;
   // The protocol trace shows initializationOptions, so the channel masks the API key.
   const serverOutput = redactingChannel(api.createLogOutputChannel('Toolgate Server'), () => [cachedKey]);
@@ -142,7 +143,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     { dispose: () => void serverManager.stop() },
   );
   if (!api.isTrusted()) {
-    transcript.append('Restricted workspace: the agent may read and propose edits; tests, git and manifest tools are refused.\n');
+    transcript.info('Restricted workspace: the agent may read and propose edits; tests, git and manifest tools are refused.');
   }
   // Not awaited: activation must not wait for the interpreter check and the server's start.
   void serverManager.start();

@@ -46,50 +46,87 @@ describe('markdown', () => {
 });
 
 describe('cards', () => {
-  it('folds a read to one line', () => {
-    const html = renderEntry(tool({}));
-    expect(html).toMatch(/^<div class="entry tool line read"/);
-    expect(html).toContain('<code>calc.py</code>');
-    expect(html).toContain('done');
+  it('draws a call as a row that opens on its arguments, its result and its duration', () => {
+    const html = renderEntry(tool({ arguments: { path: 'calc.py', start_line: 2 }, result: 'def add(a, b):', durationMs: 1234 }));
+    expect(html).toMatch(/^<details class="entry tool row read" data-key="k" data-fold="tool" title="call c1">/);
+    expect(html).toContain('<code class="tool-target">calc.py</code>');
+    expect(html).toContain('<span class="tool-duration">1.2 s</span>');
+    expect(html).toContain('codicon-file');
+    expect(html).toContain('codicon-pass');
+    // The arguments as highlighted JSON, the result as text, the duration in words.
+    expect(html).toContain('Arguments');
+    expect(html).toContain('<span class="hljs-attr">&quot;start_line&quot;</span>');
+    expect(html).toContain('<pre class="tool-result">def add(a, b):</pre>');
+    expect(html).toContain('Took 1.2 s');
   });
 
-  it('marks a line by the kind the server sent, not by the tool\'s name', () => {
+  it('shows a failed call\'s error as its result, and a running call as running', () => {
+    const failed = renderEntry(tool({ status: 'failed', summary: 'no such file: <x>' }));
+    expect(failed).toContain('>Error<');
+    expect(failed).toContain('<pre class="tool-result failed">no such file: &lt;x&gt;</pre>');
+    expect(failed).toContain('codicon-error');
+    const running = renderEntry(tool({ status: 'running' }));
+    expect(running).toContain('codicon-loading codicon-modifier-spin');
+    expect(running).toContain('Running…');
+    expect(running).not.toContain('Took');
+  });
+
+  it('marks a row by the kind the server sent, not by the tool\'s name', () => {
     const named = renderEntry(tool({ name: 'write_file', toolKind: 'read' }));
-    expect(named).toMatch(/^<div class="entry tool line read"/);
+    expect(named).toMatch(/^<details class="entry tool row read"/);
     const change = renderEntry(tool({ name: 'read_file', toolKind: 'change', status: 'denied' }));
-    expect(change).toMatch(/^<div class="entry tool line"/);
+    expect(change).toMatch(/^<details class="entry tool row"/);
+    expect(change).toContain('codicon-edit');
     const untold = renderEntry(tool({ toolKind: undefined }));
-    expect(untold).toMatch(/^<div class="entry tool line"/);
+    expect(untold).toMatch(/^<details class="entry tool row"/);
+    expect(untold).toContain('codicon-tools');
   });
 
-  it('shows a pending proposal with file, +/- summary, the reason, the three buttons and per-hunk choices', () => {
+  it('shows a pending proposal with file, +/- summary, the reason, its hunks inline, per-hunk and whole buttons', () => {
     const entry = tool({ name: 'write_file', status: 'waiting', proposal: proposalCard(makeProposal(), 'calc.py') });
     const html = renderEntry(entry);
     expect(html).toContain('<span class="path">calc.py</span>');
     expect(html).toContain('+3');
     expect(html).toContain('−2');
     expect(html).toContain('add subtracts');
-    expect(html).toContain('data-action="openDiff" data-id="p-1">Open Diff<');
-    expect(html).toContain('data-action="accept" data-id="p-1">Accept<');
-    expect(html).toContain('data-action="reject" data-id="p-1">Reject…<');
-    expect(html.match(/type="checkbox"/g)).toHaveLength(2);
-    expect(html.match(/ checked/g)).toHaveLength(2);
-    // One hunk unticked: the button says how many hunks it accepts.
-    const some = renderEntry(entry, new Map([['p-1', new Set([1])]]));
-    expect(some.match(/ checked/g)).toHaveLength(1);
-    expect(some).toContain('>Accept 1 hunk<');
+    expect(html).toMatch(/data-action="openDiff" data-id="p-1"><span class="codicon codicon-diff" aria-hidden="true"><\/span>Open Diff</);
+    expect(html).toMatch(/data-action="accept" data-id="p-1">.*?Accept</);
+    expect(html).toMatch(/data-action="reject" data-id="p-1">.*?Reject…</);
+    // The change itself: each hunk's lines, numbered from where it starts, highlighted as Python.
+    expect(html.match(/class="hunk"/g)).toHaveLength(2);
+    expect(html).toContain('<div class="diff-line removed"><span class="diff-number">2</span>');
+    expect(html).toContain('<span class="hljs-keyword">return</span> a + b');
+    // Accept and Reject per hunk, as the diff editor's CodeLens offers them.
+    expect(html).toContain('data-action="acceptHunk" data-id="p-1" data-hunk="0"');
+    expect(html).toContain('data-action="rejectHunk" data-id="p-1" data-hunk="1"');
+    expect(html).not.toContain('checkbox');
   });
 
-  it('has no hunk choices for a one-hunk proposal and no buttons once decided', () => {
+  it('marks the hunks already decided and says the whole Accept takes the others', () => {
+    const card = proposalCard(makeProposal(), 'calc.py');
+    card.hunks[0].decision = 'rejected';
+    const html = renderEntry(tool({ status: 'waiting', proposal: card }));
+    expect(html).toContain('<div class="hunk decided rejected" data-hunk-index="0">');
+    expect(html).not.toContain('data-action="acceptHunk" data-id="p-1" data-hunk="0"');
+    expect(html).toContain('data-action="acceptHunk" data-id="p-1" data-hunk="1"');
+    expect(html).toContain('Accept the other 1 hunk');
+  });
+
+  it('has no per-hunk buttons for a one-hunk proposal and no buttons once decided', () => {
     const one = makeProposal({ hunks: [makeProposal().hunks[0]] });
-    expect(renderEntry(tool({ proposal: proposalCard(one, 'calc.py') }))).not.toContain('checkbox');
+    const single = renderEntry(tool({ proposal: proposalCard(one, 'calc.py') }));
+    expect(single).not.toContain('acceptHunk');
+    expect(single).toContain('diff-line added');
     const decided = { ...proposalCard(one, 'calc.py'), status: 'rejected', reason: 'Reason: keep it' };
     const html = renderEntry(tool({ status: 'rejected', proposal: decided }));
     expect(html).not.toContain('data-action="accept"');
     expect(html).toContain('Reason: keep it');
-    // Drawn from a stored transcript: no hunks, so no counts.
+    // Once decided the change folds away, still there to open.
+    expect(html).toContain('<details class="diff-fold"><summary>The change</summary>');
+    // Drawn from a stored transcript: no hunks, so no counts and no change.
     const stored = renderEntry(tool({ proposal: { ...decided, hunks: [] } }));
     expect(stored).not.toContain('class="added"');
+    expect(stored).not.toContain('diff-fold');
   });
 
   it('shows a test run\'s summary with a link to Problems when something failed', () => {
@@ -141,7 +178,12 @@ describe('run ends and plans', () => {
   it('offers to undo an undo as a redo of the run it undid', () => {
     const end: ChatEntry = { kind: 'run', key: 'run-u-1', runId: 'u-1', status: 'completed', files: ['calc.py'], undo: 'available', undoes: 'r-1' };
     const html = renderEntry(end);
-    expect(html).toContain('Undid run r-1 — put back <code>calc.py</code>');
+    // The run it undid in words; the ids only in the tooltip.
+    expect(html).toContain('Undid an earlier run — put back <code>calc.py</code>');
+    expect(html).toContain('title="undo u-1 of run r-1"');
+    expect(html.replace(/title="[^"]*"/g, '').replace(/data-[a-z]+="[^"]*"/g, '')).not.toMatch(/[ru]-1/);
+    const at = new Date(2026, 0, 1, 14, 2).getTime();
+    expect(renderEntry({ ...end, undoesStartedAt: at })).toContain('Undid the run at 14:02');
     expect(html).toContain('data-action="undoRun" data-run="u-1"');
     expect(html).toContain('Redo (undo the undo)');
     expect(html).not.toContain('Undo this run');
@@ -192,17 +234,17 @@ describe('run ends and plans', () => {
     const dropped = renderEntry(plan({ decision: 'dropped' }));
     expect(dropped).not.toContain('data-action=');
     expect(dropped).toContain('dropped');
-    expect(renderEntry(plan({ decision: 'approved', runId: 'w-1' }))).toContain('Running as w-1');
+    expect(renderEntry(plan({ decision: 'approved', runId: 'w-1' }))).toContain('<div class="reason" title="run w-1">Running…</div>');
   });
 
   it('says how an approved plan\'s run ended, in the words of the run\'s line', () => {
     const ran = (runStatus: string) => renderEntry(plan({ decision: 'approved', runId: 'w-1', runStatus }));
-    expect(ran('completed')).toContain('Ran as w-1 — completed');
+    expect(ran('completed')).toContain('Ran — completed');
     expect(ran('completed')).not.toContain('Running as');
-    expect(ran('failed')).toContain('Ran as w-1 — failed');
-    expect(ran('cancelled')).toContain('Ran as w-1 — cancelled');
-    expect(ran('max_steps')).toContain('Ran as w-1 — max steps');
-    expect(ran('<b>')).toContain('Ran as w-1 — &lt;b&gt;');
+    expect(ran('failed')).toContain('Ran — failed');
+    expect(ran('cancelled')).toContain('Ran — cancelled');
+    expect(ran('max_steps')).toContain('Ran — max steps');
+    expect(ran('<b>')).toContain('Ran — &lt;b&gt;');
     const end: ChatEntry = { kind: 'run', key: 'run-w-1', runId: 'w-1', status: 'cancelled', files: [], undo: 'none' };
     expect(renderEntry(end)).toContain('Run cancelled');
   });

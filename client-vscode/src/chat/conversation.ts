@@ -4,7 +4,6 @@
  */
 import type { AgentEvent, PlanPayload, Proposal, ProposalResolved, RunAccount, TranscriptEntry } from '../protocol';
 import type { ChatEntry, HunkCard, PlanCard, ProposalCard, RunEndEntry } from './messages';
-import { runName } from './words';
 
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
 type AssistantEntry = Extract<ChatEntry, { kind: 'assistant' }>;
@@ -264,10 +263,6 @@ export class Conversation {
     return runId ? this.starts.get(runId) : undefined;
   }
 
-  /** A run in words ("the run at 14:02"), for the view's notes; its id goes in tooltips only. */
-  runName(runId: string | undefined, what = 'run'): string {
-    return runName(runId ? this.starts.get(runId) : undefined, what);
-  }
 
   /** The run an undo's end undid (undefined: not an undo, or not here). */
   undoneBy(runId: string): string | undefined {
