@@ -27,6 +27,8 @@ const COMMAND_ANSWER = 'Issue 42: the failing test is test_mul.';
 /** The model's turns: two write_file calls (accepted, rejected), an answer, the follow-up's answer, the prompt command's answer. */
 export function chatScript({ accepted, rejected }) {
   return [
+    // A read first: its row opens on its arguments and what it read.
+    { content: '', tool_calls: [{ name: 'read_file', arguments: { path: 'calc.py' } }] },
     {
       content: '`add` subtracts; I will fix it.',
       tool_calls: [
@@ -41,7 +43,11 @@ export function chatScript({ accepted, rejected }) {
     },
     { content: 'Running the tests.', tool_calls: [{ name: 'run_tests', arguments: {} }] },
     // Markdown, streamed in pieces: the view shows it rendered.
-    { content: `**add** is fixed; I left \`mul\` as it was, as you asked.\n\n- calc.py: \`add\` returns \`a + b\`` },
+    {
+      content:
+        `**add** is fixed; I left \`mul\` as it was, as you asked.\n\n- calc.py: \`add\` returns \`a + b\`\n\n` +
+        '```python\ndef add(a, b):\n    return a + b\n```',
+    },
     // The follow-up's request must hold the first turn: the task and the answer.
     { requires: [CHAT_TASK, 'is fixed; I left', CHAT_REASON], content: SECOND_ANSWER },
     // The prompt command picked from the `/` menu reaches the model expanded.
@@ -124,6 +130,26 @@ export async function chatScenario({ page, model, calcPath, testsPath, expected,
   // The run's own test run: its card has the counts and a link to Problems.
   const testsCard = frame.locator('.tests-card').first();
   await waitUntil('the run_tests card with its summary', async () => /1 passed, 1 failed/.test(await testsCard.innerText()));
+  // Each call is a row that opens on its arguments, its result and how long it took.
+  const readRow = frame.locator('details.tool.row.read').first();
+  await readRow.locator('summary').click();
+  await waitUntil('the read_file row to show its arguments and result', async () => {
+    const text = await readRow.innerText();
+    return /Arguments/.test(text) && /"path": "calc\.py"/.test(text) && /def add/.test(text) && /Took \d/.test(text);
+  });
+  // The answer's code block, highlighted, with its Copy button.
+  const code = frame.locator('.entry.assistant .code-block').first();
+  if ((await code.locator('.hljs-keyword').count()) === 0 || (await code.locator('button[data-action="copyCode"]').count()) !== 1) {
+    throw new Error(`the answer's code block is not highlighted with a Copy button: ${await code.innerHTML()}`);
+  }
+  // The whole view speaks in words: no run or call id in the text a person reads.
+  if (/\b[rwu]-[0-9a-f]{6,}/.test(await viewText(frame))) {
+    throw new Error(`the chat view shows an id: ${await viewText(frame)}`);
+  }
+  await testsCard.scrollIntoViewIfNeeded();
+  await page.waitForTimeout(300);
+  await shot('chat-tests.png');
+  log('the finished run: its calls as rows, its tests, its answer\'s code highlighted');
   await testsCard.locator('button[data-action="showProblems"]').click();
   const problems = page.locator('.markers-panel');
   await waitUntil('the run\'s failure in Problems', async () => /assert 5 == 6/.test(await problems.innerText()), { timeout: 30_000 });
@@ -367,7 +393,9 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   const undoEnd = frame.locator('.run-end', { has: frame.locator('button[data-action="undoRun"]', { hasText: 'Redo (undo the undo)' }) }).first();
   await undoEnd.waitFor({ state: 'visible', timeout: 30_000 });
   const undoRunId = await undoEnd.getAttribute('data-run');
-  if (!undoRunId?.startsWith('u-') || !/Undid run r-/.test(await undoEnd.innerText())) {
+  // Named in words; the ids stay in the tooltip.
+  if (!undoRunId?.startsWith('u-') || !/Undid the run at \d\d:\d\d/.test(await undoEnd.innerText()) ||
+      !/of run r-/.test(await undoEnd.getAttribute('title'))) {
     throw new Error(`the undo's own line is not as expected (${undoRunId}): ${await undoEnd.innerText()}`);
   }
   await undoEnd.locator('button[data-action="undoRun"]').click();
@@ -427,14 +455,16 @@ export async function afterRunScenario({ page, model, workspace, original, expec
     throw new Error(`the model was asked ${model.served() - served} times for two plans: the dropped plan ran?`);
   }
   await ready.locator('button[data-action="approvePlan"]').click();
-  // A short workflow can end before the card is looked at: "Running as" or already "Ran as".
-  await waitUntil('the approved plan to run', async () => /(Running|Ran) as w-/.test(await ready.innerText()), { timeout: 30_000 });
-  const planRun = (await ready.innerText()).match(/(?:Running|Ran) as (w-[\w-]+)/)[1];
+  // A short workflow can end before the card is looked at: "Running…" or already "Ran —";
+  // the run's id is in the line's tooltip only.
+  const planLine = ready.locator('.reason');
+  await waitUntil('the approved plan to run', async () => /^(Running…|Ran — )/.test(await planLine.innerText().catch(() => '')), { timeout: 30_000 });
+  const planRun = (await planLine.getAttribute('title')).match(/^run (w-[\w-]+)$/)[1];
   await waitUntil('the plan\'s run to end', async () =>
     /Run completed/.test(await frame.locator(`.run-end[data-run="${planRun}"]`).innerText().catch(() => '')),
   { timeout: 60_000 });
   await waitUntil('the plan card to say how its run ended', async () =>
-    (await ready.innerText()).includes(`Ran as ${planRun} — completed`));
+    (await ready.innerText()).includes('Ran — completed'));
   await page.waitForTimeout(300);
   await shot('chat-plan-approved.png');
   log(`the ready plan was approved and ran as ${planRun}`);
@@ -473,7 +503,7 @@ export async function afterRunScenario({ page, model, workspace, original, expec
     }
   }
   const readyAgain = await again.locator('.card.plan', { hasText: READY_PLAN.goal }).innerText();
-  if (!readyAgain.includes('approved') || !readyAgain.includes(`Ran as ${planRun} — completed`)) {
+  if (!readyAgain.includes('approved') || !readyAgain.includes('Ran — completed')) {
     throw new Error(`the ready plan after the reload: ${readyAgain}`);
   }
   if ((await again.locator('.card.plan button').count()) !== 0) {
@@ -490,7 +520,7 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   await askPalette.waitFor({ state: 'visible', timeout: 30_000 });
   await askPalette.locator('.monaco-button', { hasText: /^Undo$/ }).click();
   await waitUntil('calc.py back on disk as before the run', () => fs.readFileSync(calcPath, 'utf8') === original, { timeout: 30_000 });
-  const paletteEnd = again.locator('.run-end', { hasText: `Undid run ${redoRunId}` });
+  const paletteEnd = again.locator(`.run-end[title$="of run ${redoRunId}"]`);
   await waitUntil('the palette\'s undo in the chat without a reload', async () =>
     (await paletteEnd.count()) === 1 &&
     /Redo \(undo the undo\)/.test(await paletteEnd.innerText()) &&
@@ -514,7 +544,7 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   const reloadedEnds = await third.locator('.run-end').evaluateAll((nodes) => nodes.map((n) => n.innerText.replace(/\s+/g, ' ')));
   // Lines and buttons as they were live (the notes under them differ: live ones say what was
   // put back, reloaded ones which undo undid the run).
-  const gist = (text) => text.replace(/(Put back|Undone by|Its changes were brought back).*$/, '').trim();
+  const gist = (text) => text.replace(/(Undone at|Undone again|Undone by|Its changes were brought back).*$/, '').trim();
   if (JSON.stringify(liveEnds.map(gist)) !== JSON.stringify(reloadedEnds.map(gist))) {
     throw new Error(`the run ends live and after the reload differ:\n${liveEnds.join('\n')}\n---\n${reloadedEnds.join('\n')}`);
   }
@@ -528,7 +558,7 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   if (fs.readFileSync(calcPath, 'utf8') !== expected) {
     throw new Error('toolgate undo in a terminal did not bring the fix back');
   }
-  const terminalEnd = third.locator('.run-end', { hasText: `Undid run ${paletteRunId}` });
+  const terminalEnd = third.locator(`.run-end[title$="of run ${paletteRunId}"]`);
   await waitUntil('the terminal\'s undo in the chat without a reload', async () =>
     (await terminalEnd.count()) === 1 && /undone/.test(await endText(paletteRunId, third)),
   { timeout: 30_000 });

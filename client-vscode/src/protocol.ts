@@ -230,7 +230,7 @@ export interface SessionInfo {
 
 /** One entry of a session's transcript (toolgate.loadSession). */
 export type TranscriptEntry =
-  | { kind: 'user'; text: string; runId?: string }
+  | { kind: 'user'; text: string; runId?: string; /** When the turn began (ISO 8601). */ time?: string | null }
   | { kind: 'assistant'; text: string; runId?: string }
   | {
       kind: 'tool';
@@ -266,6 +266,8 @@ export type TranscriptEntry =
       undo?: 'available' | 'undone' | 'none';
       undoneBy?: string;
       undoes?: string;
+      /** When the run ended (for an undo: when it was made), ISO 8601. */
+      time?: string | null;
     };
 
 /** Result of toolgate.loadSession. */

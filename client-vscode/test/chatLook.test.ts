@@ -68,3 +68,28 @@ describe('words instead of ids', () => {
     expect(undo.kind === 'run' && undo.undoesStartedAt).toBe(end.kind === 'run' && end.startedAt);
   });
 });
+
+describe('times read back from a stored session', () => {
+  it('names the run an undo undid by the time its turn began, as live', () => {
+    const chat = new Conversation();
+    const turn = new Date(2026, 0, 1, 14, 2, 30);
+    chat.load('s-1', [
+      { kind: 'user', text: 'fix add', runId: 'r-1', time: turn.toISOString() },
+      { kind: 'run', runId: 'r-1', status: 'completed', files: ['calc.py'], undo: 'undone', time: new Date(2026, 0, 1, 14, 3).toISOString() },
+      { kind: 'run', runId: 'u-1', status: 'completed', files: ['calc.py'], undo: 'available', undoes: 'r-1', time: new Date(2026, 0, 1, 14, 5).toISOString() },
+    ]);
+    const [end, undo] = chat.list().filter((e) => e.kind === 'run');
+    expect(end).toMatchObject({ startedAt: turn.getTime() });
+    expect(undo).toMatchObject({ undoesStartedAt: turn.getTime(), startedAt: new Date(2026, 0, 1, 14, 5).getTime() });
+  });
+
+  it('reads a session kept before times were sent as earlier runs', () => {
+    const chat = new Conversation();
+    chat.load('s-1', [
+      { kind: 'user', text: 'fix add', runId: 'r-1' },
+      { kind: 'run', runId: 'u-1', status: 'completed', files: [], undo: 'none', undoes: 'r-1', time: 'not a time' },
+    ]);
+    const [undo] = chat.list().filter((e) => e.kind === 'run');
+    expect(undo).toMatchObject({ undoesStartedAt: undefined, startedAt: undefined });
+  });
+});

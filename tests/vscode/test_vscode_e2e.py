@@ -123,8 +123,9 @@ def test_ask_accept_reject_and_problems_in_real_vscode(vsix: Path) -> None:
 def test_chat_view_conversation_in_real_vscode(vsix: Path) -> None:
     _scenario(vsix, "chat", "--chat")
     for shot in (
-        "chat-card.png",
+        "chat-card.png",  # a card waiting for review, its change inline
         "chat-turn1.png",
+        "chat-tests.png",  # a finished run: its calls as rows, its tests, a highlighted block
         "problems-after-run.png",
         "chat-follow-up.png",
         "chat-slash-menu.png",
@@ -139,7 +140,7 @@ def test_run_tests_undo_and_plans_after_a_finished_run_in_real_vscode(vsix: Path
     _scenario(vsix, "after-run", "--after-run")
     for shot in (
         "problems-after-run.png",
-        "chat-undone.png",
+        "chat-undone.png",  # an undo, named in words
         "chat-redone.png",
         "chat-plan-partial.png",
         "chat-plan-approved.png",

@@ -99,6 +99,12 @@ export function shownArguments(args: unknown): unknown {
   return rest;
 }
 
+/** Milliseconds since the epoch of an ISO time (undefined when there is none or it is not one). */
+function timeOf(iso: string | null | undefined): number | undefined {
+  const at = iso ? Date.parse(iso) : NaN;
+  return Number.isNaN(at) ? undefined : at;
+}
+
 function toolStatus(decision: string | undefined): string {
   if (decision === 'ask') {
     return 'waiting';
@@ -153,6 +159,7 @@ export class Conversation {
     this.streams.clear();
     for (const item of transcript) {
       if (item.kind === 'user') {
+        this.started(item.runId, timeOf(item.time));
         this.entries.push({ kind: 'user', key: this.key('user'), text: item.text, runId: item.runId });
       } else if (item.kind === 'assistant') {
         this.entries.push({ kind: 'assistant', key: this.key('assistant'), text: item.text, runId: item.runId });
@@ -193,6 +200,8 @@ export class Conversation {
       } else if (item.kind === 'plan') {
         this.loadPlan(item);
       } else if (item.kind === 'run' && item.runId && !this.runEnd(item.runId)) {
+        // A run without a turn of its own (an undo, a plan's run) is named by when it ended.
+        this.started(item.runId, timeOf(item.time));
         this.planRunEnded(item.runId, item.status || 'completed');
         const files = Array.isArray(item.files) ? item.files.map(String) : [];
         const undo = item.undo === 'available' && files.length ? 'available' : item.undo === 'undone' ? 'undone' : 'none';
@@ -203,7 +212,8 @@ export class Conversation {
           status: item.status || 'completed',
           files,
           undo,
-          ...(item.undoes ? { undoes: item.undoes } : {}),
+          ...(item.undoes ? { undoes: item.undoes, undoesStartedAt: this.starts.get(item.undoes) } : {}),
+          startedAt: this.starts.get(item.runId),
           ...(undo === 'undone' && item.undoneBy ? { undoNote: 'Undone by a later undo.' } : {}),
         });
       }

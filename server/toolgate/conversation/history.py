@@ -311,6 +311,7 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
                     "text": str(record.get("text", "")),
                     "runId": run_id,
                     "turn": record.get("turn"),
+                    "time": record.get("time"),  # the client names the run by it
                 }
             )
         elif kind == "msg":

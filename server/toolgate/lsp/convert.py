@@ -135,11 +135,14 @@ def failure_diagnostic(failure: Any, root: Path, severity: int) -> types.Diagnos
     )
 
 
-def event_payload(event: Event, call_args: dict[str, Any]) -> dict[str, Any] | None:
+def event_payload(
+    event: Event, call_args: dict[str, Any], call_results: dict[str, str] | None = None
+) -> dict[str, Any] | None:
     """An engine event as the `toolgate/event` notification's params (None: not sent).
 
     `call_args` keeps each call's shown arguments from its proposal to its decision (the
-    engine says them once; the notification repeats them with the decision).
+    engine says them once; the notification repeats them with the decision). `call_results`
+    holds the text each finished call shows, handed over by the turn before the call's event.
     """
     f = event.fields
     kind = event.type
@@ -172,6 +175,9 @@ def event_payload(event: Event, call_args: dict[str, Any]) -> dict[str, Any] | N
             "success": f["success"],
             "error": f.get("error"),
             "decision": f["decision"],
+            # What the person reads in the call's row: an excerpt of its result, and its time.
+            "result": (call_results or {}).pop(f["call_id"], None),
+            "durationMs": f.get("latency_ms"),
         }
     elif kind == events.TOOL_CALL_PARSE_ERROR:
         payload = {
