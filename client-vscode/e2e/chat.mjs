@@ -135,7 +135,7 @@ export async function chatScenario({ page, model, calcPath, testsPath, expected,
   await readRow.locator('summary').click();
   await waitUntil('the read_file row to show its arguments and result', async () => {
     const text = await readRow.innerText();
-    return /Arguments/.test(text) && /"path": "calc\.py"/.test(text) && /def add/.test(text) && /Took \d/.test(text);
+    return /arguments/i.test(text) && /"path": "calc\.py"/.test(text) && /def add/.test(text) && /Took \d/.test(text);
   });
   // The answer's code block, highlighted, with its Copy button.
   const code = frame.locator('.entry.assistant .code-block').first();

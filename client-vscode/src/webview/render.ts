@@ -152,18 +152,22 @@ function runEndBlock(entry: RunEndEntry): string {
     undo = entry.undoes
       ? ` ${button('undoRun', 'Redo (undo the undo)', { run: entry.runId }, 'secondary', { icon: 'redo' })}`
       : ` ${button('undoRun', 'Undo this run', { run: entry.runId }, 'secondary', { icon: 'discard' })}`;
-  } else if (entry.undo === 'undoing') {
-    undo = ` <span class="badge">${icon('loading', 'codicon-modifier-spin')} undoing…</span>`;
-  } else if (entry.undo === 'undone') {
-    undo = ' <span class="badge status-undone">undone</span>';
   }
+  // The badge reads as part of the line; the button sits after it.
+  const badge =
+    entry.undo === 'undoing'
+      ? ` <span class="badge">${icon('loading', 'codicon-modifier-spin')} undoing…</span>`
+      : entry.undo === 'undone'
+        ? ' <span class="badge status-undone">undone</span>'
+        : '';
   const note = entry.undoNote ? `<div class="reason">${escapeHtml(entry.undoNote)}</div>` : '';
   if (entry.undoes) {
     const put = entry.files.length ? ` — put back ${fileList(entry.files)}` : '';
-    return `${icon('discard')}<span>Undid ${escapeHtml(runName(entry.undoesStartedAt))}${put}</span>${undo}${note}`;
+    return `<span class="run-line">${icon('discard')} Undid ${escapeHtml(runName(entry.undoesStartedAt))}${put}${badge}</span>${undo}${note}`;
   }
   const ok = entry.status === 'completed';
-  return `${statusIcon(ok ? 'completed' : entry.status === 'cancelled' ? 'cancelled' : 'failed')}<span>Run ${escapeHtml(statusLabel(entry.status))}${files}</span>${undo}${note}`;
+  const mark = statusIcon(ok ? 'completed' : entry.status === 'cancelled' ? 'cancelled' : 'failed');
+  return `<span class="run-line">${mark} Run ${escapeHtml(statusLabel(entry.status))}${files}${badge}</span>${undo}${note}`;
 }
 
 /** One entry's markup, wrapped in an element keyed by the entry. */
