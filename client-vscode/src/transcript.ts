@@ -88,10 +88,12 @@ export class TranscriptFormatter {
         return info(`→ ${event.tool ?? '?'} ${shortJson(event.arguments ?? {})}${decision}${why}`);
       }
       case 'tool_result': {
+        const tool = event.tool ?? '?';
         if (event.success) {
-          return info(`  ${event.tool ?? '?'} done`);
+          return info(`  ${tool}: ${event.decision === 'approved' ? 'accepted' : 'done'}`);
         }
-        return { level: 'warn', text: `  ${event.tool ?? '?'} ${event.decision === 'rejected' ? 'rejected' : 'failed'}: ${event.error ?? 'unknown error'}` };
+        const how = event.decision === 'rejected' ? 'rejected' : event.decision === 'denied' ? 'refused' : 'failed';
+        return { level: 'warn', text: `  ${tool}: ${how}: ${event.error ?? 'unknown error'}` };
       }
       case 'parse_error':
         return {

@@ -26,7 +26,7 @@ describe('TranscriptFormatter', () => {
       'You: fix add',
       'Toolgate: add subtracts.',
       '→ write_file {"path":"calc.py"} (waits for your review) — fix it',
-      '  write_file rejected: rejected: no',
+      '  write_file: rejected: rejected: no',
       'Tests: 1 passed, 1 failed, 0 errors, 2 skipped',
       'Run completed',
     ]);
