@@ -5,6 +5,7 @@
 // find the session again.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { answerInputBox, runCommand, waitUntil } from './codeserver.mjs';
 
 export const CHAT_TASK = 'Make the tests in test_calc.py pass';
@@ -13,9 +14,15 @@ const FOLLOW_UP = 'Good. What is left to do after the first turn?';
 const FIRST_ANSWER = 'add is fixed; I left mul as it was, as you asked.';
 const SECOND_ANSWER = 'Following up on the first turn: mul is next.';
 
-/** The chat workspace's customization: a rules file and a prompt file of Claude Code's format. */
+/** A file long enough that two changes to it are two hunks: one accepted, one rejected on the card. */
+const NOTES = Array.from({ length: 20 }, (_, i) => `NOTE_${i + 1} = ${i + 1}`).join('\n') + '\n';
+const NOTES_PROPOSED = NOTES.replace('NOTE_2 = 2', 'NOTE_2 = 200').replace('NOTE_19 = 19', 'NOTE_19 = 1900');
+const HUNKS_TASK = 'Scale NOTE_2 and NOTE_19 in notes.py';
+
+/** The chat workspace's own files: a rules file, a prompt file of Claude Code's format, and notes.py. */
 export const CHAT_FILES = {
   'AGENTS.md': '# Conventions\n\nKeep calc.py free of imports.\n',
+  'notes.py': NOTES,
   '.claude/commands/fix-issue.md':
     '---\ndescription: Fix a numbered issue the project\'s way\nargument-hint: NUMBER\n---\n' +
     'Fix issue #$ARGUMENTS: find its failing test first, then change the code.\n',
@@ -52,6 +59,13 @@ export function chatScript({ accepted, rejected }) {
     { requires: [CHAT_TASK, 'is fixed; I left', CHAT_REASON], content: SECOND_ANSWER },
     // The prompt command picked from the `/` menu reaches the model expanded.
     { requires: [EXPANDED_COMMAND], content: COMMAND_ANSWER },
+    // Two hunks in one proposal: the card decides each.
+    {
+      requires: [HUNKS_TASK],
+      content: 'Scaling both.',
+      tool_calls: [{ name: 'write_file', arguments: { path: 'notes.py', content: NOTES_PROPOSED, _reasoningForCall: 'scale the two notes' } }],
+    },
+    { content: 'Kept what you accepted.' },
   ];
 }
 
@@ -258,6 +272,35 @@ export async function chatScenario({ page, model, calcPath, testsPath, expected,
   await frame.locator('#toggle-customization').click();
   await panel.waitFor({ state: 'hidden', timeout: 10_000 });
   log('the Customization panel listed AGENTS.md and the prompt file');
+
+  // 6d. A proposal of two hunks: the card shows both, and each is decided on its own (the diff
+  // editor's own Accept Hunk / Reject Hunk); the file keeps the accepted one only.
+  const notesPath = path.join(path.dirname(calcPath), 'notes.py');
+  await frame.locator('#input').fill(HUNKS_TASK);
+  await frame.locator('#input').press('Enter');
+  const hunksCard = frame.locator('.card.proposal', { hasText: 'notes.py' }).first();
+  await waitUntil('the two-hunk card with a button per hunk', async () =>
+    (await hunksCard.locator('.hunk').count()) === 2 && (await hunksCard.locator('button[data-action="acceptHunk"]').count()) === 2,
+  { timeout: 60_000 });
+  const hunkText = await hunksCard.innerText();
+  if (!/NOTE_2 = 200/.test(hunkText) || !/NOTE_19 = 1900/.test(hunkText)) {
+    throw new Error(`the card does not show the change itself: ${hunkText}`);
+  }
+  await hunksCard.locator('button[data-action="acceptHunk"][data-hunk="0"]').click();
+  await waitUntil('the first hunk to say accepted', async () =>
+    /accepted/.test(await hunksCard.locator('.hunk').first().innerText()) &&
+    (await hunksCard.locator('button[data-action="acceptHunk"]').count()) === 1,
+  );
+  await page.waitForTimeout(300);
+  await shot('chat-hunks.png');
+  await hunksCard.locator('button[data-action="rejectHunk"][data-hunk="1"]').click();
+  await waitUntil('the card to say partly accepted', async () => /partly accepted/.test(await hunksCard.innerText()), { timeout: 30_000 });
+  await waitUntil('notes.py with the accepted hunk only', () => {
+    const text = fs.readFileSync(notesPath, 'utf8');
+    return text.includes('NOTE_2 = 200') && text.includes('NOTE_19 = 19\n');
+  }, { timeout: 30_000 });
+  await waitUntil('the two-hunk run to finish', async () => /Ready/.test(await frame.locator('#status').innerText()), { timeout: 60_000 });
+  log('a two-hunk proposal was decided hunk by hunk on its card');
 
   // 7. Reload the window: the session comes back, with both turns.
   await page.reload();

@@ -130,6 +130,7 @@ def test_chat_view_conversation_in_real_vscode(vsix: Path) -> None:
         "chat-follow-up.png",
         "chat-slash-menu.png",
         "chat-customization.png",
+        "chat-hunks.png",  # a two-hunk card, one hunk accepted on it, one waiting
         "chat-reloaded.png",
     ):
         path = ARTIFACTS / "chat" / shot

@@ -68,7 +68,7 @@ function proposalCard(card: ProposalCard): string {
     const left = card.hunks.length - decided;
     actions =
       `<div class="card-actions">` +
-      button('accept', decided ? `Accept the other ${plural(left, 'hunk')}` : 'Accept', { id: card.id }, '', { icon: 'check' }) +
+      button('accept', decided ? (left === 1 ? 'Accept the other hunk' : `Accept the other ${left} hunks`) : 'Accept', { id: card.id }, '', { icon: 'check' }) +
       button('reject', 'Reject…', { id: card.id }, 'secondary', { icon: 'close' }) +
       button('openDiff', 'Open Diff', { id: card.id }, 'secondary', { icon: 'diff' }) +
       `</div>`;
