@@ -66,6 +66,10 @@ describe('words instead of ids', () => {
     const [end, undo] = chat.list().filter((e) => e.kind === 'run');
     expect(end.kind === 'run' && typeof end.startedAt).toBe('number');
     expect(undo.kind === 'run' && undo.undoesStartedAt).toBe(end.kind === 'run' && end.startedAt);
+    expect(undo).toMatchObject({ undoesAnUndo: false });
+    // Undoing the undo names what it undid as an undo.
+    chat.addUndoRun('u-2', 'u-1', ['a.py']);
+    expect(chat.list().filter((e) => e.kind === 'run')[2]).toMatchObject({ undoes: 'u-1', undoesAnUndo: true });
   });
 });
 

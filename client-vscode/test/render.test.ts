@@ -184,6 +184,7 @@ describe('run ends and plans', () => {
     expect(html.replace(/title="[^"]*"/g, '').replace(/data-[a-z]+="[^"]*"/g, '')).not.toMatch(/[ru]-1/);
     const at = new Date(2026, 0, 1, 14, 2).getTime();
     expect(renderEntry({ ...end, undoesStartedAt: at })).toContain('Undid the run at 14:02');
+    expect(renderEntry({ ...end, undoesStartedAt: at, undoesAnUndo: true })).toContain('Undid the undo at 14:02');
     expect(html).toContain('data-action="undoRun" data-run="u-1"');
     expect(html).toContain('Redo (undo the undo)');
     expect(html).not.toContain('Undo this run');

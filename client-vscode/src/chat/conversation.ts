@@ -212,7 +212,9 @@ export class Conversation {
           status: item.status || 'completed',
           files,
           undo,
-          ...(item.undoes ? { undoes: item.undoes, undoesStartedAt: this.starts.get(item.undoes) } : {}),
+          ...(item.undoes
+            ? { undoes: item.undoes, undoesStartedAt: this.starts.get(item.undoes), undoesAnUndo: this.runEnd(item.undoes)?.undoes !== undefined }
+            : {}),
           startedAt: this.starts.get(item.runId),
           ...(undo === 'undone' && item.undoneBy ? { undoNote: 'Undone by a later undo.' } : {}),
         });
@@ -262,6 +264,7 @@ export class Conversation {
       undoes: undone,
       startedAt: this.started(undoRunId, Date.now()),
       undoesStartedAt: this.starts.get(undone),
+      undoesAnUndo: this.runEnd(undone)?.undoes !== undefined,
     });
   }
 

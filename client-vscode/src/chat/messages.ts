@@ -88,8 +88,9 @@ export interface RunEndEntry {
   undoes?: string;
   /** When the run started (ms since the epoch), known for the runs this window saw start. */
   startedAt?: number;
-  /** For an undo: when the run it undid started. */
+  /** For an undo: when the run it undid started, and whether that run was itself an undo. */
   undoesStartedAt?: number;
+  undoesAnUndo?: boolean;
 }
 
 /** One step of a plan card. */

@@ -163,7 +163,7 @@ function runEndBlock(entry: RunEndEntry): string {
   const note = entry.undoNote ? `<div class="reason">${escapeHtml(entry.undoNote)}</div>` : '';
   if (entry.undoes) {
     const put = entry.files.length ? ` — put back ${fileList(entry.files)}` : '';
-    return `<span class="run-line">${icon('discard')} Undid ${escapeHtml(runName(entry.undoesStartedAt))}${put}${badge}</span>${undo}${note}`;
+    return `<span class="run-line">${icon('discard')} Undid ${escapeHtml(runName(entry.undoesStartedAt, entry.undoesAnUndo ? 'undo' : 'run'))}${put}${badge}</span>${undo}${note}`;
   }
   const ok = entry.status === 'completed';
   const mark = statusIcon(ok ? 'completed' : entry.status === 'cancelled' ? 'cancelled' : 'failed');
