@@ -9,7 +9,8 @@
 // leaves Problems as it was; Ask Agent with Review → the loop's end in a notification.
 // --smoke only checks that the workbench lists the extension's commands (no server needed).
 // --chat drives the chat view instead (e2e/chat.mjs): a task typed into it, the streamed answer,
-// a proposal accepted and one rejected from their cards, Run Tests after the finished run, a
+// a proposal accepted and one rejected from their cards, a call's row opened, a two-hunk
+// proposal decided hunk by hunk on its card, Run Tests after the finished run, a
 // follow-up that needs the first turn, and the session found again after a reload.
 // --after-run follows a person's order in the chat view: ask, accept, the run ends without
 // running the tests, Toolgate: Run Tests (twice) → the failure in Problems; the run's Undo

@@ -4,7 +4,9 @@ The scenarios live in client-vscode/e2e/run.mjs (Ask → diff → Accept; Reject
 a failing test in the Problems panel and its quick fix; Run Tests after that run finished;
 and Restricted Mode, where tests are refused until the folder is trusted) and
 client-vscode/e2e/chat.mjs (the chat view: a typed task, the streamed answer, a proposal
-accepted and one rejected with a reason from their cards, Run Tests after the finished run, a
+accepted and one rejected with a reason from their cards, a call's row opened on its arguments
+and result, a highlighted code block, no id in the view's text, a two-hunk proposal decided
+hunk by hunk on its card, Run Tests after the finished run, a
 follow-up that needs the first turn, the `/` menu with a prompt file picked from it and
 expanded for the model, the Customization panel, the turn header naming AGENTS.md, the
 session found again after a reload), and the order
