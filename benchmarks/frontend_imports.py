@@ -7,11 +7,12 @@ a function or under `TYPE_CHECKING`, of a module that is neither a front end nor
 counts the submodule `name` when there is one, else the package. `--list` prints the pairs,
 grouped by the engine module imported, most imported first.
 
-Front ends: the language server (`lsp/`), ACP (`acp/`), the terminal (`cli/`, and before it
-moved there `cli.py`, `cli_*.py`, `chat.py`, `terminal.py`, `demo.py`, `answer_view.py`,
-`planning/cli.py`, `calls/cli.py`) and MCP (`mcp/server.py`, `mcp/agent_tools.py`). The agent
-tools (`agent_tools/`) are the layer between the front ends and the service and count as engine
-here: a front end that imports them reaches past the service too.
+Of those pairs, the ones whose engine module is a port (`PORTS`: the types a front end draws or
+implements — the configuration it loads and passes along, the workspace it writes through, the
+Reviewer port with its proposals, approvals and questions, the `Tool` record whose kind it
+draws, the `Activity` port a front end's own tool implements) are counted apart: a front end
+cannot be thinner than the types it implements. The rest reach past the service;
+`tests/structure/test_front_ends.py` keeps their list, which may only shrink.
 """
 
 from __future__ import annotations
@@ -31,11 +32,26 @@ FRONT_ENDS = (
     "toolgate.answer_view",
     "toolgate.mcp.server",
     "toolgate.mcp.agent_tools",
+    "toolgate.mcp.http_server",
+    "toolgate.mcp.event_store",
+    "toolgate.mcp.options",
+    "toolgate.mcp.logs",
+    "toolgate.mcp.fixtures",
     "toolgate.planning.cli",
     "toolgate.calls.cli",
     "toolgate.__main__",
 )
 THE_WAY_IN = ("toolgate.session", "toolgate.records", "toolgate.agent.events")
+PORTS = (
+    "toolgate.config",
+    "toolgate.workspace",
+    "toolgate.review.proposal",
+    "toolgate.review.reviewer",
+    "toolgate.review.questions",
+    "toolgate.review.apply",
+    "toolgate.tools.schema",
+    "toolgate.tools.activity",
+)
 
 
 def _within(name: str, prefixes: tuple[str, ...]) -> bool:
@@ -85,6 +101,9 @@ def main(argv: list[str]) -> int:
             importers = sorted(front for front, imported in found if imported == engine)
             print(f"{count:3}  {engine}: {', '.join(importers)}")
     print(f"{len(found)} (front-end module, engine module) pairs outside {', '.join(THE_WAY_IN)}")
+    ports = sum(1 for _, engine in found if engine in PORTS)
+    print(f"  {ports} of them draw or implement a port ({', '.join(PORTS)})")
+    print(f"  {len(found) - ports} reach past the service")
     return 0
 
 

@@ -80,5 +80,6 @@ if [[ $quick == 1 ]]; then
         --ignore=tests/editors -n auto "$@"
 else
     say "the Python test suite"
-    .venv/bin/python -m pytest "$@"
+    # The slowest tests are listed at the end: the suite's time is watched against CI's limit.
+    .venv/bin/python -m pytest --durations=25 "$@"
 fi

@@ -16,6 +16,10 @@
 // running the tests, Toolgate: Run Tests (twice) → the failure in Problems; the run's Undo
 // button and the undo's own Redo button; a partial plan (gap scaffolded, plan dropped) and a
 // ready plan (approved, it runs); a reload that brings the plans and the run ends back.
+// --eyes: context the person points at in the chat view (the `@` menu, the `@` picker, the
+// current file's chip; the model's request holds what they attached), Edit Selection… ending in
+// its diff, and the chat's Rewind on a turn (code and conversation, taken back, conversation
+// only) (e2e/eyes.mjs).
 // --first-run --base-python PY: a new person's first run (e2e/firstrun.mjs): no Toolgate setting,
 // PY (3.10+, without Toolgate) as python3 on PATH; the bundled server installs itself, the
 // walkthrough finds the scripted model on a probed port, the sample task's diff is accepted.
@@ -40,6 +44,7 @@ import {
 } from './codeserver.mjs';
 import { startScriptedModel } from './scripted-model.mjs';
 import { afterRunScenario, afterRunScript, CHAT_FILES, chatScenario, chatScript } from './chat.mjs';
+import { eyesScenario, eyesScript } from './eyes.mjs';
 import { answerConnectionTest, firstRunScenario, firstRunScript, freeProbedPort } from './firstrun.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -52,6 +57,7 @@ const { values: opts } = parseArgs({
     restricted: { type: 'boolean', default: false },
     chat: { type: 'boolean', default: false },
     'after-run': { type: 'boolean', default: false },
+    eyes: { type: 'boolean', default: false },
     'first-run': { type: 'boolean', default: false },
     // --first-run: the Python (3.10+, without Toolgate) put on PATH as python3.
     'base-python': { type: 'string' },
@@ -162,6 +168,8 @@ async function main() {
     ? firstRunScript({ accepted: ACCEPTED_CALC })
     : opts.restricted
     ? RESTRICTED_SCRIPT
+    : opts.eyes
+    ? eyesScript()
     : opts['after-run']
       ? afterRunScript({ accepted: ACCEPTED_CALC })
       : opts.chat
@@ -252,6 +260,12 @@ async function main() {
     );
     log('server started');
 
+    if (opts.eyes) {
+      await eyesScenario({ page, model, workspace, original: ORIGINAL_CALC, shot, log });
+      checkLogs = 'secrets';
+      log('eyes scenario passed');
+      return;
+    }
     if (opts['after-run']) {
       await afterRunScenario({
         page, model, workspace, original: ORIGINAL_CALC, expected: ACCEPTED_CALC, python: opts.python, shot, log,

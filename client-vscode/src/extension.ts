@@ -26,16 +26,28 @@ const WALKTHROUGH_SHOWN = 'toolgate.walkthroughShown';
 export async function activate(context: api.ExtensionContext): Promise<void> {
   // The person's transcript at the info level; the protocol's detail only at the debug level.
   const transcript = api.createLogOutputChannel('Toolgate');
-  let cachedKey: string | undefined;
+  // The key as last stored here: a read of SecretStorage just after a store may not see it yet,
+  // and a server told no key keeps its old one.
+  let cachedKey = await context.secrets.get(API_KEY_SECRET);
+  const secrets = {
+    store: async (key: string, value: string) => {
+      await context.secrets.store(key, value);
+      if (key === API_KEY_SECRET) {
+        cachedKey = value;
+      }
+    },
+    delete: async (key: string) => {
+      await context.secrets.delete(key);
+      if (key === API_KEY_SECRET) {
+        cachedKey = undefined;
+      }
+    },
+  };
   // The protocol trace shows initializationOptions, so the channel masks the API key.
   const serverOutput = redactingChannel(api.createLogOutputChannel('Toolgate Server'), () => [cachedKey]);
   const statusBar = api.createStatusBarItem(50);
   statusBar.command = Command.showPending;
-  const apiKey = async () => {
-    cachedKey = await context.secrets.get(API_KEY_SECRET);
-    return cachedKey;
-  };
-  await apiKey();
+  const apiKey = async () => cachedKey;
 
   // The manager reaches the controller through a getter: each needs the other.
   const store = new ProposalStore();
@@ -90,7 +102,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     ask: async (task) => {
       await controller.ask(task);
     },
-    secrets: context.secrets,
+    secrets,
     serverOutput,
     report: setupReport,
     stream: streamProcess,
@@ -113,10 +125,12 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     api.registerCodeLensProvider([{ scheme: 'file' }, { scheme: PROPOSAL_SCHEME }], lenses),
     api.onDidChangeTabs(() => void review.updateContext()),
     api.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
+    // The chat's chip follows the file and selection the person looks at.
+    api.onDidChangeActiveEditor(() => chat.pointingChanged()),
     ...registerCommands({
       controller,
       review,
-      secrets: context.secrets,
+      secrets,
       output: transcript,
       onApiKeyChanged: () => serverManager.pushConfiguration(),
       restartServer: () => serverManager.restart(),
@@ -124,6 +138,13 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
       openChat: () => {
         void api.executeCommand(`${CHAT_VIEW_ID}.focus`).then(() => chatView.focus());
       },
+    }),
+    // A key set in another window reaches this window's server too.
+    context.secrets.onDidChange(async (change) => {
+      if (change.key === API_KEY_SECRET) {
+        cachedKey = await context.secrets.get(API_KEY_SECRET);
+        await serverManager.pushConfiguration();
+      }
     }),
     api.onDidChangeConfiguration((affects) => {
       if (!affects('toolgate')) {

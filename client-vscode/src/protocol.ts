@@ -28,6 +28,8 @@ export const ServerCommand = {
   renameSession: 'toolgate.renameSession',
   deleteSession: 'toolgate.deleteSession',
   undoRun: 'toolgate.undoRun',
+  rewind: 'toolgate.rewind',
+  undoRewind: 'toolgate.undoRewind',
   plan: 'toolgate.plan',
   runPlan: 'toolgate.runPlan',
   dropPlan: 'toolgate.dropPlan',
@@ -174,9 +176,20 @@ export interface AcceptResult {
 
 /** Context that goes with toolgate.ask. */
 export interface AskContext {
-  uri: string;
+  uri?: string;
   range?: Range;
   text?: string;
+  /** The problems the editor shows, for a message that mentions `@problems`. */
+  diagnostics?: ContextDiagnostic[];
+}
+
+/** A problem the editor shows, as `toolgate.ask`'s context carries it (LSP's shape, with its file). */
+export interface ContextDiagnostic {
+  uri: string;
+  range: Range;
+  message: string;
+  severity?: number;
+  source?: string;
 }
 
 /** A diagnostic as reported back to the server with toolgate.reportDiagnostics (LSP shape). */
@@ -229,8 +242,20 @@ export interface SessionInfo {
 }
 
 /** One entry of a session's transcript (toolgate.loadSession). */
-export type TranscriptEntry =
-  | { kind: 'user'; text: string; runId?: string; /** When the turn began (ISO 8601). */ time?: string | null }
+export type TranscriptEntry = (
+  | {
+      kind: 'user';
+      text: string;
+      runId?: string;
+      turn?: number;
+      /** When the turn began (ISO 8601). */
+      time?: string | null;
+      /** The rules files the turn used. */
+      rules?: string[];
+      /** What the message's `@` mentions attached (`notice.attached`), and what they could not. */
+      attached?: { mention: string; label: string; cut?: string }[];
+      notAttached?: string[];
+    }
   | { kind: 'assistant'; text: string; runId?: string }
   | {
       kind: 'tool';
@@ -268,7 +293,33 @@ export type TranscriptEntry =
       undoes?: string;
       /** When the run ended (for an undo: when it was made), ISO 8601. */
       time?: string | null;
-    };
+    }
+  | {
+      /** A rewind of the session (`toolgate.rewind`) and whether it was taken back. */
+      kind: 'rewind';
+      rewindId: string;
+      toTurn: number;
+      text: string;
+      undone: boolean;
+    }
+) & {
+  /** A rewind took this entry's turn out of what the model sees; the file keeps it. */
+  rewound?: boolean;
+};
+
+/** `toolgate.rewind`'s and `toolgate.undoRewind`'s answer. */
+export interface RewindResult {
+  sessionId: string;
+  rewindId: string;
+  toTurn: number;
+  what: 'both' | 'code' | 'conversation';
+  turns: number[];
+  runs: string[];
+  undos: string[];
+  leftAlone: string[];
+  revert: string[];
+  takenBack: boolean;
+}
 
 /** Result of toolgate.loadSession. */
 export interface LoadedSession {

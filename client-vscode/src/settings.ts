@@ -27,7 +27,8 @@ export interface ToolgateSettings {
 export interface InitializationOptions {
   model: string | null;
   baseUrl: string | null;
-  apiKey?: string;
+  /** null when there is none: a key removed in the editor is removed on the server too. */
+  apiKey?: string | null;
   toolCalling?: { mode: ToolCallingMode };
   approval?: Record<string, Approval>;
   approvalMode?: ApprovalMode;
@@ -153,9 +154,7 @@ export function toInitializationOptions(
   if (Object.keys(limits).length > 0) {
     options.limits = limits;
   }
-  if (apiKey) {
-    options.apiKey = apiKey;
-  }
+  options.apiKey = apiKey || null;
   return options;
 }
 

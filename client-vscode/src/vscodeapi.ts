@@ -241,6 +241,21 @@ export function makeCodeLens(line: number, title: string, command: string, args:
   const range = new vscode.Range(line, 0, line, 0);
   return new vscode.CodeLens(range, { title, command, arguments: args });
 }
+/** Every problem the editor shows now, by file (every language server's, Toolgate's too). */
+export function allDiagnostics(): [string, vscode.Diagnostic[]][] {
+  return vscode.languages.getDiagnostics().map(([uri, found]) => [uri.toString(), found]);
+}
+/** The workspace's files (the editor's own excludes and .gitignore'd folders left out), as uris. */
+export async function findFiles(max: number): Promise<string[]> {
+  const found = await vscode.workspace.findFiles('**/*', '{**/node_modules/**,**/.git/**,**/.toolgate/**,**/__pycache__/**,**/.venv/**}', max);
+  return found.map((uri) => uri.toString());
+}
+export function onDidChangeActiveEditor(listener: () => void): vscode.Disposable {
+  return vscode.Disposable.from(
+    vscode.window.onDidChangeActiveTextEditor(() => listener()),
+    vscode.window.onDidChangeTextEditorSelection(() => listener()),
+  );
+}
 export function getDiagnostics(uri: string): vscode.Diagnostic[] {
   return vscode.languages.getDiagnostics(vscode.Uri.parse(uri));
 }

@@ -126,14 +126,14 @@ describe('Conversation', () => {
   it('loads a stored transcript: messages, answers, calls with their proposal, notes', () => {
     const chat = new Conversation();
     chat.load('s-7', [
-      { kind: 'user', text: 'fix add', runId: 'r-1' },
+      { kind: 'user', text: 'fix add', runId: 'r-1', rules: ['AGENTS.md'] },
       { kind: 'tool', runId: 'r-1', callId: 'c1', name: 'write_file', toolKind: 'change', arguments: { path: 'calc.py', _reasoningForCall: 'add subtracts' }, status: 'rejected', summary: 'rejected: no', proposalId: 'p-1' },
       { kind: 'assistant', text: 'Done.', runId: 'r-1' },
       { kind: 'note', text: 'Older turns summarised.' },
     ]);
     expect(chat.sessionId).toBe('s-7');
     expect(chat.list()).toMatchObject([
-      { kind: 'user', text: 'fix add' },
+      { kind: 'user', text: 'fix add', rules: ['AGENTS.md'] },
       { kind: 'tool', name: 'write_file', toolKind: 'change', target: 'calc.py', status: 'rejected', summary: 'rejected: no', proposal: { id: 'p-1', why: 'add subtracts', reason: 'rejected: no' } },
       { kind: 'assistant', text: 'Done.' },
       { kind: 'note', text: 'Older turns summarised.' },

@@ -66,6 +66,9 @@ export const fake = {
     done: boolean;
   }[],
   statusMessages: [] as string[],
+  /** The workspace's files, as findFiles answers them (uris). */
+  files: [] as string[],
+  editorListeners: new Set<() => void>(),
   clipboard: '',
   shown: [] as string[],
   reset(): void {
@@ -75,6 +78,8 @@ export const fake = {
     this.inputAnswers = [];
     this.quickPicks = [];
     this.quickPickAnswer = (items) => items[0];
+    this.files = [];
+    this.editorListeners = new Set();
     this.commands = [];
     this.registered = new Map();
     this.context = new Map();
@@ -188,7 +193,8 @@ export function isTrusted(): boolean {
   return fake.trusted;
 }
 export function asRelativePath(text: string): string {
-  return text.replace(/^file:\/\/\/work\//, '');
+  // As VS Code's: a file outside the workspace folder (/work) keeps its absolute path.
+  return text.replace(/^file:\/\/\/work\//, '').replace(/^file:\/\//, '');
 }
 export function workspaceFileUri(path: string): string | undefined {
   return path.startsWith('/') ? `file://${path}` : `file:///work/${path}`;
@@ -211,6 +217,16 @@ export async function saveDocument(target: string): Promise<boolean> {
 }
 export function makeCodeLens(line: number, title: string, command: string, args: unknown[]) {
   return { range: { start: { line, character: 0 } }, command: { title, command, arguments: args } };
+}
+export function allDiagnostics(): [string, unknown[]][] {
+  return [...fake.diagnostics.entries()];
+}
+export async function findFiles(max: number): Promise<string[]> {
+  return fake.files.slice(0, max);
+}
+export function onDidChangeActiveEditor(listener: () => void): { dispose(): void } {
+  fake.editorListeners.add(listener);
+  return { dispose: () => fake.editorListeners.delete(listener) };
 }
 export function getDiagnostics(target: string): unknown[] {
   return fake.diagnostics.get(target) ?? [];

@@ -2,8 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 
 vi.mock('../src/vscodeapi', () => import('./fakeapi'));
 
+import { escapeHtml } from '../src/webview/html';
 import {
-  escapeHtml,
   matchCommands,
   renderCustomization,
   renderEntry,

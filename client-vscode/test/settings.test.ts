@@ -95,9 +95,9 @@ describe('toInitializationOptions', () => {
     });
   });
 
-  it('leaves the key out when there is none', () => {
+  it('sends null for the key when there is none, so a removed key is removed on the server', () => {
     const options = toInitializationOptions(settings, undefined, true);
-    expect('apiKey' in options).toBe(false);
+    expect(options.apiKey).toBeNull();
     expect(options.trusted).toBe(true);
   });
 
@@ -115,6 +115,7 @@ describe('toInitializationOptions with only what the person set', () => {
     expect(options).toEqual({
       model: null,
       baseUrl: null,
+      apiKey: null,
       review: { confirmInEditor: false },
       diagnostics: { testFailureSeverity: 'error' },
       trusted: true,

@@ -262,7 +262,10 @@ class ToolCalling:
     latent_tools: list[str] = field(default_factory=list)
     allow_deprecated_syntax: bool = True
     final_answer_tool: bool = True
-    compact_prompt: bool = False  # short tool list and examples, for small local models
+    # The compact prompt: short tool descriptions, bare schemas, a short role (text mode: a
+    # signature and an example per tool). None: on for windows of at most COMPACT_WINDOW
+    # tokens and for the embedded model (`agent.prompt.wants_compact`); true or false forces it.
+    compact_prompt: bool | None = None
     text_syntax: str = "tag"  # the call format the text-mode prompt asks for
     syntax_modules: list[str] = field(default_factory=list)  # syntaxes from outside, by module
     retention: Retention = field(default_factory=lambda: Retention())

@@ -33,8 +33,7 @@ CLAIMED = 0.95
 # opening literal, so it is prose.
 # mistral: text before the list after [TOOL_CALLS] (`[TOOL_CALLS] junk [...]`) is an error here,
 # where vLLM searches past it.
-# aider: the path as the fence's first line (`diff-fenced`) is not read; an empty SEARCH (a new
-# file) is an error that asks for write_file; a path in a fence of its own is not taken.
+# aider: an empty SEARCH (a new file, or text added to one) is an error that asks for write_file.
 UNCLAIMED = {
     "aider",
     "granite",

@@ -196,6 +196,31 @@ def test_glm_values_are_typed_by_the_schema() -> None:
     assert call.arguments == {"path": "src", "recursive": True}
 
 
+@pytest.mark.parametrize(
+    ("schema", "raw", "value"),
+    [
+        ({"type": ["string", "integer"]}, "7", 7),
+        ({"type": ["integer", "string"]}, "auto", "auto"),
+        ({"type": ["string", "null"]}, "null", None),
+        ({"type": ["string", "null"]}, "", ""),
+        ({"anyOf": [{"type": "string"}, {"type": "boolean"}]}, "false", False),
+        ({"enum": ["7", 8]}, "7", "7"),
+        ({"enum": ["7", 8]}, "8", 8),
+        ({"const": 7}, "7", 7),
+        ({"type": "integer"}, '"123"', 123),
+        ({"type": "string"}, "  Beijing  ", "  Beijing  "),
+    ],
+)
+def test_glm_values_are_typed_by_a_union_enum_or_const_as_glm_4_7s_reader_types_them(
+    schema: dict[str, Any], raw: str, value: Any
+) -> None:
+    text = f"<tool_call>inspect<arg_key>value</arg_key><arg_value>{raw}</arg_value></tool_call>"
+    tools = {"inspect": {"type": "object", "properties": {"value": schema}}}
+    (call,) = parse_text(text, tools).calls
+    assert call.arguments == {"value": value}
+    assert type(call.arguments["value"]) is type(value)
+
+
 def test_kimi_and_deepseek_sections_hold_several_calls() -> None:
     kimi = (
         "<|tool_calls_section_begin|>"
@@ -293,6 +318,25 @@ def test_aider_diff_fenced_form_is_an_edit_in_any_chunking(size: int) -> None:
         {"path": "b.py", "search": "x\n", "replace": "y\n"},
     ]
     assert content == "Here's the change:\n\nDone.\n"
+
+
+@pytest.mark.parametrize("size", [0, 1, 3, 16])
+def test_a_path_in_a_fence_of_its_own_names_the_file_of_the_edit_after_it(size: int) -> None:
+    # DeepSeek Coder V2 writes the path as a fence's only line; Aider reads it as the file
+    text = "Here:\n\n```python\nfoo.txt\n```\n```python\n<<<<<<< SEARCH\none\n=======\ntwo\n"
+    text += ">>>>>>> REPLACE\n```\n"
+    calls, errors, content = _edits(text, size)
+    assert errors == []
+    assert [c[1] for c in calls] == [{"path": "foo.txt", "search": "one\n", "replace": "two\n"}]
+    assert content == "Here:\n\n```python\nfoo.txt\n```"
+
+
+def test_a_fence_of_code_before_an_edit_names_no_file() -> None:
+    text = "```\nsetup.py\nprint(1)\n```\n```\n<<<<<<< SEARCH\none\n=======\ntwo\n"
+    text += ">>>>>>> REPLACE\n```\n"
+    calls, errors, _ = _edits(text, 0)
+    assert calls == []
+    assert len(errors) == 1 and errors[0].startswith("aider: no file path"), errors
 
 
 @pytest.mark.parametrize(

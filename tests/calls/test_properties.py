@@ -100,6 +100,10 @@ FRAGMENTS = [
     '<｜DSML｜invoke name="git_status">\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>',
     '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="read_file">\n<｜DSML｜parameter name="path"',
     "<｜DSML｜ nothing> <｜DS",
+    '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="git_status"/>\n</｜DSML｜tool_calls>',
+    '<｜DSML｜invoke name="git_status"/>',
+    '<｜DSML｜invoke name="git_status">\n</｜DSML｜invoke>',
+    "\n```\nsrc/d.py\n```\n```\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n```\n",
     "\n```python\nsrc/c.py\n<<<<<<< SEARCH\nold\n=======\nnew\n>>>>>>> REPLACE\n...\n```\n",
     "<tool_call>read_file<arg_key>path</arg_key><arg_value>  spaced  </arg_value></tool_call>",
 ]

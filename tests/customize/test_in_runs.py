@@ -8,11 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.engine.helpers import answer, drive, results_read, system_text, tool_names
+from tests.engine.helpers import (
+    answer,
+    ask_in_session,
+    drive,
+    results_read,
+    system_text,
+    tool_names,
+)
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 from toolgate.config import load_config
-from toolgate.session import SetupError
+from toolgate.session import SessionService, SetupError
 from toolgate.trust import TrustStore
 
 CLAUDE_HOOK = {
@@ -108,6 +115,25 @@ async def test_rules_reach_the_prompt_and_glob_rules_follow_the_files(
     (attached,) = driven.of_type("rules_used")
     assert attached["rules"] == [".cursor/rules/api.mdc"]
     assert driven.log["account"]["rules"] == [*always, ".cursor/rules/api.mdc"]
+
+
+async def test_a_stored_turn_still_names_the_rules_it_used(
+    repo: Path, scripted: ScriptedModel
+) -> None:
+    # A chat view drawn again from the session file (after a reload) shows each turn's rules.
+    write(repo / "AGENTS.md", "Marker AG-1.")
+    write(repo / ".cursor/rules/api.mdc", "---\nglobs: api/**/*.py\n---\nMarker AP-3.")
+    write(repo / "api/handlers.py", "def get():\n    return {}\n")
+    scripted.script = [tool_call("read_file", path="api/handlers.py"), answer(), answer()]
+    service = SessionService(repo, lambda: load_config(repo))
+    session_id, _ = await ask_in_session(service, scripted, repo, "Look at the API.", None)
+    write(repo / "AGENTS.md", "Marker AG-2.")  # later turns may read other rules
+    await ask_in_session(service, scripted, repo, "Thanks.", session_id)
+    asked = [e for e in service.load(session_id)["transcript"] if e["kind"] == "user"]
+    assert [e.get("rules") for e in asked] == [
+        ["AGENTS.md", ".cursor/rules/api.mdc"],
+        ["AGENTS.md"],
+    ]
 
 
 def twenty_skills(repo: Path) -> None:

@@ -182,9 +182,12 @@ async def test_a_long_session_keeps_every_request_inside_an_8k_window(
     scripted.fallback = _answer()
     service = SessionService(repo, lambda: load_config(repo))
     session_id = None
+    # the whole prompt (2,400 tokens of it fixed): the compact one leaves room for 40 turns
+    overrides = {"model": {"context_tokens": 8192}, "tool_calling": {"compact_prompt": False}}
     for number in range(1, 41):
-        session_id, outcome = await _ask(
-            service, scripted, repo, f"turn {number}: read big.txt", session_id, 8192
+        task = f"turn {number}: read big.txt"
+        session_id, outcome = await ask_in_session(
+            service, scripted, repo, task, session_id, overrides
         )
         assert outcome.status == "completed", outcome.reason
     budget = Budget(window=8192)
@@ -192,12 +195,16 @@ async def test_a_long_session_keeps_every_request_inside_an_8k_window(
     assert len(work) == 80
     assert max(_estimate(budget, body) for body in work) <= budget.limit
     for number, body in enumerate(work, 1):
-        # the latest user turn is always there, whole
+        # the latest user turn is always there, whole (after the summary, when it is first)
         users = [m["content"] for m in body["messages"] if m["role"] == "user"]
-        assert users[-1] == f"turn {(number + 1) // 2}: read big.txt"
+        assert users[-1].endswith(f"\n\nturn {(number + 1) // 2}: read big.txt") or (
+            users[-1] == f"turn {(number + 1) // 2}: read big.txt"
+        )
     summaries = [b for b in scripted.requests if not b.get("tools")]
     assert summaries, "40 turns of 20 KB outputs in 8k tokens need a summary"
-    assert "Notes: the person asked" in work[-1]["messages"][0]["content"]
+    # the summary opens the first message; the system prompt stays as it was
+    assert "Notes: the person asked" in work[-1]["messages"][1]["content"]
+    assert work[-1]["messages"][0] == work[0]["messages"][0]
     runs = sorted((repo / ".toolgate" / "runs").glob("*.json"))
     logged = [json.loads(p.read_text()) for p in runs]
     assert all(log["session_id"] == session_id for log in logged)
@@ -235,8 +242,12 @@ async def test_the_summary_replaces_older_turns_in_the_file_and_the_next_request
     for body in (first, second):
         text = json.dumps(body["messages"])
         assert "first: read big.txt" not in text and "second: read big.txt" not in text
-        assert "Notes: the person asked" in body["messages"][0]["content"]
-        assert body["messages"][1] == {"role": "user", "content": "third: read big.txt"}
+        assert "Notes: the person asked" not in body["messages"][0]["content"]
+        opening = body["messages"][1]
+        assert opening["role"] == "user" and opening["content"].startswith(
+            "Earlier in this conversation (turns 1–2, summarised):\nNotes: the person asked"
+        )
+        assert opening["content"].endswith("\n\nthird: read big.txt")
     records = [
         json.loads(line)
         for line in SessionStore(repo).path(session_id).read_text().splitlines()[1:]

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import get_args
 
+from toolgate.python_source import parse_python
 from toolgate.records import ID_PREFIXES, IdKind, new_id
 from toolgate.review.proposal import make_proposal
 
@@ -57,6 +58,6 @@ def test_no_module_but_records_mints_ids() -> None:
         path.relative_to(SERVER).as_posix()
         for path in SERVER.rglob("*.py")
         if path.relative_to(SERVER).as_posix() not in allowed
-        and any(_mints_an_id(node) for node in ast.walk(ast.parse(path.read_text("utf-8"))))
+        and any(_mints_an_id(node) for node in ast.walk(parse_python(path.read_text("utf-8"))))
     )
     assert minting == []

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from toolgate.python_source import parse_python
+
 # Import every engine module, then say which editor libraries came with them.
 WALK = """
 import importlib, pkgutil
@@ -80,6 +82,7 @@ ENGINE = (
     "toolgate.runner",
     "toolgate.workspace",
     "toolgate.records",
+    "toolgate.python_source",
     "toolgate.trust",
     "toolgate.mcp.client",
 )
@@ -92,7 +95,7 @@ def _module(path: Path, base: Path) -> str:
 
 def _imports(path: Path) -> set[str]:
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in ast.walk(parse_python(path.read_text("utf-8"))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

@@ -40,7 +40,7 @@ async def test_selection_and_problems_reach_the_model(
             }
         ],
     }
-    await editor.command(
+    started = await editor.command(
         "toolgate.ask", {"task": "fix @selection, see @problems", "context": context}
     )
     assert (await editor.finished())["status"] == "completed"
@@ -53,6 +53,11 @@ async def test_selection_and_problems_reach_the_model(
     assert [a["mention"] for a in shown["attached"]] == ["@selection", "@problems"]
     assert shown["attached"][0]["label"] == "calc.py, lines 2-2, unsaved"
     assert shown["notAttached"] == []
+    # The session keeps it with the turn: a chat view loading it shows it there again.
+    loaded = await editor.command("toolgate.loadSession", {"sessionId": started["sessionId"]})
+    (turn,) = [e for e in loaded["transcript"] if e["kind"] == "user"]
+    assert [a["mention"] for a in turn["attached"]] == ["@selection", "@problems"]
+    assert turn["notAttached"] == []
 
 
 async def test_without_the_editors_context_selection_is_explained_not_dropped(

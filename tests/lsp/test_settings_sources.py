@@ -117,3 +117,11 @@ def test_the_extension_reads_every_other_setting_with_the_declared_choices() -> 
     ):
         assert re.findall(r"'([\w-]+)'", choices) == declared[key]["enum"], key
         assert fallback == declared[key]["default"], key
+
+
+def test_a_key_pushed_later_is_kept_and_a_null_key_removes_it() -> None:
+    # The extension sends the whole options on each change, with `apiKey: null` once the
+    # person removed the key; settings that say nothing of the key keep it.
+    first = parse_settings({"toolgate": {"apiKey": "sk-1"}})
+    assert parse_settings({"toolgate": {"model": "m"}}, first).api_key == "sk-1"
+    assert parse_settings({"toolgate": {"apiKey": None}}, first).api_key is None

@@ -10,6 +10,8 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
+from toolgate.python_source import parse_python
+
 
 def module_name(path: Path, base: Path) -> str:
     """`toolgate.agent.loop` for `base/toolgate/agent/loop.py` (a package is its __init__)."""
@@ -35,7 +37,7 @@ def imports_of(path: Path, module: str, known: set[str]) -> set[str]:
     """The toolgate modules one file imports, wherever the import statement stands."""
     is_package = path.name == "__init__.py"
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+    for node in ast.walk(parse_python(path.read_text("utf-8"))):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]

@@ -71,7 +71,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "toolgate.schemas",
         ),
     ),
-    ("records", ("toolgate", "toolgate.records")),
+    (
+        "records and the standard library's own",
+        ("toolgate", "toolgate.records", "toolgate.python_source"),
+    ),
 )
 
 

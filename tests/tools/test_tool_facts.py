@@ -26,6 +26,7 @@ from toolgate.agent.prompt import builtin_profiles
 from toolgate.agent_tools.specs import SPECS
 from toolgate.code_review.tool import REVIEW_CODE
 from toolgate.config import Config
+from toolgate.python_source import parse_python
 from toolgate.tools import builtins
 from toolgate.tools.capabilities import builtin_providers
 from toolgate.tools.registry import ToolRegistry
@@ -59,7 +60,7 @@ def _strings(node: ast.AST) -> list[str]:
 
 def python_tables(source: str) -> Iterator[list[str]]:
     """The string elements (a dict's keys) of every collection literal in Python source."""
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse_python(source)):
         found = _strings(node)
         if found:
             yield found

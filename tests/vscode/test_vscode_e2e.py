@@ -15,7 +15,10 @@ ends without running the tests, Run Tests twice with the failure in Problems eac
 run's Undo button, the undo's own button that undoes the undo, a partial plan whose gap is
 scaffolded and which is dropped, a ready plan approved and run, a reload of the window
 that brings the plans and every run's end back, and Undo Last Run from the command palette,
-drawn in the chat at once as after a reload), and a new person's first run
+drawn in the chat at once as after a reload), what the person points at
+(client-vscode/e2e/eyes.mjs: the `@` menu and picker, the current file's chip, the model's
+request holding the attached context, Edit Selection… ending in its diff, and Rewind on a
+turn: code and conversation, taken back, conversation only), and a new person's first run
 (client-vscode/e2e/firstrun.mjs: no Toolgate setting, a Python without Toolgate, the server the
 .vsix carries installed into the extension's own environment, the walkthrough finding the
 scripted model on a port it probes, the sample task's diff accepted, a warm start). These tests
@@ -151,6 +154,20 @@ def test_run_tests_undo_and_plans_after_a_finished_run_in_real_vscode(vsix: Path
         "chat-palette-undo.png",
     ):
         path = ARTIFACTS / "after-run" / shot
+        assert path.stat().st_size > 10_000, f"{shot} is missing or empty"
+
+
+def test_context_selection_edit_and_rewind_in_real_vscode(vsix: Path) -> None:
+    _scenario(vsix, "eyes", "--eyes")
+    for shot in (
+        "chat-mention-menu.png",
+        "chat-mention-picker.png",
+        "chat-attached.png",
+        "selection-diff.png",
+        "chat-rewound.png",
+        "chat-rewind-taken-back.png",
+    ):
+        path = ARTIFACTS / "eyes" / shot
         assert path.stat().st_size > 10_000, f"{shot} is missing or empty"
 
 

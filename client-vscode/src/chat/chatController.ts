@@ -11,6 +11,7 @@ import type {
   PlanPayload,
   Proposal,
   ProposalResolved,
+  RewindResult,
   ScaffoldResult,
   SessionChanged,
   SessionInfo,
@@ -23,6 +24,8 @@ import { SHOW_PROBLEMS } from '../workbench';
 import { Conversation } from './conversation';
 import { withHunkDecisions } from './hunkDecisions';
 import { clockTime } from './words';
+import { askContext, mentionItems, pickMention, pointingChip } from './pointing';
+import { chooseRewind, rewindNote } from './rewind';
 import { VIEW_COMMANDS } from './messages';
 import type {
   ChatState,
@@ -118,7 +121,13 @@ export class ChatController implements ControllerListener {
       commands: slashCommands(this.customization.data),
       customization: { ...this.customization },
       error: this.error,
+      pointing: pointingChip(),
     };
+  }
+
+  /** The active editor or its selection changed: the chip follows. */
+  pointingChanged(): void {
+    this.changed();
   }
 
   /** Draw soon: streamed text arrives many times a second, the view redraws at most every 50 ms. */
@@ -391,6 +400,18 @@ export class ChatController implements ControllerListener {
       }
       return;
     }
+    if (message.type === 'mentionQuery') {
+      // The editor answers this one alone: no server, no run, nothing redrawn.
+      this.post?.({ type: 'mentions', query: message.query, items: await mentionItems(message.query) });
+      return;
+    }
+    if (message.type === 'pickMention') {
+      const text = await pickMention();
+      if (text) {
+        this.post?.({ type: 'insertMention', text });
+      }
+      return;
+    }
     this.acting++;
     this.generation++;
     try {
@@ -451,6 +472,48 @@ export class ChatController implements ControllerListener {
     }
   }
 
+  /** Rewind to before the turn of the entry `key`, after asking what to take back. */
+  private async rewind(key: string): Promise<void> {
+    const sessionId = this.conversation.sessionId;
+    const entry = this.conversation.entry(key);
+    if (!sessionId || !entry || entry.kind !== 'user') {
+      throw new Error('this turn is no longer in the conversation');
+    }
+    if (entry.rewound) {
+      throw new Error('this turn was rewound already');
+    }
+    let turn = entry.turn;
+    if (turn === undefined && entry.runId) {
+      // A turn sent from this view learns its number from the session the server keeps.
+      const kept = (await this.fetchSession(sessionId)).transcript ?? [];
+      const found = kept.find((item) => item.kind === 'user' && item.runId === entry.runId);
+      turn = found?.kind === 'user' ? found.turn : undefined;
+    }
+    if (turn === undefined) {
+      throw new Error('this turn has not been kept yet: wait for its run to end, then rewind');
+    }
+    const what = await chooseRewind(turn, entry.text);
+    if (!what) {
+      return; // Escape
+    }
+    const done = await this.deps.controller.execute<RewindResult>(ServerCommand.rewind, [
+      { turn: turn - 1, what, sessionId },
+    ]);
+    await this.afterRewind(done);
+  }
+
+  /** Draw the session as the server keeps it after a rewind, and say what was done. */
+  private async afterRewind(done: RewindResult | undefined): Promise<void> {
+    const sessionId = done?.sessionId || this.conversation.sessionId;
+    if (sessionId) {
+      await this.show(await this.fetchSession(sessionId), sessionId);
+    }
+    if (done) {
+      api.setStatusBarMessage(`Toolgate: ${rewindNote(done)}`, 8_000);
+    }
+    await this.refreshSessions();
+  }
+
   private async carryOut(message: FromWebview): Promise<void> {
     const controller = this.deps.controller;
     switch (message.type) {
@@ -466,13 +529,11 @@ export class ChatController implements ControllerListener {
         }
         // Anything else goes as typed: the server expands `/NAME args` of a prompt file
         // (toolgate.ask), and the turn shows what the person typed.
-        const selection = api.activeSelection();
-        const context = selection
-          ? selection.empty
-            ? { uri: selection.uri }
-            : { uri: selection.uri, range: selection.range, text: selection.text }
-          : undefined;
-        this.conversation.addUser(task);
+        // The current file and selection go along unless the person removed their chip;
+        // `@selection` and `@problems` take what the editor holds (the server reads the rest).
+        const withPointing = message.withPointing !== false;
+        const context = askContext(task, withPointing);
+        this.conversation.addUser(task, withPointing ? pointingChip()?.label : undefined);
         this.status = { state: 'running', detail: 'starting' };
         this.flush();
         // A view without a session (first use, or after deleting one) starts a new one.
@@ -566,6 +627,17 @@ export class ChatController implements ControllerListener {
         } else {
           this.conversation.setUndo(message.runId, 'available');
         }
+        return;
+      }
+      case 'rewind':
+        await this.rewind(message.key);
+        return;
+      case 'undoRewind': {
+        const sessionId = this.conversation.sessionId;
+        const done = await controller.execute<RewindResult>(ServerCommand.undoRewind, [
+          { rewindId: message.rewindId, ...(sessionId ? { sessionId } : {}) },
+        ]);
+        await this.afterRewind(done);
         return;
       }
       case 'openDiff': {

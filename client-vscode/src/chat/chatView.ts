@@ -51,8 +51,11 @@ ${iconsUri ? `<link rel="stylesheet" href="${iconsUri}">\n` : ''}<link rel="styl
   <div id="status" class="status" role="status"></div>
   <div id="error" class="error" role="alert" hidden></div>
   <div id="slash-menu" class="slash-menu" role="listbox" aria-label="Commands" hidden></div>
-  <textarea id="input" rows="3" aria-label="Message to the agent" aria-autocomplete="list" aria-controls="slash-menu" aria-expanded="false" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line; / for commands; the selection goes along)"></textarea>
+  <div id="mention-menu" class="mention-menu" role="listbox" aria-label="Context to attach" hidden></div>
+  <div id="pointing" class="pointing" aria-label="Sent with the message" hidden></div>
+  <textarea id="input" rows="3" aria-label="Message to the agent" aria-autocomplete="list" aria-controls="slash-menu" aria-expanded="false" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line; / for commands; @ for files, @selection, @problems, @diff, @tests)"></textarea>
   <div class="actions">
+    <button id="mention-pick" class="secondary" title="Attach context: a file, a folder, the selection, the problems, the diff, the tests" aria-label="Attach context"><span class="codicon codicon-mention" aria-hidden="true"></span></button>
     <button id="stop" class="secondary" hidden><span class="codicon codicon-debug-stop" aria-hidden="true"></span>Stop</button>
     <button id="plan" class="secondary" title="Ask for a plan of capability steps first: nothing runs until you approve it"><span class="codicon codicon-checklist" aria-hidden="true"></span>Plan</button>
     <button id="send"><span class="codicon codicon-send" aria-hidden="true"></span>Send</button>

@@ -3,7 +3,7 @@
  * date from the run's events and proposals. Pure: no `vscode`, no DOM.
  */
 import type { AgentEvent, PlanPayload, Proposal, ProposalResolved, RunAccount, TranscriptEntry } from '../protocol';
-import type { ChatEntry, HunkCard, PlanCard, ProposalCard, RunEndEntry } from './messages';
+import type { AttachedItem, ChatEntry, HunkCard, PlanCard, ProposalCard, RunEndEntry } from './messages';
 
 type ToolEntry = Extract<ChatEntry, { kind: 'tool' }>;
 type AssistantEntry = Extract<ChatEntry, { kind: 'assistant' }>;
@@ -124,12 +124,24 @@ export class Conversation {
   private deltaSeen = false;
   /** When each run this window saw start began (ms since the epoch), to name it by its time. */
   private readonly starts = new Map<string, number>();
+  /** What a run's mentions attached, told before its turn was drawn (a run started elsewhere). */
+  private readonly pendingAttached = new Map<string, { attached: unknown[]; notAttached: unknown }>();
 
   constructor(public sessionId: string | undefined = undefined) {}
 
   /** The entries, oldest first (a copy). */
   list(): ChatEntry[] {
-    return this.entries.map((entry) => {
+    // A rewind followed by a turn the model sees can no longer be taken back (the server refuses).
+    let lastTurn = -1;
+    this.entries.forEach((e, index) => {
+      if (e.kind === 'user' && !e.rewound) {
+        lastTurn = index;
+      }
+    });
+    return this.entries.map((entry, index) => {
+      if (entry.kind === 'rewind') {
+        return { ...entry, ...(index < lastTurn && !entry.undone ? { settled: true } : {}) };
+      }
       if (entry.kind === 'tool' && entry.proposal) {
         return { ...entry, proposal: { ...entry.proposal, hunks: entry.proposal.hunks.map((hunk) => ({ ...hunk })) } };
       }
@@ -140,8 +152,13 @@ export class Conversation {
       if (entry.kind === 'run') {
         return { ...entry, files: [...entry.files] };
       }
-      if (entry.kind === 'user' && entry.rules) {
-        return { ...entry, rules: [...entry.rules] };
+      if (entry.kind === 'user') {
+        return {
+          ...entry,
+          ...(entry.rules ? { rules: [...entry.rules] } : {}),
+          ...(entry.attached ? { attached: entry.attached.map((item) => ({ ...item })) } : {}),
+          ...(entry.notAttached ? { notAttached: [...entry.notAttached] } : {}),
+        };
       }
       return { ...entry };
     });
@@ -158,67 +175,96 @@ export class Conversation {
     this.entries = [];
     this.streams.clear();
     for (const item of transcript) {
-      if (item.kind === 'user') {
-        this.started(item.runId, timeOf(item.time));
-        this.entries.push({ kind: 'user', key: this.key('user'), text: item.text, runId: item.runId });
-      } else if (item.kind === 'assistant') {
-        this.entries.push({ kind: 'assistant', key: this.key('assistant'), text: item.text, runId: item.runId });
-      } else if (item.kind === 'tool') {
-        const entry: ToolEntry = {
-          kind: 'tool',
-          key: `tool-${item.runId ?? ''}-${item.callId}`,
-          runId: item.runId,
-          callId: item.callId,
-          name: item.name,
-          toolKind: item.toolKind,
-          target: toolTarget(item.arguments),
-          arguments: shownArguments(item.arguments),
-          status: item.status ?? 'ok',
-          summary: item.summary ?? null,
-        };
-        const args = item.arguments && typeof item.arguments === 'object' ? (item.arguments as Record<string, unknown>) : {};
-        const why = typeof args._reasoningForCall === 'string' ? args._reasoningForCall : null;
-        entry.why = why;
-        if (item.proposalId) {
-          // The stored call keeps no hunks: the card shows what it knows (file, reason, outcome)
-          // until a proposal still pending fills it in.
-          entry.proposal = {
-            id: item.proposalId,
-            path: entry.target,
-            isNewFile: false,
-            added: 0,
-            removed: 0,
-            hunks: [],
-            why,
-            status: item.status === 'waiting' ? 'pending' : (item.status ?? 'resolved'),
-            reason: item.summary || null,
-          };
+      const before = this.entries.length;
+      this.loadEntry(item);
+      if (item.rewound) {
+        for (const entry of this.entries.slice(before)) {
+          entry.rewound = true;
         }
-        this.entries.push(entry);
-      } else if (item.kind === 'note') {
-        this.entries.push({ kind: 'note', key: this.key('note'), text: item.text });
-      } else if (item.kind === 'plan') {
-        this.loadPlan(item);
-      } else if (item.kind === 'run' && item.runId && !this.runEnd(item.runId)) {
-        // A run without a turn of its own (an undo, a plan's run) is named by when it ended.
-        this.started(item.runId, timeOf(item.time));
-        this.planRunEnded(item.runId, item.status || 'completed');
-        const files = Array.isArray(item.files) ? item.files.map(String) : [];
-        const undo = item.undo === 'available' && files.length ? 'available' : item.undo === 'undone' ? 'undone' : 'none';
-        this.entries.push({
-          kind: 'run',
-          key: `run-${item.runId}`,
-          runId: item.runId,
-          status: item.status || 'completed',
-          files,
-          undo,
-          ...(item.undoes
-            ? { undoes: item.undoes, undoesStartedAt: this.starts.get(item.undoes), undoesAnUndo: this.runEnd(item.undoes)?.undoes !== undefined }
-            : {}),
-          startedAt: this.starts.get(item.runId),
-          ...(undo === 'undone' && item.undoneBy ? { undoNote: 'Undone by a later undo.' } : {}),
-        });
       }
+    }
+  }
+
+  private loadEntry(item: TranscriptEntry): void {
+    if (item.kind === 'user') {
+      this.started(item.runId, timeOf(item.time));
+      this.entries.push({
+        kind: 'user',
+        key: this.key('user'),
+        text: item.text,
+        runId: item.runId,
+        ...(typeof item.turn === 'number' ? { turn: item.turn } : {}),
+        ...(item.rules?.length ? { rules: [...item.rules] } : {}),
+      });
+      if (item.runId && Array.isArray(item.attached)) {
+        this.setAttached(item.runId, item.attached, item.notAttached);
+      }
+    } else if (item.kind === 'rewind') {
+      this.entries.push({
+        kind: 'rewind',
+        key: `rewind-${item.rewindId}`,
+        rewindId: item.rewindId,
+        toTurn: item.toTurn,
+        text: item.text,
+        undone: item.undone,
+      });
+    } else if (item.kind === 'assistant') {
+      this.entries.push({ kind: 'assistant', key: this.key('assistant'), text: item.text, runId: item.runId });
+    } else if (item.kind === 'tool') {
+      const entry: ToolEntry = {
+        kind: 'tool',
+        key: `tool-${item.runId ?? ''}-${item.callId}`,
+        runId: item.runId,
+        callId: item.callId,
+        name: item.name,
+        toolKind: item.toolKind,
+        target: toolTarget(item.arguments),
+        arguments: shownArguments(item.arguments),
+        status: item.status ?? 'ok',
+        summary: item.summary ?? null,
+      };
+      const args = item.arguments && typeof item.arguments === 'object' ? (item.arguments as Record<string, unknown>) : {};
+      const why = typeof args._reasoningForCall === 'string' ? args._reasoningForCall : null;
+      entry.why = why;
+      if (item.proposalId) {
+        // The stored call keeps no hunks: the card shows what it knows (file, reason, outcome)
+        // until a proposal still pending fills it in.
+        entry.proposal = {
+          id: item.proposalId,
+          path: entry.target,
+          isNewFile: false,
+          added: 0,
+          removed: 0,
+          hunks: [],
+          why,
+          status: item.status === 'waiting' ? 'pending' : (item.status ?? 'resolved'),
+          reason: item.summary || null,
+        };
+      }
+      this.entries.push(entry);
+    } else if (item.kind === 'note') {
+      this.entries.push({ kind: 'note', key: this.key('note'), text: item.text });
+    } else if (item.kind === 'plan') {
+      this.loadPlan(item);
+    } else if (item.kind === 'run' && item.runId && !this.runEnd(item.runId)) {
+      // A run without a turn of its own (an undo, a plan's run) is named by when it ended.
+      this.started(item.runId, timeOf(item.time));
+      this.planRunEnded(item.runId, item.status || 'completed');
+      const files = Array.isArray(item.files) ? item.files.map(String) : [];
+      const undo = item.undo === 'available' && files.length ? 'available' : item.undo === 'undone' ? 'undone' : 'none';
+      this.entries.push({
+        kind: 'run',
+        key: `run-${item.runId}`,
+        runId: item.runId,
+        status: item.status || 'completed',
+        files,
+        undo,
+        ...(item.undoes
+          ? { undoes: item.undoes, undoesStartedAt: this.starts.get(item.undoes), undoesAnUndo: this.runEnd(item.undoes)?.undoes !== undefined }
+          : {}),
+        startedAt: this.starts.get(item.runId),
+        ...(undo === 'undone' && item.undoneBy ? { undoNote: 'Undone by a later undo.' } : {}),
+      });
     }
   }
 
@@ -276,15 +322,19 @@ export class Conversation {
     return runId ? this.starts.get(runId) : undefined;
   }
 
-
   /** The run an undo's end undid (undefined: not an undo, or not here). */
   undoneBy(runId: string): string | undefined {
     return this.runEnd(runId)?.undoes;
   }
 
   /** The person's message, shown at once; its run id comes with `run_started`. */
-  addUser(text: string): void {
-    this.entries.push({ kind: 'user', key: this.key('user'), text });
+  addUser(text: string, pointed?: string): void {
+    this.entries.push({ kind: 'user', key: this.key('user'), text, ...(pointed ? { pointed } : {}) });
+  }
+
+  /** The entry with this key (a copy of nothing: the entry itself, for the controller). */
+  entry(key: string): ChatEntry | undefined {
+    return this.entries.find((e) => e.key === key);
   }
 
   /** The last message could not start a run: it keeps no run id to wait for. */
@@ -324,6 +374,11 @@ export class Conversation {
         }
         this.addRules(runId, event.rules);
         this.started(runId, Date.now());
+        const pending = runId ? this.pendingAttached.get(runId) : undefined;
+        if (runId && pending) {
+          this.pendingAttached.delete(runId);
+          this.setAttached(runId, pending.attached, pending.notAttached);
+        }
         break;
       }
       case 'rules_used':
@@ -411,6 +466,9 @@ export class Conversation {
         this.addNote(`The model's tool call could not be read: ${event.error ?? ''}`);
         break;
       case 'notice':
+        if (Array.isArray(event.attached) && this.setAttached(runId, event.attached, event.notAttached)) {
+          break; // shown in the turn it belongs to, not as a line of its own
+        }
         if (typeof event.message === 'string') {
           this.addNote(event.message);
         }
@@ -439,6 +497,39 @@ export class Conversation {
       }
       default:
         return false;
+    }
+    return true;
+  }
+
+  /** What the turn's `@` mentions attached (`notice.attached`); false when the turn is not here. */
+  private setAttached(runId: string | undefined, attached: unknown[], notAttached: unknown): boolean {
+    if (!runId) {
+      return false;
+    }
+    // The server attaches the context before the run starts: its turn may not know its run yet.
+    let turn = this.entries.find((e): e is UserEntry => e.kind === 'user' && e.runId === runId);
+    if (!turn) {
+      turn = [...this.entries].reverse().find((e): e is UserEntry => e.kind === 'user' && !e.runId);
+      if (turn) {
+        turn.runId = runId;
+      } else {
+        // A run started elsewhere: its turn comes with run_started.
+        this.pendingAttached.set(runId, { attached, notAttached });
+        return true;
+      }
+    }
+    turn.attached = attached
+      .filter((item): item is Record<string, unknown> => !!item && typeof item === 'object')
+      .map((item) => {
+        const shown: AttachedItem = { mention: String(item.mention ?? ''), label: String(item.label ?? '') };
+        if (typeof item.cut === 'string' && item.cut) {
+          shown.cut = item.cut;
+        }
+        return shown;
+      });
+    const refused = Array.isArray(notAttached) ? notAttached.map(String) : [];
+    if (refused.length) {
+      turn.notAttached = refused;
     }
     return true;
   }
@@ -489,7 +580,7 @@ export class Conversation {
         .find((e) => !e.proposal && e.runId === proposal.runId && e.name === proposal.tool && e.status === 'waiting');
     }
     if (!entry) {
-      if (proposal.runId && this.sessionId && !this.entries.some((e) => e.kind !== 'note' && e.kind !== 'plan' && e.runId === proposal.runId)) {
+      if (proposal.runId && this.sessionId && !this.entries.some((e) => 'runId' in e && e.runId === proposal.runId)) {
         return false; // Another session's run.
       }
       entry = {

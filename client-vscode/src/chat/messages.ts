@@ -3,6 +3,7 @@
  * no `vscode`, no DOM.
  */
 import type { Customization, TestSummary, ToolKind } from '../protocol';
+import type { MentionItem } from './mentions';
 
 /** One hunk of a proposal, as its card shows it. */
 export interface HunkCard {
@@ -33,8 +34,16 @@ export interface ProposalCard {
   reason?: string | null;
 }
 
-/** One entry of the conversation. */
-export type ChatEntry =
+/** One piece of context a message's `@` mentions attached, as the server said (`notice.attached`). */
+export interface AttachedItem {
+  mention: string;
+  label: string;
+  /** How it was cut to fit the model's window; absent when it went whole. */
+  cut?: string;
+}
+
+/** One entry of the conversation; `rewound`: a rewind took its turn out of what the model sees. */
+export type ChatEntry = (
   | {
       kind: 'user';
       key: string;
@@ -42,6 +51,13 @@ export type ChatEntry =
       runId?: string;
       /** The rules files the turn used: those of its system prompt, then those attached later. */
       rules?: string[];
+      /** The session's number of this turn (1 is the first); what a rewind goes back to. */
+      turn?: number;
+      /** What the message's `@` mentions attached, and what they could not. */
+      attached?: AttachedItem[];
+      notAttached?: string[];
+      /** The file (and lines) the person was looking at, sent along with the message. */
+      pointed?: string;
     }
   | { kind: 'assistant'; key: string; text: string; runId?: string }
   | {
@@ -70,7 +86,31 @@ export type ChatEntry =
     }
   | { kind: 'note'; key: string; text: string }
   | RunEndEntry
-  | { kind: 'plan'; key: string; plan: PlanCard };
+  | { kind: 'plan'; key: string; plan: PlanCard }
+  | RewindEntry
+) & { rewound?: boolean };
+
+/** A rewind of the session to a turn, and whether it was taken back since. */
+export interface RewindEntry {
+  kind: 'rewind';
+  key: string;
+  rewindId: string;
+  toTurn: number;
+  /** What it did, in words. */
+  text: string;
+  undone: boolean;
+  /** The conversation went on after it: it can no longer be taken back. */
+  settled?: boolean;
+}
+
+/** The file (and lines) the person looks at: offered with the next message, removable. */
+export interface PointingChip {
+  uri: string;
+  /** `calc.py` or `calc.py:3-5`. */
+  label: string;
+  /** Whether lines are selected (their text goes along), or only the file is open. */
+  selection: boolean;
+}
 
 /** The end of a run: how it ended, the files it changed, and its undo. */
 export interface RunEndEntry {
@@ -192,16 +232,30 @@ export interface ChatState {
   customization: CustomizationPanel;
   /** A message to show above the input (an error of the last action). */
   error?: string;
+  /** The current file and selection, offered with the next message. */
+  pointing?: PointingChip;
 }
 
 /** Extension → webview. */
-export type ToWebview = { type: 'state'; state: ChatState } | { type: 'focusInput' };
+export type ToWebview =
+  | { type: 'state'; state: ChatState }
+  | { type: 'focusInput' }
+  /** The `@` menu's entries for what follows the `@` typed. */
+  | { type: 'mentions'; query: string; items: MentionItem[] }
+  /** A mention the picker chose, to put in the input where the caret is. */
+  | { type: 'insertMention'; text: string };
 
 /** Webview → extension. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  /** `withPointing: false`: the person removed the current file's chip. */
+  | { type: 'send'; text: string; withPointing?: boolean }
   | { type: 'plan'; text: string }
+  | { type: 'mentionQuery'; query: string }
+  | { type: 'pickMention' }
+  /** Rewind to before the turn of this entry (the person chooses code, conversation or both). */
+  | { type: 'rewind'; key: string }
+  | { type: 'undoRewind'; rewindId: string }
   | { type: 'approvePlan'; planId: string }
   | { type: 'dropPlan'; planId: string }
   | { type: 'scaffold'; planId: string; stepId: string }
@@ -235,13 +289,21 @@ export function isFromWebview(value: unknown): value is FromWebview {
     case 'deleteSession':
     case 'toggleCustomization':
     case 'refreshCustomization':
+    case 'pickMention':
       return true;
     case 'send':
+      return typeof message.text === 'string' && (message.withPointing === undefined || typeof message.withPointing === 'boolean');
     case 'plan':
     case 'copy':
       return typeof message.text === 'string';
     case 'decideHunk':
       return typeof message.proposalId === 'string' && Number.isInteger(message.hunk) && typeof message.accept === 'boolean';
+    case 'mentionQuery':
+      return typeof message.query === 'string';
+    case 'rewind':
+      return typeof message.key === 'string';
+    case 'undoRewind':
+      return typeof message.rewindId === 'string';
     case 'approvePlan':
     case 'dropPlan':
       return typeof message.planId === 'string';

@@ -14,6 +14,8 @@ import {
   statusText,
 } from './render';
 import { copied, keepFolds } from './folds';
+import { installMentions } from './mentions';
+import { decorateEntry } from './rewind';
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
@@ -32,6 +34,15 @@ const session = document.getElementById('session') as HTMLSelectElement;
 const menu = document.getElementById('slash-menu') as HTMLElement;
 const panel = document.getElementById('customization') as HTMLElement;
 const toggleCustomization = document.getElementById('toggle-customization') as HTMLButtonElement;
+const mentions = installMentions(
+  {
+    input,
+    menu: document.getElementById('mention-menu') as HTMLElement,
+    chip: document.getElementById('pointing') as HTMLElement,
+    pick: document.getElementById('mention-pick') as HTMLButtonElement,
+  },
+  (message) => vscode.postMessage(message),
+);
 const drawn = new Map<string, string>();
 let current: ChatState | undefined;
 let drawnOptions = '';
@@ -56,8 +67,9 @@ function draw(state: ChatState): void {
     }
   }
   let previous: Element | null = null;
+  const running = state.status.state === 'running';
   for (const entry of state.entries) {
-    const html = renderEntry(entry);
+    const html = decorateEntry(entry, renderEntry(entry), running);
     let element = log.querySelector(`:scope > [data-key="${CSS.escape(entry.key)}"]`);
     if (!element || drawn.get(entry.key) !== html) {
       const template = document.createElement('template');
@@ -91,8 +103,8 @@ function draw(state: ChatState): void {
   } else {
     log.classList.remove('empty');
   }
-  const running = state.status.state === 'running';
   stop.hidden = !running;
+  mentions.onState(state);
   status.textContent = statusText(state.status);
   status.dataset.state = state.status.state;
   error.hidden = !state.error;
@@ -167,7 +179,7 @@ function submit(kind: 'send' | 'plan' = 'send'): void {
   if (!text) {
     return;
   }
-  post({ type: kind, text });
+  post(kind === 'send' ? { type: kind, text, ...mentions.sendFields() } : { type: kind, text });
   input.value = '';
   closeMenu();
 }
@@ -277,11 +289,20 @@ log.addEventListener('click', (event) => {
     case 'undoRun':
       post({ type: 'undoRun', runId: target.dataset.run ?? '' });
       break;
+    case 'rewind':
+      post({ type: 'rewind', key: target.dataset.key ?? '' });
+      break;
+    case 'undoRewind':
+      post({ type: 'undoRewind', rewindId: target.dataset.rewind ?? '' });
+      break;
   }
 });
 
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
+  if (message && mentions.onMessage(message)) {
+    return;
+  }
   if (message?.type === 'state') {
     draw(message.state);
   } else if (message?.type === 'focusInput') {

@@ -22,13 +22,12 @@ import { inlineDiff } from './diffView';
 import { button, escapeHtml, plural, statusLabel } from './html';
 import { icon, statusIcon } from './icons';
 import { toolDetails, toolLine, toolRow } from './toolRow';
+import { renderRewind } from './rewind';
 
 const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
 useCodeBlocks(markdown);
 // Only links with a scheme: `calc.py` must not become a link to a host named calc.py.
 markdown.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
-
-export { escapeHtml } from './html';
 
 /** The model's markdown as HTML; raw HTML in it is shown as text; code blocks highlighted. */
 export function renderMarkdown(text: string): string {
@@ -190,6 +189,8 @@ export function renderEntry(entry: ChatEntry): string {
       const ids = entry.undoes ? `undo ${entry.runId} of run ${entry.undoes}` : `run ${entry.runId}`;
       return `<div class="entry run-end" data-key="${key}" data-run="${escapeHtml(entry.runId)}" title="${escapeHtml(ids)}">${runEndBlock(entry)}</div>`;
     }
+    case 'rewind':
+      return renderRewind(entry);
     case 'plan':
       return (
         `<div class="entry card plan" data-key="${key}" data-plan="${escapeHtml(entry.plan.planId)}" role="group" aria-label="Plan: ${escapeHtml(entry.plan.goal)}">` +

@@ -31,9 +31,7 @@ from acp.schema import (
 
 from toolgate.acp import convert
 from toolgate.acp.updates import Updates
-from toolgate.agent.undo import REMOVE, UndoPlan, disk_text, restore_on_disk
 from toolgate.config import Config
-from toolgate.customize.commands import find_commands
 from toolgate.session import (
     REWIND_WHATS,
     CheckpointError,
@@ -42,7 +40,8 @@ from toolgate.session import (
     SessionError,
     SessionService,
 )
-from toolgate.session.customization import BUILTIN_COMMANDS
+from toolgate.session.customization import prompt_commands
+from toolgate.session.undo import REMOVE, UndoPlan, disk_text, restore_on_disk
 from toolgate.workspace import PathRefused, Workspace
 
 log = logging.getLogger(__name__)
@@ -82,7 +81,7 @@ def command_of(text: str) -> str | None:
 def available(service: SessionService) -> list[AvailableCommand]:
     """The commands to offer now: the built-in ones, then the project's prompt files'."""
     own = [TESTS, REVIEW, NEW, *([UNDO] if service.undoable() else []), REWIND]
-    found = find_commands(service.root, BUILTIN_COMMANDS).commands.values()
+    found = prompt_commands(service.root).values()
     return own + [
         AvailableCommand(
             name=command.name,
@@ -199,6 +198,57 @@ class EditorFiles:
         return written
 
 
+class UndoQuestion:
+    """The undo's question: a tool call showing the diffs, and a permission request on it."""
+
+    def __init__(
+        self, conn: AgentSideConnection, session_id: str, updates: Updates, workspace: Workspace
+    ) -> None:
+        self._conn = conn
+        self._session_id = session_id
+        self._updates = updates
+        self._workspace = workspace
+        self.call_id = ""  # the tool call that shows the undo, once asked
+
+    async def __call__(self, plan: UndoPlan) -> bool:
+        """Show the plan's diffs as a pending call; whether the person chose Undo."""
+        session_id, updates, workspace = self._session_id, self._updates, self._workspace
+        call_id = self.call_id = f"undo-{plan.run_id}"
+        title = f"undo run {plan.run_id}"
+        locations = [ToolCallLocation(path=str(workspace.root / i.path)) for i in plan.changes]
+        updates.put(
+            session_id,
+            helpers.start_tool_call(
+                call_id, title, kind="edit", status="pending", locations=locations
+            ),
+        )
+        await updates.flush()  # the call is shown before it is asked about
+        update = ToolCallUpdate(
+            tool_call_id=call_id,
+            title=title,
+            kind="edit",
+            status="pending",
+            content=_content(workspace, plan),
+        )
+        options = [
+            PermissionOption(option_id="allow_once", name="Undo", kind="allow_once"),
+            PermissionOption(option_id="reject_once", name="Keep", kind="reject_once"),
+        ]
+        try:
+            response = await self._conn.request_permission(
+                session_id=session_id, tool_call=update, options=options
+            )
+        except (ConnectionError, RequestError) as exc:
+            log.warning("permission request failed: %s", exc)
+            response = None
+        outcome = response.outcome if response is not None else None
+        if isinstance(outcome, AllowedOutcome) and outcome.option_id == "allow_once":
+            return True
+        left = [convert.text_content("left as it is")]
+        updates.put(session_id, convert.progress(call_id, "failed", left))
+        return False
+
+
 async def undo(
     conn: AgentSideConnection,
     session_id: str,
@@ -222,45 +272,7 @@ async def undo(
         write_through_client=write_through_client,
     )
     workspace = files.workspace
-    call_id = ""
-
-    async def ask(plan: UndoPlan) -> bool:
-        nonlocal call_id
-        call_id = f"undo-{plan.run_id}"
-        title = f"undo run {plan.run_id}"
-        locations = [ToolCallLocation(path=str(workspace.root / i.path)) for i in plan.changes]
-        updates.put(
-            session_id,
-            helpers.start_tool_call(
-                call_id, title, kind="edit", status="pending", locations=locations
-            ),
-        )
-        await updates.flush()  # the call is shown before it is asked about
-        update = ToolCallUpdate(
-            tool_call_id=call_id,
-            title=title,
-            kind="edit",
-            status="pending",
-            content=_content(workspace, plan),
-        )
-        options = [
-            PermissionOption(option_id="allow_once", name="Undo", kind="allow_once"),
-            PermissionOption(option_id="reject_once", name="Keep", kind="reject_once"),
-        ]
-        try:
-            response = await conn.request_permission(
-                session_id=session_id, tool_call=update, options=options
-            )
-        except (ConnectionError, RequestError) as exc:
-            log.warning("permission request failed: %s", exc)
-            response = None
-        outcome = response.outcome if response is not None else None
-        if isinstance(outcome, AllowedOutcome) and outcome.option_id == "allow_once":
-            return True
-        left = [convert.text_content("left as it is")]
-        updates.put(session_id, convert.progress(call_id, "failed", left))
-        return False
-
+    ask = UndoQuestion(conn, session_id, updates, workspace)
     try:
         done = await service.undo(
             ask=ask,
@@ -279,7 +291,7 @@ async def undo(
         return f"Left as it is: run {plan.run_id} was not undone."
     finished = plan.outcome()
     updates.put(
-        session_id, convert.progress(call_id, "completed", [convert.text_content(finished)])
+        session_id, convert.progress(ask.call_id, "completed", [convert.text_content(finished)])
     )
     said = f"Undid run {plan.run_id}: {finished} (recorded as {done.undo_run_id}, itself undoable)."
     untouched = plan.left_alone()

@@ -15,9 +15,8 @@ from acp import helpers
 from acp.schema import AgentPlanUpdate, PlanEntry
 
 from toolgate.records import ToolResult
+from toolgate.session.assembly import ToolRegistry, tools_with
 from toolgate.tools.activity import ActivityContext
-from toolgate.tools.builtins import builtin_registry
-from toolgate.tools.registry import ToolRegistry
 from toolgate.tools.schema import Tool
 
 NAME = "update_plan"
@@ -71,9 +70,7 @@ class UpdatePlan:
 
 def registry() -> ToolRegistry:
     """The built-in tools and update_plan: what an ACP turn offers before profiles narrow it."""
-    tools = builtin_registry()
-    tools.add(UPDATE_PLAN, UpdatePlan())
-    return tools
+    return tools_with((UPDATE_PLAN, UpdatePlan()))
 
 
 def plan_update(arguments: dict[str, Any]) -> AgentPlanUpdate | None:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from toolgate.agent.account import build_account
+from toolgate.agent.account import build_account, rules_used
 from toolgate.agent.call_log import call_record, log_entry
 from toolgate.agent.events import NOTICE, RUN_FINISHED, RUN_STARTED, TOOL_CALL_PARSE_ERROR, EventBus
 from toolgate.agent.gate import Gate, GateOutcome
@@ -186,6 +186,8 @@ class AgentRun:
         # What the project's hooks add to the person's words for the model (SessionStart,
         # UserPromptSubmit), and whether they let the run end here (Stop): set by the session.
         self.turn_context = ""
+        # What the person's `@` mentions attached (`items`, `refused`): kept with the turn.
+        self.turn_attached: dict[str, Any] | None = None
         # The rules files the system prompt carries, as the person names them (run_started says).
         self.rules: list[str] = []
         self.stop_check: Callable[[str | None, bool], Awaitable[str | None]] | None = None
@@ -304,7 +306,12 @@ class AgentRun:
         finally:
             if self._began:
                 self.conversation.end_turn(
-                    self.run_id, status, reason, self.answer, self.requests.context()
+                    self.run_id,
+                    status,
+                    reason,
+                    self.answer,
+                    self.requests.context(),
+                    rules=rules_used(self.runlog.doc["events"]),
                 )
             self.runlog.set(answer=self.answer, tool_calling_mode=self.runlog_mode)
             done = operations_done(self.runlog.doc["steps"], self.registry)
@@ -376,7 +383,9 @@ class AgentRun:
         conversation = self.conversation
         news = undo_news(self.ctx.workspace.root, conversation.runs, conversation.undone_told)
         note = "\n\n".join(part for part in (news.note, self.turn_context) if part)
-        conversation.begin_turn(self.run_id, self.task, note=note, undone=news.undone)
+        conversation.begin_turn(
+            self.run_id, self.task, note=note, undone=news.undone, attached=self.turn_attached
+        )
         if news.notice:
             self.bus.emit(NOTICE, self.run_id, message=news.notice)  # nothing said unseen
         self._began = True

@@ -15,6 +15,19 @@ from toolgate.tools.schema import READ
 
 _MAX_INSTRUCTION_BYTES = 64_000
 
+# Windows of at most this many tokens get the compact prompt unless the configuration says
+# otherwise (`tool_calling.compact_prompt`): the whole prompt, about 2,400 tokens with its
+# ten tool schemas, would leave a 4,096-token window little more than a few hundred tokens
+# beside the answer's room, and an 8,192-token one lose a third of what a request may hold.
+COMPACT_WINDOW = 8192
+
+
+def wants_compact(setting: bool | None, window: int, *, small_model: bool = False) -> bool:
+    """Whether a run sends the compact prompt: as configured, else for a small window or model."""
+    if setting is not None:
+        return setting
+    return small_model or window <= COMPACT_WINDOW
+
 
 @dataclass
 class Profile:
@@ -24,6 +37,12 @@ class Profile:
     instructions: str
     tools: list[str] | None = None  # None = every tool
     source: str = "built-in"
+    # What the compact prompt (a small window) says instead of `instructions`; "": the same.
+    compact: str = ""
+
+    def role(self, *, compact: bool) -> str:
+        """The profile's words in the system prompt: its compact ones when `compact`."""
+        return (self.compact or self.instructions) if compact else self.instructions
 
 
 @dataclass
@@ -85,9 +104,10 @@ def builtin_profiles() -> dict[str, Profile]:
     """The profiles shipped with Toolgate."""
     folder = resources.files("toolgate.agent") / "profiles"
     developer = (folder / "developer.md").read_text("utf-8")
+    short = (folder / "developer-compact.md").read_text("utf-8").strip()
     reviewer = (folder / "reviewer.md").read_text("utf-8")
     return {
-        "developer": Profile("developer", developer, None),
+        "developer": Profile("developer", developer, None, compact=short),
         "reviewer": Profile("reviewer", reviewer, _reviewer_tools()),
     }
 

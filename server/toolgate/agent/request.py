@@ -30,6 +30,7 @@ from toolgate.tools.schema import Tool
 FINAL_ANSWER = Tool(
     name="final_answer",
     description="Finish the task: give your final answer to the person. Call it once, last.",
+    compact="Give your final answer, once, last.",
     parameters={
         "type": "object",
         "properties": {"answer": {"type": "string"}},
@@ -81,21 +82,31 @@ class RequestBuilder:
         self.before_compact: Callable[[], Awaitable[None]] | None = None
 
     def system(self, mode: str) -> str:
-        """The system prompt in `mode`: the text protocol's instructions in text mode."""
-        base = self.base_prompt + self.conversation.summary_note()
+        """The system prompt in `mode`: the text protocol's instructions in text mode.
+
+        It stays the same for the whole session, so that a server that keeps the prompt it
+        read last reads only what is new: nothing that changes between requests goes here
+        (a summary of earlier turns opens the first message instead, see `_with_summary`).
+        """
         if mode == TEXT and self.calling.compact_prompt:
-            return base + "\n" + compact_instructions(self.tool_list(text=True))
+            return self.base_prompt + "\n" + compact_instructions(self.tool_list(text=True))
         if mode == TEXT:
             tools = self.tool_list(text=True)
             syntax = self.calling.text_syntax
-            return base + "\n" + text_mode_instructions(tools, syntax)
-        return base
+            return self.base_prompt + "\n" + text_mode_instructions(tools, syntax)
+        return self.base_prompt
 
     def tool_list(self, *, text: bool = False) -> list[dict[str, Any]]:
-        """The tools offered, as the API takes them (final_answer too, in native mode)."""
-        tools = self.registry.openai_tools()
+        """The tools offered, as the API takes them (final_answer too, in native mode).
+
+        With the compact prompt, each in its compact form (a short line and a bare schema) in
+        native mode. Text mode lists signatures in any case and keeps each tool's first line
+        there: with the short lines instead, the embedded model skipped steps it was asked for.
+        """
+        compact = bool(self.calling.compact_prompt) and not text
+        tools = self.registry.openai_tools(compact=compact)
         if self.calling.final_answer_tool and not text:
-            tools.append(FINAL_ANSWER.openai())
+            tools.append(FINAL_ANSWER.openai(compact=compact))
         return tools
 
     async def build(self, mode: str, step: dict[str, Any]) -> list[dict[str, Any]]:
@@ -105,13 +116,12 @@ class RequestBuilder:
         earlier, current = self.conversation.earlier(), self.conversation.current()
         if self.budget is None:
             messages = [e.message for e in [*earlier, *current]]
-            return [system, *_for_mode(mode, messages)]
+            return [system, *_for_mode(mode, self._with_summary(messages))]
         fixed = self._fixed_tokens(system, mode)
         fitted = fit(self.budget, fixed, earlier, current)
         summarised = None
         if not fitted.fits and earlier:
             summarised = await self._summarise(earlier, step)
-            system = {"role": "system", "content": self.system(mode)}
             fixed = self._fixed_tokens(system, mode)
             fitted = fit(self.budget, fixed, [], self.conversation.current())
         self._record_fit(step, fitted.tokens, fitted.elided, summarised)
@@ -133,7 +143,22 @@ class RequestBuilder:
         self.sent_bytes = int(fixed * self.budget.bytes_per_token) + sum(
             message_bytes(m) for m in fitted.messages
         )
-        return [system, *_for_mode(mode, fitted.messages)]
+        return [system, *_for_mode(mode, self._with_summary(fitted.messages))]
+
+    def _with_summary(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages with the summary of earlier turns before the first one's words.
+
+        Not in the system prompt: that would change it, and with it the whole prompt a server
+        kept, at every summary. The first message is a turn's user message (a turn opens with
+        one, and no user message is ever elided); it stays first until the next summary.
+        """
+        note = self.conversation.summary_note().strip()
+        if not note:
+            return messages
+        if messages and messages[0].get("role") == "user":
+            first = messages[0]
+            return [{**first, "content": f"{note}\n\n{first.get('content') or ''}"}, *messages[1:]]
+        return [{"role": "user", "content": note}, *messages]
 
     def learn(self, prompt_tokens: int | None) -> None:
         """Learn the bytes per token from the endpoint's count of the latest request."""
@@ -196,10 +221,13 @@ class RequestBuilder:
         return max(0, int(free * self.budget.bytes_per_token))
 
     def _fixed_tokens(self, system: dict[str, Any], mode: str) -> int:
+        """Tokens every request of the run carries: the system prompt, the tools, the summary."""
         assert self.budget is not None
         tools = self.tool_list() if mode in (AUTO, NATIVE) else []
         tools_tokens = self.budget.tokens(len(json.dumps(tools))) if tools else 0
-        return tools_tokens + self.budget.message_tokens(message_bytes(system))
+        note = len(self.conversation.summary_note().encode("utf-8"))
+        note_tokens = self.budget.tokens(note) if note else 0
+        return tools_tokens + self.budget.message_tokens(message_bytes(system)) + note_tokens
 
     def _record_fit(
         self, step: dict[str, Any], tokens: int, elided: list[str], summarised: int | None

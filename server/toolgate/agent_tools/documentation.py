@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from toolgate.agent_tools.jobs import Job, run_result
+from toolgate.python_source import parse_python
 from toolgate.records import ToolResult
 from toolgate.review.proposal import Proposal
 from toolgate.tools.builtins import builtin_tools
@@ -33,7 +34,7 @@ _ASKED = {
 
 
 def _without_docstrings(source: str) -> str:
-    tree = ast.parse(source)
+    tree = parse_python(source)
     for node in ast.walk(tree):
         if isinstance(node, _WITH_DOCSTRINGS) and node.body:
             first = node.body[0]

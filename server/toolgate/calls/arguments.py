@@ -118,37 +118,106 @@ def tool_properties(tools: Mapping[str, Any], name: str | None) -> Mapping[str, 
     return props if isinstance(props, Mapping) else {}
 
 
+def schema_types(schema: Any) -> list[str]:
+    """The JSON types a value of `schema` may take, in the schema's order (empty: any).
+
+    Read from `type`, else from the values of `enum` and `const`, else from the branches of
+    `anyOf`, `oneOf` and `allOf` (a tool's `["string", "null"]` is often written as one of
+    these).
+    """
+    if not isinstance(schema, Mapping):
+        return []
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return [declared]
+    if isinstance(declared, list):
+        return [t for t in declared if isinstance(t, str)]
+    values = schema["enum"] if isinstance(schema.get("enum"), list) else []
+    if "const" in schema:
+        values = [schema["const"]]
+    found: list[str] = [_json_type(v) for v in values]
+    for key in ("anyOf", "oneOf", "allOf"):
+        branches = schema.get(key)
+        for branch in branches if isinstance(branches, list) else []:
+            found.extend(schema_types(branch))
+    return list(dict.fromkeys(found))
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else "string"
+
+
 def typed_value(value: str, schema: Any) -> Any:
-    """Type an XML parameter value by its JSON Schema; strings stay verbatim."""
-    types = schema.get("type") if isinstance(schema, Mapping) else None
-    if isinstance(types, str):
-        types = [types]
-    if not types or "string" in types:
-        return value
+    """Type an XML parameter value by its JSON Schema; strings stay verbatim.
+
+    Where the schema allows a string beside other types, the others are tried first and the
+    text is what is left (`7` for `["string", "integer"]` is 7, `auto` is "auto"), as the
+    inference servers' readers of these forms do; a value the schema's `enum` does not hold
+    is not taken.
+    """
+    types = schema_types(schema)
     s = value.strip()
     for t in types:
-        try:
-            if t == "integer":
-                return int(s)
-            if t == "number":
-                f = float(s)
-                return int(f) if f.is_integer() and "." not in s and "e" not in s.lower() else f
-            if t == "boolean" and s.lower() in ("true", "false"):
-                return s.lower() == "true"
-            if t == "null" and s.lower() in ("null", "none", ""):
-                return None
-            if t in ("array", "object"):
-                try:
-                    got = json.loads(s)
-                except ValueError:
-                    got = _escaped_json(s)
-                    if got is None:
-                        got = ast.literal_eval(s)
-                if isinstance(got, list if t == "array" else dict):
-                    return got
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        if t == "string":
             continue
+        got = _as_type(s, t, "string" in types)
+        if got is not _NOT_THIS and _allowed(got, schema):
+            return got
     return value
+
+
+_NOT_THIS = object()
+
+
+def _as_type(s: str, t: str, may_be_text: bool) -> Any:
+    """`s` read as JSON type `t`, or `_NOT_THIS`."""
+    if t in ("integer", "number"):
+        # a number written as a JSON string, escaped or not, as GLM-4.7 sometimes writes it
+        for quote in ('\\"', '"'):
+            if len(s) > 2 * len(quote) and s.startswith(quote) and s.endswith(quote):
+                s = s[len(quote) : -len(quote)]
+                break
+    try:
+        if t == "integer":
+            return int(s)
+        if t == "number":
+            f = float(s)
+            return int(f) if f.is_integer() and "." not in s and "e" not in s.lower() else f
+        if t == "boolean" and s.lower() in ("true", "false"):
+            return s.lower() == "true"
+        # An empty value is null only where it cannot be the empty text.
+        if t == "null" and (s.lower() in ("null", "none") or not s and not may_be_text):
+            return None
+        if t in ("array", "object"):
+            try:
+                got = json.loads(s)
+            except ValueError:
+                got = _escaped_json(s)
+                if got is None:
+                    got = ast.literal_eval(s)
+            if isinstance(got, list if t == "array" else dict):
+                return got
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    return _NOT_THIS
+
+
+def _allowed(value: Any, schema: Any) -> bool:
+    """Whether the schema's `enum` (if it has one) holds `value`."""
+    enum = schema.get("enum") if isinstance(schema, Mapping) else None
+    return not isinstance(enum, list) or any(
+        value == e and isinstance(value, bool) == isinstance(e, bool) for e in enum
+    )
 
 
 def _escaped_json(text: str) -> Any:

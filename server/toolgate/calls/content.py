@@ -66,22 +66,29 @@ class Content:
             self.parts.append(text)
             self.fresh.append(text)
 
-    def last_line(self, limit: int = 256) -> str:
-        """The last line of prose when the text so far ends with it and one line break.
+    def last_lines(self, count: int, limit: int = 256) -> list[str]:
+        """The last `count` lines of prose (fewer at the start), when the text ends with them.
 
-        Empty when a call was taken out since, or when the line is longer than `limit`.
+        The text must end with exactly one line break. Empty when a call was taken out since;
+        a line of `limit` characters or more ends the list there.
         """
         if self.seam or self.held.count("\n") != 1 or not self.parts:
-            return ""
-        tail = ""
+            return []
+        window = limit * count
+        tail, taken = "", 0
         for part in reversed(self.parts):
-            tail = part[-limit:] + tail
-            if "\n" in tail or len(tail) >= limit:
+            tail, taken = part + tail, taken + 1
+            if tail.count("\n") >= count or len(tail) >= window:
                 break
-        nl = tail.rfind("\n")
-        if nl < 0 and len(tail) >= limit:
-            return ""
-        return tail[nl + 1 :]
+        lines = tail[-window:].split("\n")
+        if taken < len(self.parts) or len(tail) > window:
+            lines = lines[1:]  # the first may be part of a longer line
+        kept: list[str] = []
+        for line in reversed(lines[-count:]):
+            if len(line) >= limit:
+                break
+            kept.insert(0, line)
+        return kept
 
     def take(self) -> str:
         """The prose added since the last take."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from toolgate.calls.reading import ReadingSettings
+    from toolgate.config import ToolCalling
 
 EXIT_USAGE = 2
 
@@ -36,10 +36,9 @@ def register(sub: Any) -> None:
 
 def default_tool_schemas() -> dict[str, dict[str, Any]]:
     """Tool name → argument schema of the built-in tools."""
-    # Imported here: the text protocol sits below the tools and must load without them.
-    from toolgate.tools.builtins import builtin_registry
+    from toolgate.session.text_calls import builtin_tool_schemas
 
-    return builtin_registry().argument_schemas()
+    return builtin_tool_schemas()
 
 
 def schemas_from_tools(tools: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -67,20 +66,19 @@ def load_tools_file(path: str) -> dict[str, dict[str, Any]]:
 
 
 def calls_parse_main(
-    stdin_text: str, tools_file: str | None, settings: ReadingSettings
+    stdin_text: str, tools_file: str | None, settings: ToolCalling
 ) -> tuple[dict[str, Any], int]:
     """The JSON for `toolgate calls parse`, and the exit code (2 when the tools file is bad).
 
     `settings` are the config's `tool_calling`: the text is read exactly as a run reads it.
     """
-    from toolgate.calls.parser import read_whole
-    from toolgate.calls.reading import parser_for
+    from toolgate.session.text_calls import read_calls
 
     try:
         tools = load_tools_file(tools_file) if tools_file else default_tool_schemas()
     except (OSError, ValueError) as exc:
         return {"error": f"cannot read tools file {tools_file}: {exc}"}, 2
-    return read_whole(parser_for(tools, settings), stdin_text).to_json(), 0
+    return read_calls(stdin_text, tools, settings), 0
 
 
 def main(args: argparse.Namespace) -> int:

@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 from toolgate.agent.events import RUN_STARTED, Event, EventBus
 from toolgate.cli.terminal import Printer, TerminalReviewer
 from toolgate.config import Config, ConfigError
-from toolgate.customize.commands import PromptCommand, find_commands
 from toolgate.session import SessionError, SessionService, SetupError
-from toolgate.session.customization import BUILTIN_COMMANDS
+from toolgate.session.customization import BUILTIN_COMMANDS, prompt_commands
 from toolgate.session.mentions import IN_TERMINAL, Pointed, completions
 from toolgate.workspace import Workspace
 
 if TYPE_CHECKING:
-    from toolgate.agent.undo import UndoPlan
+    from toolgate.session.customization import PromptCommand
+    from toolgate.session.undo import UndoPlan
 
 DOUBLE_PRESS_SECONDS = 2.0
 HELP = """\
@@ -172,7 +172,7 @@ class Chat:
 
     def prompt_commands(self) -> dict[str, PromptCommand]:
         """The workspace's and the person's prompt commands, read now."""
-        return find_commands(self.workspace.root, BUILTIN_COMMANDS).commands
+        return prompt_commands(self.workspace.root)
 
     def is_prompt_command(self, line: str) -> bool:
         """Whether `/NAME …` names a prompt file's command (it runs as a turn)."""
@@ -256,8 +256,7 @@ class Chat:
 
     async def tests(self, command: str | None) -> None:
         """Run the tests through the gate, as the model's `run_tests` runs them, and show them."""
-        from toolgate.testing.results import TestRun
-        from toolgate.testing.verdict import not_run_reason
+        from toolgate.session.turns import TestRun, not_run_reason
 
         bus = EventBus()
         bus.subscribe(Printer(show_diffs=False, model=False))
@@ -384,7 +383,7 @@ class Chat:
 
     def _show_undo(self, plan: UndoPlan) -> None:
         """What undoing the run would do to each file, and how to revert its commits."""
-        from toolgate.agent.undo import CONFLICT, REMOVE
+        from toolgate.session.undo import CONFLICT, REMOVE
 
         for item in plan.files:
             if item.action == CONFLICT:

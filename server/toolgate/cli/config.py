@@ -29,9 +29,8 @@ def main(args: argparse.Namespace) -> int:
 
 def config_show_main(args: argparse.Namespace, overrides: dict[str, Any]) -> int:
     """Print the rules, skills, commands, hooks and MCP servers found (or JSON with --json)."""
-    from toolgate.config import ConfigError, apply_trust, load_config
+    from toolgate.config import ConfigError, load_config
     from toolgate.session.customization import gather_customization
-    from toolgate.trust import TrustStore
 
     root = workspace_root(args.workspace)
     if root is None:
@@ -41,7 +40,6 @@ def config_show_main(args: argparse.Namespace, overrides: dict[str, Any]) -> int
     except ConfigError as exc:
         print(f"toolgate: configuration error: {exc}", file=sys.stderr)
         return 2
-    apply_trust(config, TrustStore().confirmed(root))
     found = gather_customization(root, config)
     if args.json:
         print(json.dumps(found.to_json(), indent=2))

@@ -16,21 +16,19 @@ from typing import Any
 
 from toolgate.agent.events import Event, EventBus
 from toolgate.cli import flags
-from toolgate.planning.gaps import ResolvedPlan
-from toolgate.planning.workflow import (
+from toolgate.records import new_id
+from toolgate.session import Engine, SessionService, WorkflowError
+from toolgate.session.workflows import (
     STEP_FINISHED,
     STEP_STARTED,
+    ResolvedPlan,
     Workflow,
-    WorkflowError,
     WorkflowOutcome,
-    dry_run,
-    find_workflow,
-    load_workflow,
-    save_workflow,
-    workflow_paths,
+    dry_steps,
+    save_plan,
+    saved_workflows,
+    workflow_to_run,
 )
-from toolgate.records import new_id
-from toolgate.session import Engine, SessionService
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -177,15 +175,9 @@ def workflow_main(args: argparse.Namespace) -> int:
     service = SessionService(root, lambda: config)
     write = not args.dry_run
     try:
-        if (root / ".toolgate" / "plans" / f"{args.name}.json").is_file():
-            # A plan kept by `toolgate plan` (and perhaps edited since) runs as it now reads.
-            resolved = service.resolve_plan(args.name, config=config, write_cache=write)
-            workflow = Workflow(args.name, resolved.plan)
-            inputs = workflow.bind(values)
-        else:
-            workflow = find_workflow(root, args.name)
-            inputs = workflow.bind(values)
-            resolved = service.resolve_plan(workflow.plan, config=config, write_cache=write)
+        workflow, resolved, inputs = workflow_to_run(
+            service, root, args.name, values, config=config, write_cache=write
+        )
     except (WorkflowError, ManifestError, PlanningError) as exc:
         _err(str(exc))
         return EXIT_USAGE
@@ -194,19 +186,18 @@ def workflow_main(args: argparse.Namespace) -> int:
 
 def _list_workflows(root: Path) -> int:
     """Each saved workflow: its name, inputs and what it does; a broken file says what is wrong."""
-    paths = workflow_paths(root)
-    if not paths:
+    listed = saved_workflows(root)
+    if not listed:
         _err(
             "no workflows in this workspace: `toolgate plan TASK --save NAME` saves one, "
             "or write .agent/workflows/NAME.yaml"
         )
     broken = False
-    for path in paths:
-        try:
-            workflow = load_workflow(path)
-        except WorkflowError as exc:
+    for item in listed:
+        workflow = item.workflow
+        if workflow is None:
             broken = True
-            print(f"{path.stem}  (cannot be used: {exc})")
+            print(f"{item.path.stem}  (cannot be used: {item.error})")
             continue
         inputs = " ".join(
             f"{name}=…" if spec.get("required", True) and "default" not in spec else f"[{name}=…]"
@@ -230,7 +221,7 @@ async def _run_workflow(
         if args.dry_run:
             print_plan(resolved)
             print("dry run: nothing runs")
-            for step in dry_run(resolved, engine.registry, engine.gate, workflow.plan.goal, inputs):
+            for step in dry_steps(engine, resolved, workflow.plan.goal, inputs):
                 argv = " ".join(step.argv) if step.argv else "(built-in call)"
                 print(f"  {step.step_id} {step.capability} → {step.tool or '— (gap)'}: {argv}")
                 print(f"      arguments: {json.dumps(step.arguments, ensure_ascii=False)}")
@@ -282,7 +273,7 @@ async def _plan(args: argparse.Namespace, root: Path, config: Any) -> int:
     else:
         print_plan(resolved)
     if args.save:
-        saved = save_workflow(root, Workflow(args.save, resolved.plan, description=args.task))
+        saved = save_plan(root, args.save, resolved.plan, description=args.task)
         print(f"saved as {saved.relative_to(root)}", file=sys.stderr)
     if not args.run:
         return EXIT_OK if not resolved.gaps else EXIT_FAILED

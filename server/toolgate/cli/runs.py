@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Do one `runs` subcommand."""
-    from toolgate.agent.runlog import RunLogError, read_run_log, run_logs
+    from toolgate.session.run_logs import RunLogError, read_run_log, run_logs
 
     root = workspace_root(args.workspace)
     if root is None:
@@ -69,8 +69,8 @@ def _list_line(doc: dict[str, Any]) -> str:
 
 def run_lines(doc: dict[str, Any], root: Path) -> list[str]:
     """A run log as a person reads it: the task, each step and call, the account, the end."""
-    from toolgate.agent.account import account_lines
     from toolgate.cli.terminal import brief_args
+    from toolgate.session.run_logs import account_lines, account_of
 
     lines = [
         f"run {doc.get('run_id')}",
@@ -95,7 +95,7 @@ def run_lines(doc: dict[str, Any], root: Path) -> list[str]:
     ):
         lines += ["", "answer:"] + [f"  {line}" for line in answer.splitlines()]
     lines.append("")
-    lines += [f"  {line}" for line in account_lines(_account(doc, root))]
+    lines += [f"  {line}" for line in account_lines(account_of(doc, root))]
     reason = f" — {doc['reason']}" if doc.get("reason") else ""
     lines.append(f"status: {doc.get('status')}{reason}")
     return lines
@@ -103,7 +103,7 @@ def run_lines(doc: dict[str, Any], root: Path) -> list[str]:
 
 def _outcome(call: dict[str, Any]) -> str:
     """What became of a call: who decided, and what it gave back."""
-    from toolgate.agent.account import decision_words
+    from toolgate.session.run_logs import decision_words
 
     result = call.get("result") or {}
     decision = decision_words(str(call.get("decision")), result.get("error"))
@@ -112,14 +112,3 @@ def _outcome(call: dict[str, Any]) -> str:
         said = data.get("message") if isinstance(data, dict) else None
         return f"✓ {decision}" + (f" — {said}" if said else "")
     return f"✗ {decision} — {result.get('error') or 'failed'}"
-
-
-def _account(doc: dict[str, Any], root: Path) -> dict[str, Any]:
-    """The log's own account; for a log written before runs kept one, built from its events."""
-    if isinstance(doc.get("account"), dict):
-        return dict(doc["account"])
-    from toolgate.agent.account import build_account
-    from toolgate.agent.runlog import runs_dir
-
-    path = runs_dir(root) / f"{doc.get('run_id')}.json"
-    return build_account(doc["events"], doc["steps"], 0.0, str(path))

@@ -11,7 +11,6 @@ import threading
 import time
 from typing import Any, TextIO
 
-from toolgate.agent.account import account_lines, decision_words
 from toolgate.agent.events import (
     ASSISTANT_TEXT,
     LATENT_REQUEST,
@@ -35,6 +34,7 @@ from toolgate.cli.answer_view import MarkdownView
 from toolgate.review.proposal import Proposal
 from toolgate.review.questions import Question, Reply, choices, read_value
 from toolgate.review.reviewer import Approval, ApprovalRequest, DiskReviewer
+from toolgate.session.run_logs import account_lines, decision_words
 from toolgate.workspace import Workspace
 
 _RESET, _RED, _GREEN, _CYAN, _DIM, _BOLD = (

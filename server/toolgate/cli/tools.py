@@ -70,71 +70,34 @@ def _err(message: str) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from toolgate.tools.builtins import builtin_registry
-    from toolgate.tools.manifest import ManifestError
-    from toolgate.tools.manifests import load_manifests
+    from toolgate.session import ManifestError
+    from toolgate.session.workspace_tools import export_schemas
 
-    registry = builtin_registry()
     root = Path(args.workspace).resolve()
+    target = Path(args.output) if args.output else root / ".agent" / "tools" / "schemas.json"
     try:
-        for tool, activity in load_manifests(root):  # the workspace's own tools, as a run has
-            registry.add(tool, activity)
+        count = export_schemas(root, target)
     except ManifestError as exc:
         _err(str(exc))
         return EXIT_FAILED
-    target = Path(args.output) if args.output else root / ".agent" / "tools" / "schemas.json"
-    registry.export(target)
-    print(f"wrote {len(registry.names())} tool schemas to {target}", file=sys.stderr)
+    print(f"wrote {count} tool schemas to {target}", file=sys.stderr)
     return EXIT_OK
 
 
 def _list(args: argparse.Namespace) -> int:
-    from toolgate.agent.policy import policy_for
     from toolgate.config import ConfigError, load_config
-    from toolgate.tools.activity import CommandActivity
-    from toolgate.tools.builtins import builtin_registry
-    from toolgate.tools.manifest import ManifestError
-    from toolgate.tools.manifests import load_manifests
-    from toolgate.tools.yaml_manifest import EntrypointActivity, is_trusted
+    from toolgate.session import ManifestError
+    from toolgate.session.workspace_tools import tool_rows
 
     root = Path(args.workspace).resolve()
-    registry = builtin_registry()
-    sources = {name: "built-in" for name in registry.names()}
-    trusted: dict[str, bool] = {}
     try:
-        for tool, activity in load_manifests(root):
-            registry.add(tool, activity)
-            if isinstance(activity, EntrypointActivity):
-                sources[tool.name] = activity.manifest.source
-                trusted[tool.name] = is_trusted(activity.manifest, root)
-            else:
-                sources[tool.name] = ".agent/tools"
+        rows = tool_rows(root, lambda: load_config(root))
     except ManifestError as exc:
         _err(str(exc))
         return EXIT_FAILED
-    try:
-        config = load_config(root)  # the workspace's approvals decide the gate column
     except ConfigError as exc:
         _err(f"configuration error: {exc}")
         return EXIT_USAGE
-    policy = policy_for(config)
-    rows: list[dict[str, Any]] = []
-    for tool in (t for t in map(registry.get, registry.names()) if t is not None):
-        # A program checked against the allow-list: what it does on it (off it, it is asked).
-        argv = isinstance(registry.activity(tool.name), CommandActivity)
-        decision = policy.decide(tool, command_allowed=True if argv else None)
-        caps = tool.capabilities
-        rows.append(
-            {
-                "name": tool.name,
-                "gate": decision.value,
-                "source": sources.get(tool.name, ""),
-                "capabilities": list(caps),
-                "trusted": trusted.get(tool.name, True),
-                "summary": tool.summary,
-                "argv_template": argv and tool.name not in trusted,
-            }
-        )
     if args.json:
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return EXIT_OK
@@ -153,56 +116,31 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from toolgate.tools.capabilities import manifest_files
-    from toolgate.tools.manifest import ManifestError, load_manifest
-    from toolgate.tools.yaml_manifest import read_manifest
+    from toolgate.session.workspace_tools import check_tools
 
-    root = Path(args.workspace).resolve()
-    if args.paths:
-        targets = [(Path(p).resolve(), "workspace") for p in args.paths]
-    else:
-        targets = manifest_files(root)
-    failures = 0
-    for path, source in targets:
-        try:
-            if path.suffix == ".toml":
-                tool, _ = load_manifest(path)
-                name = tool.name
-            else:
-                name = read_manifest(path, "user" if source == "user" else "workspace").name
-        except ManifestError as exc:
-            failures += 1
-            print(f"error  {exc}")
-            continue
-        print(f"ok     {name}  ({path})")
-    if not args.paths:
-        from toolgate.planning.workflow import WorkflowError, load_workflow, workflow_paths
-
-        for path in workflow_paths(root):
-            try:
-                load_workflow(path)
-            except WorkflowError as exc:
-                failures += 1
-                print(f"error  {exc}")
-                continue
-            print(f"ok     workflow {path.stem}  ({path})")
-    if not targets:
+    checked = check_tools(Path(args.workspace).resolve(), args.paths)
+    for item in checked:
+        if item.error is not None:
+            print(f"error  {item.error}")
+        elif item.workflow:
+            print(f"ok     workflow {item.name}  ({item.path})")
+        else:
+            print(f"ok     {item.name}  ({item.path})")
+    if all(item.workflow for item in checked):
         print("no manifests found", file=sys.stderr)
-    return EXIT_FAILED if failures else EXIT_OK
+    return EXIT_FAILED if any(item.error is not None for item in checked) else EXIT_OK
 
 
 def _resolve(args: argparse.Namespace) -> int:
-    from toolgate.tools.capabilities import Contract, build_registry
-    from toolgate.tools.manifest import ManifestError
+    from toolgate.session import ManifestError
+    from toolgate.session.workspace_tools import resolve_capability
 
     root = Path(args.workspace).resolve()
     try:
-        registry = build_registry(root)
+        found = resolve_capability(root, args.capability, args.input, args.output)
     except ManifestError as exc:
         _err(str(exc))
         return EXIT_FAILED
-    contract = Contract(tuple(args.input), tuple(args.output))
-    found = registry.resolve(args.capability, contract if args.input or args.output else None)
     if args.json:
         doc = {
             "capability": found.capability,
@@ -228,13 +166,11 @@ def _resolve(args: argparse.Namespace) -> int:
 
 
 def _new(args: argparse.Namespace) -> int:
-    from toolgate.tools.scaffold import ScaffoldError, scaffold
-    from toolgate.tools.yaml_manifest import read_manifest
-    from toolgate.trust import TrustStore
+    from toolgate.session.workspace_tools import ScaffoldError, scaffold_tool
 
     root = Path(args.workspace).resolve()
     try:
-        files = scaffold(
+        made = scaffold_tool(
             root,
             args.name,
             args.capability,
@@ -246,9 +182,7 @@ def _new(args: argparse.Namespace) -> int:
     except ScaffoldError as exc:
         _err(str(exc))
         return EXIT_USAGE
-    manifest = read_manifest(files[0])
-    # The person made it just now: this exact version is theirs. An edit asks again.
-    TrustStore().confirm(root, [manifest.fingerprint])
+    files, manifest = made.files, made.manifest
     for path in files:
         print(f"wrote {path.relative_to(root)}")
     print(
@@ -261,27 +195,19 @@ def _new(args: argparse.Namespace) -> int:
 
 
 def _trust(args: argparse.Namespace) -> int:
-    from toolgate.tools.manifest import ManifestError
-    from toolgate.tools.yaml_manifest import is_trusted, load_tool_manifests
-    from toolgate.trust import TrustStore
+    from toolgate.session import ManifestError
+    from toolgate.session.workspace_tools import trust_tools, untrusted_tools
 
     root = Path(args.workspace).resolve()
-    store = TrustStore()
     try:
-        manifests = [m for m in load_tool_manifests(root, user=False)]
+        pending = untrusted_tools(root, args.names)
     except ManifestError as exc:
         _err(str(exc))
         return EXIT_FAILED
-    unknown = set(args.names) - {m.name for m in manifests}
-    if unknown:
-        _err(f"no tool.yaml tool named {sorted(unknown)[0]!r} in {root / 'tools'}")
+    except KeyError as exc:
+        _err(f"no tool.yaml tool named {exc.args[0]!r} in {root / 'tools'}")
         return EXIT_USAGE
-    pending = [
-        m
-        for m in manifests
-        if (not args.names or m.name in args.names) and not is_trusted(m, root, store)
-    ]
-    chosen: list[str] = []
+    chosen = []
     for manifest in pending:
         line = (
             f"{manifest.name} {manifest.version} ({manifest.path}) runs "
@@ -289,12 +215,12 @@ def _trust(args: argparse.Namespace) -> int:
             f"{manifest.idempotency}, needs {', '.join(manifest.dependencies) or 'nothing listed'}"
         )
         if args.yes:
-            chosen.append(manifest.fingerprint)
+            chosen.append(manifest)
             print(f"trusted: {line}")
             continue
         answer = input(f"{line}. Trust it? [y/N] ").strip().lower()
         if answer in ("y", "yes"):
-            chosen.append(manifest.fingerprint)
-    store.confirm(root, chosen)
+            chosen.append(manifest)
+    trust_tools(root, chosen)
     print(f"trusted {len(chosen)} of {len(pending)} tool(s)", file=sys.stderr)
     return EXIT_OK

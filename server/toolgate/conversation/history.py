@@ -117,12 +117,20 @@ class Conversation:
             self.file.append_many([self.redact(r) for r in records])
 
     def begin_turn(
-        self, run_id: str, text: str, *, note: str = "", undone: list[str] | None = None
+        self,
+        run_id: str,
+        text: str,
+        *,
+        note: str = "",
+        undone: list[str] | None = None,
+        attached: dict[str, Any] | None = None,
     ) -> int:
         """Start a turn with the person's words; returns its number.
 
         `note` goes before the words in what the model reads (the transcript keeps the words
-        alone); `undone` are the runs the model now knows to be undone (`agent.undo_news`).
+        alone); `undone` are the runs the model now knows to be undone (`agent.undo_news`);
+        `attached` is what the words' `@` mentions attached (`items`, `refused`), so the
+        transcript shows it with the turn.
         """
         self.turns += 1
         self._current_from = len(self.entries)
@@ -132,17 +140,17 @@ class Conversation:
         if undone is not None:
             self.undone_told = list(undone)
         self.runs.append((self.turns, run_id))
-        self._write(
-            {
-                "t": "turn",
-                "turn": self.turns,
-                "run_id": run_id,
-                "text": text,
-                "undone": self.undone_told,
-                "time": self.last_activity,
-            },
-            {"t": "msg", "turn": self.turns, "m": message},
-        )
+        record: dict[str, Any] = {
+            "t": "turn",
+            "turn": self.turns,
+            "run_id": run_id,
+            "text": text,
+            "undone": self.undone_told,
+            "time": self.last_activity,
+        }
+        if attached:
+            record["attached"] = attached
+        self._write(record, {"t": "msg", "turn": self.turns, "m": message})
         if not self.title:
             self.title = title_of(text)
         return self.turns
@@ -173,8 +181,12 @@ class Conversation:
         reason: str | None,
         answer: str | None,
         context: dict[str, int] | None = None,
+        rules: list[str] | None = None,
     ) -> None:
-        """Close the current turn with its outcome and, when known, the context it left."""
+        """Close the current turn with its outcome and, when known, the context it left.
+
+        `rules` are the rules files the turn used, kept so a transcript drawn later names them.
+        """
         self.last_activity = now_iso()
         record: dict[str, Any] = {
             "t": "end",
@@ -188,6 +200,8 @@ class Conversation:
         if context is not None:
             record["context"] = context
             self.context = context
+        if rules:
+            record["rules"] = list(rules)
         self._write(record)
         # What the turn left behind must be a history the next request can be built from.
         current = self.entries[self._current_from :]
@@ -237,7 +251,7 @@ class Conversation:
         return self.entries[self._current_from :]
 
     def summary_note(self) -> str:
-        """What the system prompt says of the summarised turns."""
+        """What the first message of a request says of the summarised turns."""
         if not self.summary:
             return ""
         return (
@@ -299,21 +313,25 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
     marks = MarkReader()
     rewinds = read_rewinds(loaded.records)
     dropped = rewinds.dropped
+    asked: dict[Any, dict[str, Any]] = {}  # each run's words, to name the rules its end kept
     for record in loaded.records:
         kind = record.get("t")
         run_id = record.get("run_id")
         start = len(out)
         if kind == "turn":
             current_run = run_id
-            out.append(
-                {
-                    "kind": "user",
-                    "text": str(record.get("text", "")),
-                    "runId": run_id,
-                    "turn": record.get("turn"),
-                    "time": record.get("time"),  # the client names the run by it
-                }
-            )
+            asked[run_id] = user = {
+                "kind": "user",
+                "text": str(record.get("text", "")),
+                "runId": run_id,
+                "turn": record.get("turn"),
+                "time": record.get("time"),  # the client names the run by it
+            }
+            attached = record.get("attached")
+            if isinstance(attached, dict):  # what the turn's `@` mentions attached
+                user["attached"] = list(attached.get("items") or [])
+                user["notAttached"] = list(attached.get("refused") or [])
+            out.append(user)
         elif kind == "msg":
             message = record.get("m") or {}
             if message.get("role") == "assistant" and message.get("content"):
@@ -336,6 +354,8 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
                 entry["toolKind"] = record["kind"]
             out.append(entry)
         elif kind == "end":
+            if record.get("rules") and run_id in asked:
+                asked[run_id]["rules"] = [str(rule) for rule in record["rules"]]
             if record.get("status") not in ("completed", None):
                 reason = record.get("reason") or ""
                 out.append(

@@ -26,9 +26,9 @@ from toolgate.lsp.arguments import (
 from toolgate.lsp.convert import line_range, path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
-    from toolgate.code_review import CodeReview
     from toolgate.lsp.state import ToolgateServer
     from toolgate.review.proposal import Proposal
+    from toolgate.session.code_review import CodeReview
 
 log = logging.getLogger(__name__)
 
@@ -68,8 +68,8 @@ def register(server: ToolgateServer) -> None:
 
 
 async def _review(ls: ToolgateServer, args: ReviewArguments) -> dict[str, Any]:
-    from toolgate.code_review import Changes
     from toolgate.session import ConfigError, ReviewError
+    from toolgate.session.code_review import Changes
 
     root = ls.workspace_root()
     proposal: Proposal | None = None

@@ -135,6 +135,53 @@ def failure_diagnostic(failure: Any, root: Path, severity: int) -> types.Diagnos
     )
 
 
+def _call_payload(f: dict[str, Any], call_args: dict[str, Any]) -> dict[str, Any]:
+    """A call decided: with the arguments its proposal showed."""
+    return {
+        "type": "tool_call",
+        "callId": f["call_id"],
+        "tool": f["tool_name"],
+        "toolKind": f.get("tool_kind"),
+        "arguments": call_args.get(f["call_id"]),
+        "decision": f["decision"],
+        "why": f.get("why"),
+    }
+
+
+def _result_payload(
+    f: dict[str, Any], call_args: dict[str, Any], call_results: dict[str, str] | None
+) -> dict[str, Any]:
+    """A call carried out: its arguments are no longer kept, its shown result goes with it."""
+    call_args.pop(f["call_id"], None)
+    return {
+        "type": "tool_result",
+        "callId": f["call_id"],
+        "tool": f["tool_name"],
+        "toolKind": f.get("tool_kind"),
+        "success": f["success"],
+        "error": f.get("error"),
+        "decision": f["decision"],
+        # What the person reads in the call's row: an excerpt of its result, and its time.
+        "result": (call_results or {}).pop(f["call_id"], None),
+        "durationMs": f.get("latency_ms"),
+    }
+
+
+def _end_payload(f: dict[str, Any]) -> dict[str, Any]:
+    """A run's end, with a workflow's final account or the run's account when there is one."""
+    payload = {
+        "type": "run_finished",
+        "status": f["status"],
+        "reason": f.get("reason"),
+        "answer": f.get("answer"),
+    }
+    if "done" in f:  # a workflow's final account
+        payload.update(done=f["done"], missing=f.get("missing", []))
+    if "account" in f:  # what the run changed, ran and tested
+        payload["account"] = f["account"]
+    return payload
+
+
 def event_payload(
     event: Event, call_args: dict[str, Any], call_results: dict[str, str] | None = None
 ) -> dict[str, Any] | None:
@@ -156,29 +203,9 @@ def event_payload(
     elif kind == events.TOOL_CALL_PROPOSED:
         call_args[f["call_id"]] = f.get("raw_args")
     elif kind == events.TOOL_CALL_DECIDED:
-        payload = {
-            "type": "tool_call",
-            "callId": f["call_id"],
-            "tool": f["tool_name"],
-            "toolKind": f.get("tool_kind"),
-            "arguments": call_args.get(f["call_id"]),
-            "decision": f["decision"],
-            "why": f.get("why"),
-        }
+        payload = _call_payload(f, call_args)
     elif kind == events.TOOL_CALL_EXECUTED:
-        call_args.pop(f["call_id"], None)
-        payload = {
-            "type": "tool_result",
-            "callId": f["call_id"],
-            "tool": f["tool_name"],
-            "toolKind": f.get("tool_kind"),
-            "success": f["success"],
-            "error": f.get("error"),
-            "decision": f["decision"],
-            # What the person reads in the call's row: an excerpt of its result, and its time.
-            "result": (call_results or {}).pop(f["call_id"], None),
-            "durationMs": f.get("latency_ms"),
-        }
+        payload = _result_payload(f, call_args, call_results)
     elif kind == events.TOOL_CALL_PARSE_ERROR:
         payload = {
             "type": "parse_error",
@@ -211,16 +238,7 @@ def event_payload(
         if "summarised_through_turn" in f:
             payload["summarisedThroughTurn"] = f["summarised_through_turn"]
     elif kind == events.RUN_FINISHED:
-        payload = {
-            "type": "run_finished",
-            "status": f["status"],
-            "reason": f.get("reason"),
-            "answer": f.get("answer"),
-        }
-        if "done" in f:  # a workflow's final account
-            payload.update(done=f["done"], missing=f.get("missing", []))
-        if "account" in f:  # what the run changed, ran and tested
-            payload["account"] = f["account"]
+        payload = _end_payload(f)
     if payload is not None:
         payload["runId"] = event.run_id
     return payload

@@ -359,27 +359,24 @@ def new_session(ls: ToolgateServer, args: NewSessionArguments) -> dict[str, Any]
 @server.command("toolgate.customization")
 def customization(ls: ToolgateServer, args: NoArguments) -> dict[str, Any]:
     """Rules, skills, prompt commands, hooks and MCP servers found, with sources and trust."""
-    from toolgate.config import ConfigError, apply_trust
+    from toolgate.config import ConfigError
     from toolgate.session.customization import gather_customization
-    from toolgate.trust import TrustStore
 
     root = ls.workspace_root()
     try:
         config = ls.config()
     except ConfigError as exc:
         raise JsonRpcInvalidParams(f"configuration error: {exc}") from None
-    apply_trust(config, TrustStore().confirmed(root))
     return gather_customization(root, config).to_json()
 
 
 @server.command("toolgate.runCommand")
 async def run_command(ls: ToolgateServer, args: RunCommandArguments) -> dict[str, Any]:
     """Run a prompt file's slash command as a turn: `[{"name", "arguments"?}]` → `{runId}`."""
-    from toolgate.customize.commands import find_commands
-    from toolgate.session.customization import BUILTIN_COMMANDS
+    from toolgate.session.customization import prompt_commands
 
     name = args.name.removeprefix("/")
-    known = find_commands(ls.workspace_root(), BUILTIN_COMMANDS).commands
+    known = prompt_commands(ls.workspace_root())
     if name not in known:
         listed = ", ".join(f"/{n}" for n in sorted(known)) or "none"
         raise JsonRpcInvalidParams(f"no prompt command /{name}; this project has: {listed}")

@@ -89,24 +89,21 @@ def _expand_dotted(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def parse_settings(raw: Any, previous: EditorSettings | None = None) -> EditorSettings:
-    """Read the editor's settings; unknown keys are ignored, wrong types are errors."""
-    doc = _expand_dotted(_section(raw))
-    settings = (
-        EditorSettings()
-        if previous is None
-        else EditorSettings(
-            overrides={
-                k: dict(v) if isinstance(v, dict) else v for k, v in previous.overrides.items()
-            },
-            api_key=previous.api_key,
-            confirm_in_editor=previous.confirm_in_editor,
-            failure_severity=previous.failure_severity,
-            trusted=previous.trusted,
-            reports_diagnostics=previous.reports_diagnostics,
-            approval_mode=previous.approval_mode,
-        )
+def _copy(previous: EditorSettings) -> EditorSettings:
+    """The settings so far, for a change to start from (the overrides' tables copied)."""
+    return EditorSettings(
+        overrides={k: dict(v) if isinstance(v, dict) else v for k, v in previous.overrides.items()},
+        api_key=previous.api_key,
+        confirm_in_editor=previous.confirm_in_editor,
+        failure_severity=previous.failure_severity,
+        trusted=previous.trusted,
+        reports_diagnostics=previous.reports_diagnostics,
+        approval_mode=previous.approval_mode,
     )
+
+
+def _read_model(doc: dict[str, Any], settings: EditorSettings) -> None:
+    """`model` and `baseUrl`: set, or taken back by an empty value."""
     model = settings.overrides.setdefault("model", {})
     for key, target in (("model", "name"), ("baseUrl", "base_url")):
         if key in doc:
@@ -119,6 +116,31 @@ def parse_settings(raw: Any, previous: EditorSettings | None = None) -> EditorSe
                 model[target] = value
     if not model:
         settings.overrides.pop("model")
+
+
+def _read_limits(limits: dict[str, Any]) -> dict[str, Any]:
+    """The `limits` the engine's schema knows, each checked against it."""
+    from jsonschema import Draft202012Validator
+
+    out: dict[str, Any] = {}
+    for key, value in limits.items():
+        name = _LIMIT_KEYS.get(str(key), str(key))
+        if name not in config_schema(("limits",))["properties"]:
+            continue  # unknown keys are ignored, as everywhere in the settings
+        schema = config_schema(("limits", name))
+        if schema.get("type") == "integer" and isinstance(value, float) and value.is_integer():
+            value = int(value)  # JSON gives no integer type: 3.0 is 3
+        if isinstance(value, bool) or not Draft202012Validator(schema).is_valid(value):
+            raise SettingsError(f"setting 'limits.{key}' must be {_limit_rule(schema)}")
+        out[name] = value
+    return out
+
+
+def parse_settings(raw: Any, previous: EditorSettings | None = None) -> EditorSettings:
+    """Read the editor's settings; unknown keys are ignored, wrong types are errors."""
+    doc = _expand_dotted(_section(raw))
+    settings = EditorSettings() if previous is None else _copy(previous)
+    _read_model(doc, settings)
     if "apiKey" in doc:
         value = doc["apiKey"]
         if value is not None and not isinstance(value, str):
@@ -139,20 +161,7 @@ def parse_settings(raw: Any, previous: EditorSettings | None = None) -> EditorSe
         settings.overrides.setdefault("policy", {})["approvals"] = clean
     limits = doc.get("limits")
     if isinstance(limits, dict):
-        from jsonschema import Draft202012Validator
-
-        out: dict[str, Any] = {}
-        for key, value in limits.items():
-            name = _LIMIT_KEYS.get(str(key), str(key))
-            if name not in config_schema(("limits",))["properties"]:
-                continue  # unknown keys are ignored, as everywhere in the settings
-            schema = config_schema(("limits", name))
-            if schema.get("type") == "integer" and isinstance(value, float) and value.is_integer():
-                value = int(value)  # JSON gives no integer type: 3.0 is 3
-            if isinstance(value, bool) or not Draft202012Validator(schema).is_valid(value):
-                raise SettingsError(f"setting 'limits.{key}' must be {_limit_rule(schema)}")
-            out[name] = value
-        settings.overrides["limits"] = out
+        settings.overrides["limits"] = _read_limits(limits)
     review = doc.get("review")
     if isinstance(review, dict) and "confirmInEditor" in review:
         settings.confirm_in_editor = bool(review["confirmInEditor"])

@@ -309,7 +309,7 @@ class ToolgateServer(LanguageServer):
         A run that did not run its tests is no run without failures: the person is told what
         happened (no results, no test collected and where pytest looked, a timeout).
         """
-        from toolgate.testing.verdict import not_run_reason
+        from toolgate.session.turns import not_run_reason
 
         not_run = not_run_reason(test_run)
         if not_run is not None:
@@ -434,28 +434,7 @@ class ToolgateServer(LanguageServer):
         token: str | None = None
         service = self.service
         try:
-            if self.supports_progress():
-                token = f"toolgate-{run_id}"
-                try:
-                    await self.work_done_progress.create_async(token)
-                    self.work_done_progress.begin(
-                        token,
-                        types.WorkDoneProgressBegin(
-                            title="Toolgate", message=task[:80], cancellable=True
-                        ),
-                    )
-                    self._progress_token = token
-                    future = self.work_done_progress.tokens.get(token)
-                    if future is not None:
-                        future.add_done_callback(
-                            lambda f: (
-                                self.cancel_run("cancelled from the progress notification")
-                                if f.cancelled()
-                                else None
-                            )
-                        )
-                except Exception:
-                    token = None
+            token = await self._begin_progress(run_id, task)
             await self._forget_ended_local_model()
             try:
                 outcome = await service.turn(
@@ -473,22 +452,7 @@ class ToolgateServer(LanguageServer):
                     pointed=pointed or pointed_of(self.workspace_root(), None),
                 )
             except (SetupError, ConfigError) as exc:
-                message = self.redactor.text(str(exc))
-                status = "blocked_by_policy" if getattr(exc, "blocked", False) else "failed"
-                self.notify_run(
-                    {
-                        "type": "run_finished",
-                        "runId": run_id,
-                        "status": status,
-                        "reason": message,
-                        "answer": None,
-                    }
-                )
-                self.window_show_message(
-                    types.ShowMessageParams(
-                        type=types.MessageType.Error, message=f"Toolgate: {message}"
-                    )
-                )
+                self._not_started(run_id, exc)
                 return
             if outcome.status == "failed":
                 await self._forget_ended_local_model()
@@ -517,6 +481,48 @@ class ToolgateServer(LanguageServer):
             if token is not None:
                 self._progress_token = None
                 self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+
+    async def _begin_progress(self, run_id: str, task: str) -> str | None:
+        """A cancellable progress for the run, when the client shows them; its token."""
+        if not self.supports_progress():
+            return None
+        token = f"toolgate-{run_id}"
+        try:
+            await self.work_done_progress.create_async(token)
+            self.work_done_progress.begin(
+                token,
+                types.WorkDoneProgressBegin(title="Toolgate", message=task[:80], cancellable=True),
+            )
+            self._progress_token = token
+            future = self.work_done_progress.tokens.get(token)
+            if future is not None:
+                future.add_done_callback(
+                    lambda f: (
+                        self.cancel_run("cancelled from the progress notification")
+                        if f.cancelled()
+                        else None
+                    )
+                )
+        except Exception:
+            return None
+        return token
+
+    def _not_started(self, run_id: str, exc: Exception) -> None:
+        """A turn its set-up refused: the run ends at once, and the person is told why."""
+        message = self.redactor.text(str(exc))
+        status = "blocked_by_policy" if getattr(exc, "blocked", False) else "failed"
+        self.notify_run(
+            {
+                "type": "run_finished",
+                "runId": run_id,
+                "status": status,
+                "reason": message,
+                "answer": None,
+            }
+        )
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Error, message=f"Toolgate: {message}")
+        )
 
     async def _ask_trust(self, item: TrustItem) -> bool:
         """The session service's trust prompt: a message request with Allow / Not now."""

@@ -20,8 +20,8 @@ from toolgate.lsp.arguments import RewindArguments, UndoRewindArguments, UndoRun
 from toolgate.lsp.convert import path_to_uri, whole_text_range
 
 if TYPE_CHECKING:
-    from toolgate.agent.undo import UndoPlan
     from toolgate.lsp.state import ToolgateServer
+    from toolgate.session.undo import UndoPlan
     from toolgate.workspace import Workspace
 
 
@@ -101,8 +101,7 @@ async def _undo(ls: ToolgateServer, args: UndoRunArguments) -> dict[str, Any]:
 
 async def _apply(ls: ToolgateServer, workspace: Workspace, plan: UndoPlan) -> str | None:
     """Send the undo as one edit (or write disk for a client without applyEdit); None when done."""
-    from toolgate.agent.undo import restore_on_disk
-    from toolgate.workspace.files import atomic_write_bytes
+    from toolgate.session.undo import restore_on_disk
 
     if not ls.supports_apply_edit():
         restore_on_disk(workspace, plan.changes)
@@ -111,7 +110,7 @@ async def _apply(ls: ToolgateServer, workspace: Workspace, plan: UndoPlan) -> st
     deletes = bool(caps and types.ResourceOperationKind.Delete in (caps.resource_operations or []))
     changes: list[Any] = []
     by_hand: list[Any] = []  # files undone on disk: binary text, or deletes the client cannot do
-    restored: list[tuple[Any, str, bytes]] = []
+    restored: list[tuple[Any, str]] = []  # (the file's undo, its uri)
     for item in plan.changes:
         real = workspace.resolve(item.path, for_write=True)
         uri = path_to_uri(real)
@@ -146,7 +145,7 @@ async def _apply(ls: ToolgateServer, workspace: Workspace, plan: UndoPlan) -> st
                 edits=[edit],
             )
         )
-        restored.append((real, uri, item.before))
+        restored.append((item, uri))
     if changes:
         result = await ls.apply_edit(
             types.WorkspaceEdit(document_changes=changes), f"Toolgate: undo run {plan.run_id}"
@@ -155,10 +154,10 @@ async def _apply(ls: ToolgateServer, workspace: Workspace, plan: UndoPlan) -> st
             return result.failure_reason or "the edit was refused"
     restore_on_disk(workspace, by_hand)
     reviewer = ls.reviewer
-    saved = await reviewer.ask_to_save([uri for _, uri, _ in restored]) if reviewer else set()
-    for real, uri, before in restored:
+    saved = await reviewer.ask_to_save([uri for _, uri in restored]) if reviewer else set()
+    for item, uri in restored:
         # A saved file, or one no editor holds, gets its exact bytes back; an open file the
         # editor did not save keeps the restored text in its buffer, where its undo works.
         if uri in saved or ls.open_text(uri) is None:
-            atomic_write_bytes(real, before)
+            restore_on_disk(workspace, [item])
     return None

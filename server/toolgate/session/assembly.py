@@ -13,7 +13,13 @@ from toolgate.agent.events import NOTICE, RULES_USED, TESTS_FINISHED, EventBus
 from toolgate.agent.gate import Gate
 from toolgate.agent.loop import AgentRun
 from toolgate.agent.policy import ASK, policy_for
-from toolgate.agent.prompt import Profile, load_instructions, load_profile, system_prompt
+from toolgate.agent.prompt import (
+    Profile,
+    load_instructions,
+    load_profile,
+    system_prompt,
+    wants_compact,
+)
 from toolgate.agent.redact import Redactor
 from toolgate.agent.runlog import RunLog
 from toolgate.config import Config, ConfigError, apply_trust
@@ -35,11 +41,12 @@ from toolgate.session.customization import (
 from toolgate.session.latent_tools import add_latent_tools, latent_answers
 from toolgate.session.mentions import Pointed, attach
 from toolgate.testing.verdict import not_run_reason
-from toolgate.tools.activity import ActivityContext, ActivitySettings
+from toolgate.tools.activity import Activity, ActivityContext, ActivitySettings
 from toolgate.tools.builtins import builtin_registry
 from toolgate.tools.manifest import ManifestError
 from toolgate.tools.manifests import load_manifests
-from toolgate.tools.registry import ToolRegistry
+from toolgate.tools.registry import ToolRegistry as ToolRegistry  # what turn(registry=…) takes
+from toolgate.tools.schema import Tool
 from toolgate.trust import TrustStore
 from toolgate.workspace import Workspace
 from toolgate.workspace.sandbox import Buffers
@@ -200,6 +207,18 @@ async def pick_model(client: OpenAIChatModel) -> str:
     raise SetupError("no model configured: pass --model NAME (or set TOOLGATE_MODEL)")
 
 
+def tools_with(*own: tuple[Tool, Activity]) -> ToolRegistry:
+    """The built-in tools and a front end's own (ACP's update_plan), for `turn(registry=…)`.
+
+    What a turn offers before its profile and policy narrow it; a front end also draws the
+    calls of a kept transcript from it.
+    """
+    registry = builtin_registry()
+    for tool, activity in own:
+        registry.add(tool, activity)
+    return registry
+
+
 async def build_registry(
     config: Config,
     root: Path,
@@ -338,6 +357,11 @@ async def _assemble(
     if not endpoint.model:
         model.model = settings.model = await pick_model(model)
     budget = await context_budget(config, endpoint, settings)
+    compact = wants_compact(
+        config.tool_calling.compact_prompt, budget.window, small_model=endpoint.small_model
+    )
+    if compact and not endpoint.small_model:
+        profile = replace(profile, instructions=profile.role(compact=True))
     instructions = load_instructions(setup.root)
     customization_notes: list[str] = [*config.notes, *instructions.problems]
     fit_rules(instructions, budget.window, customization_notes.append)
@@ -369,8 +393,7 @@ async def _assemble(
     calling = config.tool_calling
     if endpoint.preferred_mode and calling.mode == "auto":
         calling = replace(calling, mode=endpoint.preferred_mode)
-    if endpoint.small_model:
-        calling = replace(calling, compact_prompt=True)
+    calling = replace(calling, compact_prompt=compact)
     if endpoint.grammar is not None and calling.mode == "text":
         settings.extra_body = {"grammar": endpoint.grammar(registry.openai_tools())}
     run = AgentRun(
@@ -444,6 +467,7 @@ async def _attach_pointed(setup: RunSetup, task: str, run: AgentRun, budget: Bud
         return
     run.turn_context = "\n\n".join(part for part in (run.turn_context, attached.note) if part)
     run.runlog.set(attached=attached.items, not_attached=attached.refused)
+    run.turn_attached = {"items": attached.items, "refused": attached.refused}
     setup.bus.emit(
         NOTICE,
         run.run_id,

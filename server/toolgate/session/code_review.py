@@ -1,7 +1,8 @@
 """Reviewing a workspace's changes with its configured endpoint (`SessionService.review` calls it).
 
 It resolves the endpoint from the configuration as a run does (trust checked, the embedded
-model started when no base URL is set) and hands the request to `review_changes`.
+model started when no base URL is set) and hands the request to `review_changes`. A front
+end takes from here the records of a review: the `Changes` it asks about, the `CodeReview`.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from pathlib import Path
 
 from toolgate.agent.redact import Redactor
 from toolgate.code_review.ask import review_changes
-from toolgate.code_review.changes import Changes
-from toolgate.code_review.records import CodeReview, ReviewRequest, ReviewSetupError
+from toolgate.code_review.changes import Changes as Changes
+from toolgate.code_review.records import CodeReview as CodeReview
+from toolgate.code_review.records import ReviewRequest, ReviewSetupError
 from toolgate.config import Config
 from toolgate.model.modes import ModeMemory
 from toolgate.session.assembly import (

@@ -14,9 +14,10 @@ from typing import Any
 
 from toolgate.agent.call_hooks import NO_SAY, Verdict
 from toolgate.agent.prompt import Instructions
-from toolgate.config import Config
+from toolgate.config import Config, apply_trust
 from toolgate.customize.catalog import Customization, McpEntry, gather
-from toolgate.customize.commands import PromptCommand, find_commands
+from toolgate.customize.commands import PromptCommand as PromptCommand  # prompt_commands()' record
+from toolgate.customize.commands import find_commands
 from toolgate.customize.hooks import KIND_ALIASES, Hook, HookOutcome, HookRunner, tool_input_for
 from toolgate.customize.rules import Rules, attached_note, find_rules
 from toolgate.customize.skills import Skill
@@ -24,6 +25,7 @@ from toolgate.records import ToolCall, ToolResult
 from toolgate.tools.registry import ToolRegistry
 from toolgate.tools.schema import Tool
 from toolgate.tools.skill_tool import LOAD_SKILL, LoadSkill, load_skill_tool
+from toolgate.trust import TrustStore
 
 # A share of the model's window that rules may take at most; the rest is the conversation's.
 RULES_SHARE = 4
@@ -224,7 +226,12 @@ BUILTIN_COMMANDS = frozenset(
 
 
 def gather_customization(root: Path, config: Config) -> Customization:
-    """What the workspace and the person bring now, with trust states and sources."""
+    """What the workspace and the person bring now, with trust states and sources.
+
+    The confirmations the person gave (the user-level trust store) are applied to `config`
+    first, so what they confirmed shows as ready and only the rest as waiting.
+    """
+    apply_trust(config, TrustStore().confirmed(root))
     waiting = [
         Hook(
             item.key[6:],
@@ -252,6 +259,11 @@ def gather_customization(root: Path, config: Config) -> Customization:
         mcp=mcp,
         problems=config.notes,
     )
+
+
+def prompt_commands(root: Path) -> dict[str, PromptCommand]:
+    """The workspace's and the person's prompt commands, read now, by name."""
+    return find_commands(root, BUILTIN_COMMANDS).commands
 
 
 def expand_command(root: Path, text: str) -> tuple[str, PromptCommand] | None:

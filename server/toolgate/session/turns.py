@@ -1,4 +1,8 @@
-"""A turn of a session, as a front end holds it: its claim, its hooks, how it ended early."""
+"""A turn of a session, as a front end holds it: its claim, its hooks, how it ended early.
+
+A front end takes from here what its hooks are handed too: the `TestRun` of `on_test_run`,
+and `not_run_reason`, which says why tests that were asked for did not run.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,8 @@ from toolgate.agent.redact import Redactor
 from toolgate.conversation.history import Conversation
 from toolgate.conversation.store import SessionLock
 from toolgate.records import ToolCall, ToolResult, new_id
+from toolgate.testing.results import TestRun as TestRun
+from toolgate.testing.verdict import not_run_reason as not_run_reason
 
 
 @dataclass

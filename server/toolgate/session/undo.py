@@ -6,6 +6,9 @@ rest is done here, the same for all: the plan from the run's checkpoint, the und
 checkpoint (so the undo can be undone in turn: a redo), the undone run marked as undone, and
 the undo kept in a session's conversation. A restore that fails or is refused leaves no record
 of an undo that did not happen.
+
+A front end takes from here what its ask and apply are handed (`UndoPlan`, each file's action:
+`REMOVE`, `CONFLICT`, …) and the disk's share of an apply (`restore_on_disk`, `disk_text`).
 """
 
 from __future__ import annotations
@@ -17,13 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from toolgate.agent.checkpoints import Checkpoint, CheckpointError, latest_run
-from toolgate.agent.undo import (
-    UndoPlan,
-    begin_undo,
-    finish_undo,
-    plan_undo,
-    restore_on_disk,
-)
+from toolgate.agent.undo import CONFLICT as CONFLICT
+from toolgate.agent.undo import REMOVE as REMOVE
+from toolgate.agent.undo import UndoPlan as UndoPlan
+from toolgate.agent.undo import begin_undo, finish_undo, plan_undo
+from toolgate.agent.undo import disk_text as disk_text
+from toolgate.agent.undo import restore_on_disk as restore_on_disk
 from toolgate.workspace import Workspace
 from toolgate.workspace.sandbox import Buffers
 

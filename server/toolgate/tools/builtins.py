@@ -84,6 +84,7 @@ READ_FILE = Tool(
     outputs=("path", "content"),
     repeat=LOOK,
     label="read {path}",
+    compact="Read a file; start_line and end_line read a part of it.",
 )
 WRITE_FILE = Tool(
     name="write_file",
@@ -94,6 +95,7 @@ WRITE_FILE = Tool(
     capabilities=("fs.write",),
     outputs=("path", "status", "hunks_applied", "hunks_total", "message"),
     label="wrote {path}",
+    compact="Create a file or replace all of it.",
 )
 EDIT_FILE = Tool(
     name="edit_file",
@@ -118,6 +120,7 @@ EDIT_FILE = Tool(
     capabilities=("fs.edit",),
     outputs=("path", "status", "hunks_applied", "hunks_total", "message"),
     label="edited {path}",
+    compact="Replace the one exact occurrence of `search` in a file by `replace`.",
 )
 LIST_DIRECTORY = Tool(
     name="list_directory",
@@ -130,6 +133,7 @@ LIST_DIRECTORY = Tool(
     outputs=("path", "entries"),
     repeat=LOOK,
     label="listed {path}",
+    compact="List a folder (default: the root).",
 )
 SEARCH_CODE = Tool(
     name="search_code",
@@ -151,6 +155,7 @@ SEARCH_CODE = Tool(
     repeat=LOOK,
     label="searched for {pattern}",
     acp_kind="search",
+    compact="Search the files for a regular expression.",
     when_cut=(
         "The matches were cut to fit the model's window: search again with a narrower "
         "pattern, a path or a glob."
@@ -165,6 +170,7 @@ GIT_STATUS = Tool(
     outputs=("branch", "staged", "unstaged", "untracked", "clean"),
     repeat=LOOK,
     label="looked at git status",
+    compact="Show the changed and untracked files.",
 )
 GIT_ADD = Tool(
     name="git_add",
@@ -179,6 +185,7 @@ GIT_ADD = Tool(
     outputs=("staged",),
     repeat=SEEN_BY_GIT,
     label="staged {files}",
+    compact="Stage files for a commit.",
 )
 GIT_COMMIT = Tool(
     name="git_commit",
@@ -191,6 +198,7 @@ GIT_COMMIT = Tool(
     outputs=("commit", "message", "output"),
     repeat=SEEN_BY_GIT,
     label="committed “{message}”",
+    compact="Commit the staged files.",
 )
 RUN_TESTS = Tool(
     name="run_tests",
@@ -211,6 +219,7 @@ RUN_TESTS = Tool(
     outputs=("summary", "failures", "output", "exit_code", "passed", "timed_out"),
     repeat=SEEN_BY_GIT,
     label="ran the tests",
+    compact="Run the tests (pytest by default): each failure with its file and line.",
 )
 RUN_COMMAND = Tool(
     name="run_command",
@@ -229,6 +238,7 @@ RUN_COMMAND = Tool(
     outputs=("argv", "exit_code", "output", "timed_out"),
     repeat=SEEN_BY_GIT,
     label="ran {command}",
+    compact="Run one program (no shell).",
 )
 
 

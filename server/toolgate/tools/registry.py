@@ -128,9 +128,9 @@ class ToolRegistry:
         """Tool name → argument schema, as the text-protocol parser wants them."""
         return {name: tool.model_parameters() for name, tool in self._tools.items()}
 
-    def openai_tools(self) -> list[dict[str, Any]]:
-        """The `tools=[…]` list for the chat completions API."""
-        return [tool.openai() for tool in self._tools.values()]
+    def openai_tools(self, *, compact: bool = False) -> list[dict[str, Any]]:
+        """The `tools=[…]` list for the chat completions API (`compact`: a small window's)."""
+        return [tool.openai(compact=compact) for tool in self._tools.values()]
 
     def composed_schemas(self) -> list[dict[str, Any]]:
         """Every tool's schema with the `_tool`, `_activity`, `_output` meta-fields."""

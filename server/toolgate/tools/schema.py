@@ -101,6 +101,9 @@ class Tool:
     acp_kind: str = ""
     # What the model is told when a result was cut to fit its window: how to read the rest.
     when_cut: str = ""
+    # What the compact prompt (a small window) says of it: one short line. "": the
+    # description's first sentence.
+    compact: str = ""
 
     @property
     def repeats_as(self) -> str:
@@ -121,6 +124,14 @@ class Tool:
         """The first line of the description."""
         return self.description.strip().splitlines()[0] if self.description.strip() else self.name
 
+    @property
+    def compact_description(self) -> str:
+        """What the compact prompt says of the tool: its own short line, else a first sentence."""
+        if self.compact:
+            return self.compact
+        first = " ".join(self.description.split()).split(". ")[0].rstrip(".")
+        return first + "." if first else self.name
+
     def model_parameters(self) -> dict[str, Any]:
         """The argument schema sent to the model: the tool's own plus `_reasoningForCall`."""
         params = copy.deepcopy(self.parameters)
@@ -139,13 +150,45 @@ class Tool:
             "parameters": self.model_parameters(),
         }
 
-    def openai(self) -> dict[str, Any]:
-        """The entry of an OpenAI `tools=[…]` list."""
+    def compact_parameters(self) -> dict[str, Any]:
+        """The argument schema the compact prompt sends: types and names, nothing to read.
+
+        No argument's description, bound or `additionalProperties`, and no `_reasoningForCall`
+        (a sentence per call is a cost a small window cannot spare; sent anyway, it is taken):
+        calls are still checked against the whole schema (`model_parameters`).
+        """
+        properties = self.parameters.get("properties") or {}
+        slim: dict[str, Any] = {
+            "type": "object",
+            "properties": {name: _bare(schema) for name, schema in properties.items()},
+        }
+        if self.parameters.get("required"):
+            slim["required"] = list(self.parameters["required"])
+        return slim
+
+    def openai(self, *, compact: bool = False) -> dict[str, Any]:
+        """The entry of an OpenAI `tools=[…]` list (`compact`: as the compact prompt sends it)."""
         return {
             "type": "function",
             "function": {
                 "name": self.name,
-                "description": self.description,
-                "parameters": self.model_parameters(),
+                "description": self.compact_description if compact else self.description,
+                "parameters": self.compact_parameters() if compact else self.model_parameters(),
             },
         }
+
+
+# What a compact schema keeps of an argument: what a call must get right to be valid.
+_BARE_KEYS = ("type", "enum", "items", "properties", "required")
+
+
+def _bare(schema: Any) -> Any:
+    """An argument's schema with only its shape: type, enum, items, nested properties."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {key: schema[key] for key in _BARE_KEYS if key in schema}
+    if isinstance(out.get("items"), dict):
+        out["items"] = _bare(out["items"])
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: _bare(v) for k, v in out["properties"].items()}
+    return out

@@ -22,9 +22,10 @@ Aider's `diff-fenced` form names the file inside the fence, on the line before t
 Each block is an `edit_file` call: `search` and `replace` are the sections' lines, line ends
 included. A fence may hold several blocks, with a path line before a block to change the
 file; a block with no path of its own edits the file of the block before it, and other lines
-between blocks are passed over, as Aider passes over them. Written by models prompted by
-Aider's `diff` and `diff-fenced` edit formats (Claude, GPT-4o, DeepSeek, Gemini, Qwen and most
-models people use with Aider).
+between blocks are passed over, as Aider passes over them. A path alone in a fence of its own
+right before the edit's fence names the file too (DeepSeek Coder V2 writes it so). Written by
+models prompted by Aider's `diff` and `diff-fenced` edit formats (Claude, GPT-4o, DeepSeek,
+Gemini, Qwen and most models people use with Aider).
 
 It opens with a path line and a fence, not a literal: its opening is a fence's (`AtFence`).
 """
@@ -78,6 +79,21 @@ def clean_path(line: str) -> str:
     """A path as Aider's models write it on its own line: without `#`, `*`, backticks or `:`."""
     path = line.strip().rstrip(":").lstrip("#").strip().strip("`*").strip()
     return "" if not path or any(c.isspace() for c in path) else path
+
+
+def path_before(lines: list[str]) -> str:
+    """The path named by the lines before a fence: the last line, or a fence of its own.
+
+    DeepSeek Coder V2 writes the path as the only line of a fence before the edit's fence,
+    and Aider reads it there; any other fence before the edit names no file.
+    """
+    if not lines:
+        return ""
+    if not lines[-1].strip().startswith("```"):
+        return clean_path(lines[-1])
+    if len(lines) == 3 and lines[0].strip().startswith("```") and lines[-1].strip() == "```":
+        return clean_path(lines[1])
+    return ""
 
 
 def read_edits(body: str, path: str) -> list[Found | Failed]:
@@ -151,7 +167,7 @@ def at_fence(p: Cursor, m: re.Match[str], nl: int, lang: str) -> bool | None:
     p.prose_to(m.start(1))
     p.say()  # Aider names the file on the line before the fence
     k = p.start("SEARCH/REPLACE block", st_fence)
-    k.name = clean_path(p.sink.last_line()) or p.edit_path
+    k.name = path_before(p.sink.last_lines(3)) or p.edit_path
     k.mode = "edit"
     return open_fence(p, k, m, nl, lang, read_edit_fence)
 

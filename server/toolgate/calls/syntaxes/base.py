@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from toolgate.calls.arguments import BadCall, load_json, name_and_arguments, python_literal
 from toolgate.calls.openings import ForTools, Opening
+from toolgate.python_source import parse_python
 
 Tools = Mapping[str, Mapping[str, Any]]
 
@@ -105,7 +106,7 @@ def pythonic_calls(syntax: Syntax, text: str) -> list[Found | Failed]:
     text = _escape_in_strings(text.strip())
     # SystemError too: Python 3.11's parser can fail so when threads parse at once.
     try:
-        tree = ast.parse(text if text.startswith("[") else f"[{text}]", mode="eval")
+        tree = parse_python(text if text.startswith("[") else f"[{text}]", mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError) as exc:
         # one call per line is a list without commas; `month=07` is a number, as models mean it
         lines = ", ".join(line for line in text.splitlines() if line.strip())
@@ -113,7 +114,7 @@ def pythonic_calls(syntax: Syntax, text: str) -> list[Found | Failed]:
         wrapped = unzeroed if unzeroed.startswith("[") else f"[{unzeroed}]"
         for candidate in dict.fromkeys((f"[{lines}]", wrapped)):
             try:
-                tree = ast.parse(candidate, mode="eval")
+                tree = parse_python(candidate, mode="eval")
                 break
             except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
                 continue

@@ -8,11 +8,11 @@
 
 V4 names the block `tool_calls`; V4.1 names it `calls` and writes a blank after `｜DSML｜` in
 every tag (`<｜DSML｜ invoke name="…">`). A parameter marked `string="true"` is text kept as
-written; one marked `string="false"`, or not marked, is JSON when it parses as JSON. Where the
-tool's schema gives the argument a type, the value is typed by it instead, as DeepSeek's own
-parsers do. An invoke may hold its arguments as one JSON object. Each call is emitted the
-moment its `</｜DSML｜invoke>` arrives, before the block ends; invokes written without the
-block around them are read too.
+written; one marked `string="false"`, or not marked, is JSON when it parses as JSON. The tool's
+schema has the last word, as in DeepSeek's own parsers (`_value` says how). An invoke may hold
+its arguments as one JSON object, and one with no arguments may close itself
+(`<｜DSML｜invoke name="submit"/>`). Each call is emitted the moment its `</｜DSML｜invoke>`
+arrives, before the block ends; invokes written without the block around them are read too.
 Written by DeepSeek V3.2, V3.2-Speciale, V4 and V4.1.
 """
 
@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolgate.calls.arguments import tool_properties, typed_value
+from toolgate.calls.arguments import schema_types, tool_properties, typed_value
 from toolgate.calls.cursor import CLOSE_TAG, WINDOW, WS, Construct, Cursor, fail, skip, waits_for
 from toolgate.calls.openings import AfterLt
 from toolgate.calls.syntaxes.base import Syntax
@@ -37,6 +37,8 @@ _BLOCK_OPEN = re.compile(r"<｜DSML｜( ?)(function_calls|tool_calls|calls)>")
 _BLOCK_CLOSE = re.compile(r"</｜DSML｜ ?(?:function_calls|tool_calls|calls)>")
 _INVOKE_OPEN = re.compile(r'<｜DSML｜ ?invoke\s+name\s*=\s*"([^"<>]*)"\s*>')
 _INVOKE_CLOSE = re.compile(r"</｜DSML｜ ?invoke>")
+# An invoke with no arguments may close itself, as DeepSeek's parsers accept.
+_INVOKE_EMPTY = re.compile(r'<｜DSML｜ ?invoke\s+name\s*=\s*"([^"<>]*)"\s*/>')
 _PARAMETER = re.compile(
     r'<｜DSML｜ ?parameter\s+name\s*=\s*"([^"<>]*)"(?:\s+string\s*=\s*"(\w*)")?\s*>'
     r"(.*?)</｜DSML｜ ?parameter>",
@@ -47,6 +49,12 @@ _TAG_START = re.compile(r"(?:</?(?:｜(?:D(?:S(?:M(?:L(?:｜[^>]*)?)?)?)?)?)?)?"
 _HOLD = len("</｜DSML｜ invoke>")
 # Arguments some DeepSeek models wrap in one parameter, which their own parsers unwrap.
 _WRAPPERS = ("arguments", "input")
+_PYTHON_TYPES: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "number": (int, float),
+    "array": list,
+    "object": dict,
+}
 
 
 def open_dsml(p: Cursor, m: re.Match[str]) -> bool:
@@ -54,7 +62,7 @@ def open_dsml(p: Cursor, m: re.Match[str]) -> bool:
     s = m.start()
     seg = p.buf[s : s + WINDOW]
     block = _BLOCK_OPEN.match(seg)
-    if block is None and _INVOKE_OPEN.match(seg) is None:
+    if block is None and _INVOKE_OPEN.match(seg) is None and _INVOKE_EMPTY.match(seg) is None:
         if not p.eof and len(seg) < WINDOW and ">" not in seg:
             return False  # the tag is not complete yet
         p.prose_to(s + 1)
@@ -103,6 +111,16 @@ def st_dsml(p: Cursor) -> bool:
             if not p.take(invoke.end()):
                 return True
             continue
+        empty = _INVOKE_EMPTY.match(buf, ws, ws + WINDOW)
+        if empty is not None:
+            if not p.take(ws):
+                return True
+            start = p.acc_n
+            if not p.take(empty.end()):
+                return True
+            k.depth += 1
+            p.call(empty.group(1).strip(), {}, NAME, p.construct_text()[start:])
+            continue
         close = _BLOCK_CLOSE.match(buf, ws)
         if close is not None:
             if not p.take(close.end()):
@@ -113,7 +131,9 @@ def st_dsml(p: Cursor) -> bool:
             return True
         rest = buf[ws : ws + WINDOW]
         if not p.eof and len(rest) < WINDOW and ">" not in rest and _TAG_START.fullmatch(rest):
-            return not p.take(ws)  # a tag may still be coming
+            # A tag may still be coming. After a bare invoke the blanks stay out of the
+            # construct until it does: if prose follows, they are prose, however they arrived.
+            return not p.take(ws) if k.wrapped else False
         if not k.wrapped:
             p.done()  # a run of bare invokes ends at other text, which is prose
             return True
@@ -173,15 +193,36 @@ def _call(p: Cursor, text: str) -> None:
 
 
 def _value(raw: str, string: str | None, schema: Any) -> Any:
-    """A parameter's value: typed by its schema when that gives a type, else by `string`."""
-    if isinstance(schema, Mapping) and schema.get("type"):
-        return typed_value(raw, schema)
-    if string != "true":  # "false", or left out: JSON when it is JSON
+    """A parameter's value, read as DeepSeek's parsers read it.
+
+    `string="true"`: text, typed by the schema when that gives a type. `string="false"` (or no
+    mark): JSON when it parses, kept when it fits the schema's type or the schema gives none;
+    when it does not fit, a schema that allows a string keeps the text (`null` for a string
+    argument is the word), and any other keeps the JSON the model marked as JSON.
+    """
+    types = schema_types(schema)
+    if string != "true":
         try:
-            return json.loads(raw, strict=False)
+            parsed = json.loads(raw, strict=False)
         except (ValueError, RecursionError):
-            return raw  # not JSON after all: the text, as DeepSeek's parsers keep it
-    return raw
+            pass  # not JSON after all: the text, typed by the schema as a marked string is
+        else:
+            if not types or any(_fits(parsed, t) for t in types) or "string" not in types:
+                return parsed
+            return raw
+    return typed_value(raw, schema) if types else raw
+
+
+def _fits(value: Any, json_type: str) -> bool:
+    """Whether a parsed JSON value is of `json_type`."""
+    if isinstance(value, bool):
+        return json_type == "boolean"
+    if json_type == "integer":
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if json_type == "null":
+        return value is None
+    python = _PYTHON_TYPES.get(json_type)
+    return python is not None and isinstance(value, python)
 
 
 def _unwrapped(args: dict[str, Any], props: Mapping[str, Any]) -> dict[str, Any]:

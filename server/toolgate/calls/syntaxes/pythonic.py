@@ -18,6 +18,7 @@ from toolgate.calls.cursor import CLOSE_JSON, Cursor, waits_for
 from toolgate.calls.json_value import st_standalone
 from toolgate.calls.openings import AtLineStart
 from toolgate.calls.syntaxes.base import Syntax
+from toolgate.python_source import parse_python
 
 NAME = "pythonic"
 DESCRIPTION = '[name(a=1, b="x"), other()] alone on its line'
@@ -111,7 +112,7 @@ def st_python(p: Cursor) -> bool:
 def resolve_python(p: Cursor, text: str) -> None:
     """The calls of a list alone on its line; prose when it is not a list of calls."""
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = parse_python(text.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError) as exc:
         p.error(
             f"could not parse the pythonic call list ({exc.__class__.__name__}); "
