@@ -7,10 +7,12 @@
 import type { ChatEntry, ChatState, FromWebview, PointingChip, ToWebview } from '../chat/messages';
 import { insertMention, mentionAt, type MentionItem } from '../chat/mentions';
 import { escapeHtml } from './html';
+import { icon } from './icons';
 
 type UserEntry = Extract<ChatEntry, { kind: 'user' }>;
 
-const KIND_ICON: Record<MentionItem['kind'], string> = { keyword: '◆', folder: '▸', file: '·' };
+/** Codicons as the workbench's own pickers show such entries. */
+const KIND_ICON: Record<MentionItem['kind'], string> = { keyword: 'symbol-keyword', folder: 'folder', file: 'file' };
 
 /** The `@` menu's options; `selected` is the highlighted one. */
 export function renderMentionMenu(items: MentionItem[], selected: number): string {
@@ -21,7 +23,7 @@ export function renderMentionMenu(items: MentionItem[], selected: number): strin
     .map(
       (item, index) =>
         `<div class="mention-item kind-${item.kind}${index === selected ? ' selected' : ''}" role="option" id="mention-${index}"` +
-        ` data-index="${index}" aria-selected="${index === selected}"><span class="mention-icon" aria-hidden="true">${KIND_ICON[item.kind]}</span>` +
+        ` data-index="${index}" aria-selected="${index === selected}">${icon(KIND_ICON[item.kind], 'mention-icon')}` +
         `<span class="mention-text">${escapeHtml(item.text)}</span> <span class="mention-description">${escapeHtml(item.description)}</span></div>`,
     )
     .join('');
@@ -35,8 +37,8 @@ export function renderChip(chip: PointingChip | undefined): string {
   const what = chip.selection ? 'the selected lines' : 'the file you are looking at';
   return (
     `<span class="chip pointing-chip" title="Sent with the next message: ${escapeHtml(what)}">` +
-    `<span class="chip-label">${escapeHtml(chip.label)}</span>` +
-    `<button class="chip-remove" data-action="removePointing" aria-label="Do not send ${escapeHtml(chip.label)} with the message" title="Do not send it">×</button></span>`
+    `${icon(chip.selection ? 'selection' : 'file')}<span class="chip-label">${escapeHtml(chip.label)}</span>` +
+    `<button class="chip-remove" data-action="removePointing" aria-label="Do not send ${escapeHtml(chip.label)} with the message" title="Do not send it">${icon('close')}</button></span>`
   );
 }
 
