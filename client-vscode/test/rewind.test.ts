@@ -169,6 +169,8 @@ describe('rewind in the markup', () => {
 
   it('offers Rewind on a kept turn, not while running, not on a rewound or unsent one', () => {
     expect(rewindAction(turn, false)).toContain('data-action="rewind" data-key="user-1"');
+    // An icon in the editor's look, its words for screen readers and on hover.
+    expect(rewindAction(turn, false)).toMatch(/class="icon-button"[^>]*title="Rewind to before this turn[^"]*"[^>]*aria-label="Rewind…"/);
     expect(rewindAction(turn, true)).toBe('');
     expect(rewindAction({ ...turn, rewound: true }, false)).toBe('');
     expect(rewindAction({ ...turn, runId: 'unsent' }, false)).toBe('');

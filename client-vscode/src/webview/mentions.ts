@@ -5,7 +5,7 @@
  * `installMentions` wires them to the page.
  */
 import type { ChatEntry, ChatState, FromWebview, PointingChip, ToWebview } from '../chat/messages';
-import { insertMention, mentionAt, type MentionItem } from '../chat/mentions';
+import { insertMention, KEYWORD_MENTIONS, mentionAt, type MentionItem } from '../chat/mentions';
 import { escapeHtml } from './html';
 import { icon } from './icons';
 
@@ -42,22 +42,30 @@ export function renderChip(chip: PointingChip | undefined): string {
   );
 }
 
+/** The icon of a sent mention: a keyword's, a folder's (it ends in `/`), else a file's. */
+function mentionIcon(mention: string): string {
+  if (KEYWORD_MENTIONS.some((keyword) => keyword.text === mention)) {
+    return KIND_ICON.keyword;
+  }
+  return mention.replace(/"$/, '').endsWith('/') ? KIND_ICON.folder : KIND_ICON.file;
+}
+
 /** What a turn attached: the file it was sent with, each mention's context, what was refused. */
 export function renderAttached(entry: UserEntry): string {
   const chips: string[] = [];
   if (entry.pointed) {
-    chips.push(`<span class="chip" title="Sent with the message: the file you were looking at">${escapeHtml(entry.pointed)}</span>`);
+    chips.push(`<span class="chip" title="Sent with the message: the file you were looking at">${icon(/:\d/.test(entry.pointed) ? 'selection' : 'file')}${escapeHtml(entry.pointed)}</span>`);
   }
   for (const item of entry.attached ?? []) {
     const cut = item.cut ? ` — cut to fit: ${item.cut}` : '';
     chips.push(
-      `<span class="chip attached${item.cut ? ' cut' : ''}" title="${escapeHtml(`${item.label}${cut}`)}">${escapeHtml(item.mention)}` +
+      `<span class="chip attached${item.cut ? ' cut' : ''}" title="${escapeHtml(`${item.label}${cut}`)}">${icon(mentionIcon(item.mention))}${escapeHtml(item.mention)}` +
         (item.cut ? ' <span class="chip-note">cut</span>' : '') +
         `</span>`,
     );
   }
   for (const refused of entry.notAttached ?? []) {
-    chips.push(`<span class="chip refused" title="Not attached">${escapeHtml(refused)}</span>`);
+    chips.push(`<span class="chip refused" title="Not attached">${icon('warning')}${escapeHtml(refused)}</span>`);
   }
   return chips.length ? `<div class="attached-line" aria-label="Attached to this message">${chips.join('')}</div>` : '';
 }
