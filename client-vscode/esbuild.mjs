@@ -1,6 +1,7 @@
 // Bundles the extension into dist/extension.js (CommonJS, as VS Code loads it) and the chat
 // view's page script into dist/webview.js.
 import * as esbuild from 'esbuild';
+import fs from 'node:fs';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -30,6 +31,12 @@ const webview = {
   minify: production,
   logLevel: 'info',
 };
+
+// The chat view draws the editor's own icons: the codicon font and its stylesheet, bundled.
+fs.mkdirSync('dist/codicons', { recursive: true });
+for (const file of ['codicon.css', 'codicon.ttf']) {
+  fs.copyFileSync(`node_modules/@vscode/codicons/dist/${file}`, `dist/codicons/${file}`);
+}
 
 if (watch) {
   for (const each of [options, webview]) {

@@ -5,6 +5,7 @@
 // find the session again.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { answerInputBox, runCommand, waitUntil } from './codeserver.mjs';
 
 export const CHAT_TASK = 'Make the tests in test_calc.py pass';
@@ -13,9 +14,15 @@ const FOLLOW_UP = 'Good. What is left to do after the first turn?';
 const FIRST_ANSWER = 'add is fixed; I left mul as it was, as you asked.';
 const SECOND_ANSWER = 'Following up on the first turn: mul is next.';
 
-/** The chat workspace's customization: a rules file and a prompt file of Claude Code's format. */
+/** A file long enough that two changes to it are two hunks: one accepted, one rejected on the card. */
+const NOTES = Array.from({ length: 20 }, (_, i) => `NOTE_${i + 1} = ${i + 1}`).join('\n') + '\n';
+const NOTES_PROPOSED = NOTES.replace('NOTE_2 = 2', 'NOTE_2 = 200').replace('NOTE_19 = 19', 'NOTE_19 = 1900');
+const HUNKS_TASK = 'Scale NOTE_2 and NOTE_19 in notes.py';
+
+/** The chat workspace's own files: a rules file, a prompt file of Claude Code's format, and notes.py. */
 export const CHAT_FILES = {
   'AGENTS.md': '# Conventions\n\nKeep calc.py free of imports.\n',
+  'notes.py': NOTES,
   '.claude/commands/fix-issue.md':
     '---\ndescription: Fix a numbered issue the project\'s way\nargument-hint: NUMBER\n---\n' +
     'Fix issue #$ARGUMENTS: find its failing test first, then change the code.\n',
@@ -27,6 +34,8 @@ const COMMAND_ANSWER = 'Issue 42: the failing test is test_mul.';
 /** The model's turns: two write_file calls (accepted, rejected), an answer, the follow-up's answer, the prompt command's answer. */
 export function chatScript({ accepted, rejected }) {
   return [
+    // A read first: its row opens on its arguments and what it read.
+    { content: '', tool_calls: [{ name: 'read_file', arguments: { path: 'calc.py' } }] },
     {
       content: '`add` subtracts; I will fix it.',
       tool_calls: [
@@ -41,11 +50,22 @@ export function chatScript({ accepted, rejected }) {
     },
     { content: 'Running the tests.', tool_calls: [{ name: 'run_tests', arguments: {} }] },
     // Markdown, streamed in pieces: the view shows it rendered.
-    { content: `**add** is fixed; I left \`mul\` as it was, as you asked.\n\n- calc.py: \`add\` returns \`a + b\`` },
+    {
+      content:
+        `**add** is fixed; I left \`mul\` as it was, as you asked.\n\n- calc.py: \`add\` returns \`a + b\`\n\n` +
+        '```python\ndef add(a, b):\n    return a + b\n```',
+    },
     // The follow-up's request must hold the first turn: the task and the answer.
     { requires: [CHAT_TASK, 'is fixed; I left', CHAT_REASON], content: SECOND_ANSWER },
     // The prompt command picked from the `/` menu reaches the model expanded.
     { requires: [EXPANDED_COMMAND], content: COMMAND_ANSWER },
+    // Two hunks in one proposal: the card decides each.
+    {
+      requires: [HUNKS_TASK],
+      content: 'Scaling both.',
+      tool_calls: [{ name: 'write_file', arguments: { path: 'notes.py', content: NOTES_PROPOSED, _reasoningForCall: 'scale the two notes' } }],
+    },
+    { content: 'Kept what you accepted.' },
   ];
 }
 
@@ -124,6 +144,26 @@ export async function chatScenario({ page, model, calcPath, testsPath, expected,
   // The run's own test run: its card has the counts and a link to Problems.
   const testsCard = frame.locator('.tests-card').first();
   await waitUntil('the run_tests card with its summary', async () => /1 passed, 1 failed/.test(await testsCard.innerText()));
+  // Each call is a row that opens on its arguments, its result and how long it took.
+  const readRow = frame.locator('details.tool.row.read').first();
+  await readRow.locator('summary').click();
+  await waitUntil('the read_file row to show its arguments and result', async () => {
+    const text = await readRow.innerText();
+    return /arguments/i.test(text) && /"path": "calc\.py"/.test(text) && /def add/.test(text) && /Took \d/.test(text);
+  });
+  // The answer's code block, highlighted, with its Copy button.
+  const code = frame.locator('.entry.assistant .code-block').first();
+  if ((await code.locator('.hljs-keyword').count()) === 0 || (await code.locator('button[data-action="copyCode"]').count()) !== 1) {
+    throw new Error(`the answer's code block is not highlighted with a Copy button: ${await code.innerHTML()}`);
+  }
+  // The whole view speaks in words: no run or call id in the text a person reads.
+  if (/\b[rwu]-[0-9a-f]{6,}/.test(await viewText(frame))) {
+    throw new Error(`the chat view shows an id: ${await viewText(frame)}`);
+  }
+  await testsCard.scrollIntoViewIfNeeded();
+  await page.waitForTimeout(300);
+  await shot('chat-tests.png');
+  log('the finished run: its calls as rows, its tests, its answer\'s code highlighted');
   await testsCard.locator('button[data-action="showProblems"]').click();
   const problems = page.locator('.markers-panel');
   await waitUntil('the run\'s failure in Problems', async () => /assert 5 == 6/.test(await problems.innerText()), { timeout: 30_000 });
@@ -232,6 +272,35 @@ export async function chatScenario({ page, model, calcPath, testsPath, expected,
   await frame.locator('#toggle-customization').click();
   await panel.waitFor({ state: 'hidden', timeout: 10_000 });
   log('the Customization panel listed AGENTS.md and the prompt file');
+
+  // 6d. A proposal of two hunks: the card shows both, and each is decided on its own (the diff
+  // editor's own Accept Hunk / Reject Hunk); the file keeps the accepted one only.
+  const notesPath = path.join(path.dirname(calcPath), 'notes.py');
+  await frame.locator('#input').fill(HUNKS_TASK);
+  await frame.locator('#input').press('Enter');
+  const hunksCard = frame.locator('.card.proposal', { hasText: 'notes.py' }).first();
+  await waitUntil('the two-hunk card with a button per hunk', async () =>
+    (await hunksCard.locator('.hunk').count()) === 2 && (await hunksCard.locator('button[data-action="acceptHunk"]').count()) === 2,
+  { timeout: 60_000 });
+  const hunkText = await hunksCard.innerText();
+  if (!/NOTE_2 = 200/.test(hunkText) || !/NOTE_19 = 1900/.test(hunkText)) {
+    throw new Error(`the card does not show the change itself: ${hunkText}`);
+  }
+  await hunksCard.locator('button[data-action="acceptHunk"][data-hunk="0"]').click();
+  await waitUntil('the first hunk to say accepted', async () =>
+    /accepted/.test(await hunksCard.locator('.hunk').first().innerText()) &&
+    (await hunksCard.locator('button[data-action="acceptHunk"]').count()) === 1,
+  );
+  await page.waitForTimeout(300);
+  await shot('chat-hunks.png');
+  await hunksCard.locator('button[data-action="rejectHunk"][data-hunk="1"]').click();
+  await waitUntil('the card to say partly accepted', async () => /partly accepted/.test(await hunksCard.innerText()), { timeout: 30_000 });
+  await waitUntil('notes.py with the accepted hunk only', () => {
+    const text = fs.readFileSync(notesPath, 'utf8');
+    return text.includes('NOTE_2 = 200') && text.includes('NOTE_19 = 19\n');
+  }, { timeout: 30_000 });
+  await waitUntil('the two-hunk run to finish', async () => /Ready/.test(await frame.locator('#status').innerText()), { timeout: 60_000 });
+  log('a two-hunk proposal was decided hunk by hunk on its card');
 
   // 7. Reload the window: the session comes back, with both turns.
   await page.reload();
@@ -367,7 +436,9 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   const undoEnd = frame.locator('.run-end', { has: frame.locator('button[data-action="undoRun"]', { hasText: 'Redo (undo the undo)' }) }).first();
   await undoEnd.waitFor({ state: 'visible', timeout: 30_000 });
   const undoRunId = await undoEnd.getAttribute('data-run');
-  if (!undoRunId?.startsWith('u-') || !/Undid run r-/.test(await undoEnd.innerText())) {
+  // Named in words; the ids stay in the tooltip.
+  if (!undoRunId?.startsWith('u-') || !/Undid the run at \d\d:\d\d/.test(await undoEnd.innerText()) ||
+      !/of run r-/.test(await undoEnd.getAttribute('title'))) {
     throw new Error(`the undo's own line is not as expected (${undoRunId}): ${await undoEnd.innerText()}`);
   }
   await undoEnd.locator('button[data-action="undoRun"]').click();
@@ -427,14 +498,16 @@ export async function afterRunScenario({ page, model, workspace, original, expec
     throw new Error(`the model was asked ${model.served() - served} times for two plans: the dropped plan ran?`);
   }
   await ready.locator('button[data-action="approvePlan"]').click();
-  // A short workflow can end before the card is looked at: "Running as" or already "Ran as".
-  await waitUntil('the approved plan to run', async () => /(Running|Ran) as w-/.test(await ready.innerText()), { timeout: 30_000 });
-  const planRun = (await ready.innerText()).match(/(?:Running|Ran) as (w-[\w-]+)/)[1];
+  // A short workflow can end before the card is looked at: "Running…" or already "Ran —";
+  // the run's id is in the line's tooltip only.
+  const planLine = ready.locator('.reason');
+  await waitUntil('the approved plan to run', async () => /^(Running…|Ran — )/.test(await planLine.innerText().catch(() => '')), { timeout: 30_000 });
+  const planRun = (await planLine.getAttribute('title')).match(/^run (w-[\w-]+)$/)[1];
   await waitUntil('the plan\'s run to end', async () =>
     /Run completed/.test(await frame.locator(`.run-end[data-run="${planRun}"]`).innerText().catch(() => '')),
   { timeout: 60_000 });
   await waitUntil('the plan card to say how its run ended', async () =>
-    (await ready.innerText()).includes(`Ran as ${planRun} — completed`));
+    (await ready.innerText()).includes('Ran — completed'));
   await page.waitForTimeout(300);
   await shot('chat-plan-approved.png');
   log(`the ready plan was approved and ran as ${planRun}`);
@@ -473,7 +546,7 @@ export async function afterRunScenario({ page, model, workspace, original, expec
     }
   }
   const readyAgain = await again.locator('.card.plan', { hasText: READY_PLAN.goal }).innerText();
-  if (!readyAgain.includes('approved') || !readyAgain.includes(`Ran as ${planRun} — completed`)) {
+  if (!readyAgain.includes('approved') || !readyAgain.includes('Ran — completed')) {
     throw new Error(`the ready plan after the reload: ${readyAgain}`);
   }
   if ((await again.locator('.card.plan button').count()) !== 0) {
@@ -490,7 +563,7 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   await askPalette.waitFor({ state: 'visible', timeout: 30_000 });
   await askPalette.locator('.monaco-button', { hasText: /^Undo$/ }).click();
   await waitUntil('calc.py back on disk as before the run', () => fs.readFileSync(calcPath, 'utf8') === original, { timeout: 30_000 });
-  const paletteEnd = again.locator('.run-end', { hasText: `Undid run ${redoRunId}` });
+  const paletteEnd = again.locator(`.run-end[title$="of run ${redoRunId}"]`);
   await waitUntil('the palette\'s undo in the chat without a reload', async () =>
     (await paletteEnd.count()) === 1 &&
     /Redo \(undo the undo\)/.test(await paletteEnd.innerText()) &&
@@ -514,7 +587,7 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   const reloadedEnds = await third.locator('.run-end').evaluateAll((nodes) => nodes.map((n) => n.innerText.replace(/\s+/g, ' ')));
   // Lines and buttons as they were live (the notes under them differ: live ones say what was
   // put back, reloaded ones which undo undid the run).
-  const gist = (text) => text.replace(/(Put back|Undone by|Its changes were brought back).*$/, '').trim();
+  const gist = (text) => text.replace(/(Undone at|Undone again|Undone by|Its changes were brought back).*$/, '').trim();
   if (JSON.stringify(liveEnds.map(gist)) !== JSON.stringify(reloadedEnds.map(gist))) {
     throw new Error(`the run ends live and after the reload differ:\n${liveEnds.join('\n')}\n---\n${reloadedEnds.join('\n')}`);
   }
@@ -528,7 +601,7 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   if (fs.readFileSync(calcPath, 'utf8') !== expected) {
     throw new Error('toolgate undo in a terminal did not bring the fix back');
   }
-  const terminalEnd = third.locator('.run-end', { hasText: `Undid run ${paletteRunId}` });
+  const terminalEnd = third.locator(`.run-end[title$="of run ${paletteRunId}"]`);
   await waitUntil('the terminal\'s undo in the chat without a reload', async () =>
     (await terminalEnd.count()) === 1 && /undone/.test(await endText(paletteRunId, third)),
   { timeout: 30_000 });

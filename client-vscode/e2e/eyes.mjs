@@ -191,7 +191,11 @@ export async function eyesScenario({ page, model, workspace, original, shot, log
   await waitUntil('the edit\'s turn in the chat', async () => (await turns.count()) === 2);
   await runCommand(page, 'Toolgate: Open Chat');
   await turns.nth(1).hover();
-  await turns.nth(1).locator('button[data-action="rewind"]').click();
+  // The turn's Rewind icon shows on hover, as the workbench's own chat shows a request's actions.
+  const rewindButton = turns.nth(1).locator('button[data-action="rewind"]');
+  await waitUntil('the Rewind icon shown on hover', async () => (await rewindButton.evaluate((b) => b.ownerDocument.defaultView.getComputedStyle(b).opacity)) === '1');
+  await shot('chat-rewind-action.png');
+  await rewindButton.click();
   await chooseRewind(page, 2, 'Code and conversation');
   await waitUntil('the edit\'s turn shown as rewound', async () => (await frame.locator('.entry.user.rewound').count()) === 1, {
     timeout: 30_000,

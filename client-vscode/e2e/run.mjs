@@ -9,7 +9,8 @@
 // leaves Problems as it was; Ask Agent with Review → the loop's end in a notification.
 // --smoke only checks that the workbench lists the extension's commands (no server needed).
 // --chat drives the chat view instead (e2e/chat.mjs): a task typed into it, the streamed answer,
-// a proposal accepted and one rejected from their cards, Run Tests after the finished run, a
+// a proposal accepted and one rejected from their cards, a call's row opened, a two-hunk
+// proposal decided hunk by hunk on its card, Run Tests after the finished run, a
 // follow-up that needs the first turn, and the session found again after a reload.
 // --after-run follows a person's order in the chat view: ask, accept, the run ends without
 // running the tests, Toolgate: Run Tests (twice) → the failure in Problems; the run's Undo
@@ -485,8 +486,9 @@ async function main() {
     await waitUntil(
       'the transcript',
       // Only the lines in view are rendered: the last ones may all be the review loop's, so any
-      // line in the transcript's own form will do (`run finished …`, `result TOOL [decision] …`).
-      async () => /run finished|result \w+ \[\w+\]/.test((await output.innerText()).replace(/\u00a0/g, ' ')),
+      // line in the transcript's own form will do (`Run completed`, `→ TOOL …`, `  TOOL: done`,
+      // `Review loop: …`).
+      async () => /Run \w+|→ \w+ |\w+: (done|accepted|rejected)|Review loop: /.test((await output.innerText()).replace(/\u00a0/g, ' ')),
       { timeout: 20_000 },
     );
     await shot('transcript.png');
@@ -603,7 +605,8 @@ function checkTranscriptAndSecrets(server, secretsOnly = false) {
     }
   };
   walk(path.join(server.dirs.userData, 'logs'));
-  const transcript = files.find((file) => /output_logging_.*-Toolgate\.log$/.test(file));
+  // A log output channel keeps its file under the extension's own folder of the logs.
+  const transcript = files.find((file) => /toolgate-vscode[\\/]Toolgate\.log$/.test(file));
   if (secretsOnly) {
     for (const file of [...files, server.logFile]) {
       if (fs.readFileSync(file, 'utf8').includes(API_KEY)) {
@@ -616,10 +619,20 @@ function checkTranscriptAndSecrets(server, secretsOnly = false) {
     throw new Error('no log file of the "Toolgate" output channel');
   }
   const text = fs.readFileSync(transcript, 'utf8');
-  for (const expected of ['call write_file', '→ ask', 'result write_file [approved] ok', 'result write_file [rejected]', REJECT_REASON, 'call run_tests {} → auto']) {
+  for (const expected of ['→ write_file', '(waits for your review)', 'write_file: accepted', 'write_file: rejected', REJECT_REASON, '→ run_tests {}']) {
     if (!text.includes(expected)) {
       throw new Error(`the transcript lacks "${expected}":\n${text.slice(0, 3000)}`);
     }
+  }
+  // The person's transcript at the info level; the protocol (each event, streamed deltas, ids)
+  // only at the debug level, shown here because code-server runs with --log trace.
+  const lines = text.split('\n').filter((line) => /^\d{4}-\d\d-\d\d /.test(line));
+  const leaked = lines.filter((line) => /"type":"text_delta"|^\S+ \S+ \[\w+\] event \{/.test(line) && !line.includes('[debug]'));
+  if (leaked.length) {
+    throw new Error(`protocol detail in the transcript above the debug level:\n${leaked.slice(0, 5).join('\n')}`);
+  }
+  if (!lines.some((line) => line.includes('[debug]') && line.includes('"type":"text_delta"'))) {
+    throw new Error(`the transcript has no debug line of the protocol:\n${text.slice(0, 3000)}`);
   }
   const serverLog = files.find((file) => file.endsWith('Toolgate Server.log'));
   const serverText = serverLog ? fs.readFileSync(serverLog, 'utf8') : '';

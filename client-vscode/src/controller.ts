@@ -24,7 +24,7 @@ import { SHOW_PROBLEMS } from './workbench';
 import { toReport } from './diagnostics';
 import type { RunState } from './status';
 import { statusText, statusTooltip } from './status';
-import { TranscriptFormatter } from './transcript';
+import { TranscriptFormatter, type TranscriptOutput } from './transcript';
 
 /** The server as the controller needs it: its commands, and whether it runs. */
 export interface ServerApi {
@@ -114,7 +114,7 @@ export class Controller {
     readonly store: ProposalStore,
     private readonly server: ServerApi,
     private readonly review: DiffReview,
-    private readonly output: { append(text: string): void; show(preserveFocus?: boolean): void },
+    private readonly output: TranscriptOutput,
     private readonly statusBar: { text: string; tooltip?: unknown; show(): void },
     private readonly openDiffMode: () => 'auto' | 'notify',
     secrets: () => readonly (string | undefined)[],
@@ -144,7 +144,7 @@ export class Controller {
       try {
         call(listener);
       } catch (error) {
-        this.output.append(`        chat view: ${(error as Error).message}\n`);
+        this.output.warn(`chat view: ${(error as Error).message}`);
       }
     }
   }
@@ -185,7 +185,8 @@ export class Controller {
       void this.reportNow(proposal.uri);
     }
     const path = api.asRelativePath(proposal.uri);
-    this.output.append(`        proposal ${proposal.id}: ${proposal.tool} ${path} (${proposal.hunks.length} hunk(s))\n`);
+    this.output.info(`  ${proposal.tool} proposes a change to ${path} (${proposal.hunks.length} hunk${proposal.hunks.length === 1 ? '' : 's'}), waiting for review`);
+    this.output.debug(`proposal ${proposal.id} of run ${proposal.runId}`);
     if (this.openDiffMode() === 'auto' && !this.review.anyVisible()) {
       await this.review.open(proposal);
       return;
@@ -220,7 +221,8 @@ export class Controller {
     await this.review.close(resolved.id);
     const path = proposal ? api.asRelativePath(proposal.uri) : resolved.id;
     const reason = resolved.reason ? `: ${resolved.reason}` : '';
-    this.output.append(`        proposal ${resolved.id} ${resolved.status}${reason}\n`);
+    this.output.info(`  the change to ${proposal ? path : 'a file'} was ${resolved.status.replace(/_/g, ' ')}${reason}`);
+    this.output.debug(`proposal ${resolved.id} ${resolved.status}`);
     if (resolved.status === 'stale') {
       void api.showWarningMessage(`Toolgate: the proposal for ${path} no longer applies${reason}`);
     }
@@ -244,13 +246,15 @@ export class Controller {
     try {
       await this.server.execute(ServerCommand.reportDiagnostics, reports);
     } catch (error) {
-      this.output.append(`        could not report diagnostics: ${(error as Error).message}\n`);
+      this.output.warn(`could not report diagnostics: ${(error as Error).message}`);
     }
   }
 
   /** toolgate/event: transcript, run state and progress. */
   handleEvent(event: AgentEvent): void {
-    this.output.append(this.transcript.format(event));
+    for (const line of this.transcript.format(event)) {
+      this.output[line.level](line.text);
+    }
     if (event.type === 'run_started') {
       this.runId = event.runId;
       this.state = 'running';
@@ -287,7 +291,8 @@ export class Controller {
   /** toolgate/plan: a plan to review (from the chat view, or from a code action on a kept plan). */
   handlePlan(plan: PlanPayload): void {
     const gaps = plan.gaps?.length ?? 0;
-    this.output.append(`plan ${plan.planId}: ${plan.goal} — ${plan.status}${gaps ? `, ${gaps} gap(s)` : ''}\n`);
+    this.output.info(`Plan: ${plan.goal} — ${plan.status}${gaps ? `, ${gaps} gap${gaps === 1 ? '' : 's'}` : ''}`);
+    this.output.debug(`plan ${plan.planId}`);
     this.tell((l) => l.onPlan?.(plan));
   }
 
@@ -299,7 +304,8 @@ export class Controller {
   /** toolgate/reviewLoop: the loop's account in the transcript, and its end said plainly. */
   handleReviewLoop(end: ReviewLoopEnd): void {
     const summary = reviewLoopSummary(end);
-    this.output.append(`review loop ${end.loopId}: ${summary}\n`);
+    this.output.info(`Review loop: ${summary}`);
+    this.output.debug(`review loop ${end.loopId}`);
     const text = `Toolgate review loop: ${summary}`;
     const shown =
       end.status === 'completed'
@@ -340,7 +346,7 @@ export class Controller {
           saved.push(uri);
         }
       } catch (error) {
-        this.output.append(`        could not save ${uri}: ${(error as Error).message}\n`);
+        this.output.warn(`could not save ${uri}: ${(error as Error).message}`);
       }
     }
     return { saved };
@@ -474,7 +480,7 @@ export class Controller {
       token.onCancellationRequested(() => {
         void this.server
           .execute(ServerCommand.cancel, runId ? [runId] : [])
-          .catch((error: Error) => this.output.append(`        cancel failed: ${error.message}\n`));
+          .catch((error: Error) => this.output.warn(`cancel failed: ${error.message}`));
       });
       return new Promise<void>((resolve) => {
         this.finishProgress = resolve;

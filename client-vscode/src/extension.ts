@@ -24,7 +24,8 @@ const WALKTHROUGH_SHOWN = 'toolgate.walkthroughShown';
 
 /** Called by the editor when the extension activates. */
 export async function activate(context: api.ExtensionContext): Promise<void> {
-  const transcript = api.createOutputChannel('Toolgate');
+  // The person's transcript at the info level; the protocol's detail only at the debug level.
+  const transcript = api.createLogOutputChannel('Toolgate');
   // The key as last stored here: a read of SecretStorage just after a store may not see it yet,
   // and a server told no key keeps its old one.
   let cachedKey = await context.secrets.get(API_KEY_SECRET);
@@ -163,7 +164,7 @@ export async function activate(context: api.ExtensionContext): Promise<void> {
     { dispose: () => void serverManager.stop() },
   );
   if (!api.isTrusted()) {
-    transcript.append('Restricted workspace: the agent may read and propose edits; tests, git and manifest tools are refused.\n');
+    transcript.info('Restricted workspace: the agent may read and propose edits; tests, git and manifest tools are refused.');
   }
   // Not awaited: activation must not wait for the interpreter check and the server's start.
   void serverManager.start();

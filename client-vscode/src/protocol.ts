@@ -144,6 +144,10 @@ export interface AgentEvent {
   why?: string | null;
   success?: boolean;
   error?: string | null;
+  /** tool_result: what the call gave back, as an excerpt to read (servers before it send none). */
+  result?: string | null;
+  /** tool_result: how long the call took, in milliseconds. */
+  durationMs?: number;
   rawExcerpt?: string;
   status?: RunFinishedStatus | string;
   reason?: string | null;
@@ -258,6 +262,8 @@ export type TranscriptEntry = (
       text: string;
       runId?: string;
       turn?: number;
+      /** When the turn began (ISO 8601). */
+      time?: string | null;
       /** The rules files the turn used. */
       rules?: string[];
       /** What the message's `@` mentions attached (`notice.attached`), and what they could not. */
@@ -299,6 +305,8 @@ export type TranscriptEntry = (
       undo?: 'available' | 'undone' | 'none';
       undoneBy?: string;
       undoes?: string;
+      /** When the run ended (for an undo: when it was made), ISO 8601. */
+      time?: string | null;
     }
   | {
       /** A rewind of the session (`toolgate.rewind`) and whether it was taken back. */

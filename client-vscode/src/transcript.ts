@@ -1,7 +1,27 @@
-/** Turns toolgate/event notifications into the text of the "Toolgate" output channel. */
+/**
+ * Turns toolgate/event notifications into the "Toolgate" output channel: a transcript a person
+ * reads (what was asked, the answer, each call and how it ended) at the info level, and the
+ * protocol itself (each event as the server sent it, ids, streamed deltas) at the debug level,
+ * shown only when the person sets the channel's log level to Debug.
+ */
 import type { AgentEvent } from './protocol';
 
 const MAX_ARGUMENT_CHARS = 400;
+const MAX_EVENT_CHARS = 2000;
+
+/** A log output channel's writers, as much of them as the transcript uses. */
+export interface TranscriptOutput {
+  info(text: string): void;
+  warn(text: string): void;
+  debug(text: string): void;
+  show(preserveFocus?: boolean): void;
+}
+
+/** One line for the channel, with the level it is written at. */
+export interface TranscriptLine {
+  level: 'info' | 'warn' | 'debug';
+  text: string;
+}
 
 /** Replace every occurrence of each secret with a mask, so a key never reaches the transcript. */
 export function redact(text: string, secrets: readonly (string | undefined)[]): string {
@@ -15,80 +35,92 @@ export function redact(text: string, secrets: readonly (string | undefined)[]): 
   return out;
 }
 
-function shortJson(value: unknown): string {
+function shortJson(value: unknown, max = MAX_ARGUMENT_CHARS): string {
   let text: string;
   try {
     text = JSON.stringify(value) ?? '';
   } catch {
     text = String(value);
   }
-  return text.length > MAX_ARGUMENT_CHARS ? `${text.slice(0, MAX_ARGUMENT_CHARS)}…` : text;
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /**
- * Keeps the little state the transcript needs (whether streamed assistant text is open)
- * and gives back the text to append for each event.
+ * Keeps the little state the transcript needs (the answer's text gathered until the next
+ * event, so it reads as one paragraph) and gives back the lines to write for each event.
  */
 export class TranscriptFormatter {
-  private inText = false;
+  private answer = '';
 
   constructor(private readonly secrets: () => readonly (string | undefined)[] = () => []) {}
 
-  /** The text to append to the output channel for one event ('' for none). */
-  format(event: AgentEvent, now: Date = new Date()): string {
-    const time = now.toTimeString().slice(0, 8);
-    let out = '';
+  /** The lines to write for one event (none while the answer's text is still coming). */
+  format(event: AgentEvent): TranscriptLine[] {
+    const lines: TranscriptLine[] = [{ level: 'debug', text: `event ${shortJson(event, MAX_EVENT_CHARS)}` }];
     if (event.type === 'assistant_text') {
-      if (!this.inText) {
-        out += `[${time}] assistant: `;
-        this.inText = true;
+      this.answer += event.text ?? '';
+    } else if (event.type !== 'text_delta') {
+      // Deltas repeat the answer's text as it streams: protocol detail, in the debug line only.
+      lines.push(...this.flush());
+      const said = this.describe(event);
+      if (said) {
+        lines.push(said);
       }
-      out += event.text ?? '';
-      return redact(out, this.secrets());
     }
-    if (this.inText) {
-      out += '\n';
-      this.inText = false;
-    }
-    out += `[${time}] ${this.describe(event)}\n`;
-    return redact(out, this.secrets());
+    return lines.map((line) => ({ ...line, text: redact(line.text, this.secrets()) }));
   }
 
-  private describe(event: AgentEvent): string {
-    const run = event.runId ? ` (${event.runId})` : '';
+  /** The answer gathered so far, as one line (none when there is none). */
+  private flush(): TranscriptLine[] {
+    const text = this.answer.trim();
+    this.answer = '';
+    return text ? [{ level: 'info', text: `Toolgate: ${text}` }] : [];
+  }
+
+  private describe(event: AgentEvent): TranscriptLine | undefined {
+    const info = (text: string): TranscriptLine => ({ level: 'info', text });
     switch (event.type) {
       case 'run_started':
-        return `run started${run}: ${event.task ?? ''}`;
+        return info(`You: ${event.task ?? ''}`);
       case 'tool_call': {
         const why = event.why ? ` — ${event.why}` : '';
-        return `call ${event.tool ?? '?'} ${shortJson(event.arguments ?? {})} → ${event.decision ?? '?'}${why}`;
+        const decision = event.decision === 'ask' ? ' (waits for your review)' : event.decision === 'deny' ? ' (refused)' : '';
+        return info(`→ ${event.tool ?? '?'} ${shortJson(event.arguments ?? {})}${decision}${why}`);
       }
       case 'tool_result': {
-        const outcome = event.success ? 'ok' : `failed: ${event.error ?? 'unknown error'}`;
-        return `result ${event.tool ?? '?'} [${event.decision ?? '?'}] ${outcome}`;
+        const tool = event.tool ?? '?';
+        if (event.success) {
+          return info(`  ${tool}: ${event.decision === 'approved' ? 'accepted' : 'done'}`);
+        }
+        const how = event.decision === 'rejected' ? 'rejected' : event.decision === 'denied' ? 'refused' : 'failed';
+        return { level: 'warn', text: `  ${tool}: ${how}: ${event.error ?? 'unknown error'}` };
       }
       case 'parse_error':
-        return `could not parse a tool call: ${event.error ?? ''}${
-          event.rawExcerpt ? `\n    ${String(event.rawExcerpt).slice(0, MAX_ARGUMENT_CHARS)}` : ''
-        }`;
-      case 'mode_changed':
-        return `tool-calling mode: ${shortJson(Object.fromEntries(
-          Object.entries(event).filter(([key]) => key !== 'type' && key !== 'runId'),
-        ))}`;
+        return {
+          level: 'warn',
+          text: `The model's tool call could not be read: ${event.error ?? ''}${
+            event.rawExcerpt ? `\n    ${String(event.rawExcerpt).slice(0, MAX_ARGUMENT_CHARS)}` : ''
+          }`,
+        };
       case 'tests_finished': {
         if (event.notRun) {
-          return `tests did not run: ${event.notRun}`;
+          return info(`Tests did not run: ${event.notRun}`);
         }
         const summary = (event.summary ?? {}) as Record<string, number>;
-        return `tests: ${summary.passed ?? 0} passed, ${summary.failed ?? 0} failed, ${summary.errors ?? 0} errors, ${summary.skipped ?? 0} skipped`;
+        return info(`Tests: ${summary.passed ?? 0} passed, ${summary.failed ?? 0} failed, ${summary.errors ?? 0} errors, ${summary.skipped ?? 0} skipped`);
       }
+      case 'notice':
+        return typeof event.message === 'string' ? info(event.message) : undefined;
       case 'run_finished': {
         const reason = event.reason ? ` — ${event.reason}` : '';
-        const answer = event.answer ? `\n${event.answer}` : '';
-        return `run finished${run}: ${event.status ?? '?'}${reason}${answer}`;
+        const status = String(event.status ?? 'ended').replace(/_/g, ' ');
+        const text = `Run ${status}${reason}`;
+        return event.status && event.status !== 'completed' && event.status !== 'cancelled' ? { level: 'warn', text } : info(text);
       }
       default:
-        return `${event.type}: ${shortJson(event)}`;
+        // Anything else (mode changes, context fitting, progress lines, new kinds of event) is
+        // protocol detail: its debug line above says it.
+        return undefined;
     }
   }
 }

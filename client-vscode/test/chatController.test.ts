@@ -17,7 +17,14 @@ function setup(options: { running?: boolean; undoThroughCommand?: boolean } = {}
   const server = new FakeServer();
   server.running = options.running ?? true;
   const review = new DiffReview(store);
-  const output = { text: '', append(t: string) { this.text += t; }, show: vi.fn() };
+  const output = {
+    text: '',
+    debugText: '',
+    info(t: string) { this.text += `${t}\n`; },
+    warn(t: string) { this.text += `${t}\n`; },
+    debug(t: string) { this.debugText += `${t}\n`; },
+    show: vi.fn(),
+  };
   const statusBar = { text: '', tooltip: undefined as unknown, show: vi.fn() };
   const controller = new Controller(store, server, review, output, statusBar, () => 'notify', () => [], async () => {});
   const memory = new Map<string, unknown>();
@@ -514,7 +521,7 @@ describe('ChatController: undo', () => {
     await chat.handle({ type: 'undoRun', runId: 'r-1' });
     expect(undone).toEqual(['r-1']);
     const end = last().entries.find((e) => e.kind === 'run');
-    expect(end).toMatchObject({ undo: 'undone', undoNote: 'Put back calc.py. Left alone (changed since the run): b.py.' });
+    expect(end).toMatchObject({ undo: 'undone', undoNote: expect.stringMatching(/^Undone at \d\d:\d\d: put back calc\.py\. Left alone \(changed since the run\): b\.py\.$/) });
   });
 
   it('shows the undo as a run of its own whose button undoes the undo', async () => {
@@ -548,8 +555,8 @@ describe('ChatController: undo', () => {
     }
     // u-3 undid the redo u-2: the undo u-1 is in effect again, so the run is undone again.
     expect(last().entries.filter((e) => e.kind === 'run')).toMatchObject([
-      { runId: 'r-1', undo: 'undone', undoNote: 'Undone by u-1.' },
-      { runId: 'u-1', undo: 'available', undoNote: 'Its changes were brought back by u-3.' },
+      { runId: 'r-1', undo: 'undone', undoNote: expect.stringMatching(/^Undone again at \d\d:\d\d\.$/) },
+      { runId: 'u-1', undo: 'available', undoNote: expect.stringMatching(/^Its changes were brought back at \d\d:\d\d\.$/) },
       { runId: 'u-2', undo: 'undone' },
       { runId: 'u-3', undo: 'available', undoes: 'u-2' },
     ]);
@@ -569,7 +576,7 @@ describe('ChatController: undo', () => {
     await undoRunAfterAsking(controller);
     expect(server.calls.at(-1)).toEqual({ command: 'toolgate.undoRun', args: [{ runId: 'r-1', sessionId: 's-3' }] });
     expect(last().entries.filter((e) => e.kind === 'run')).toMatchObject([
-      { runId: 'r-1', undo: 'undone', undoNote: 'Put back calc.py.' },
+      { runId: 'r-1', undo: 'undone', undoNote: expect.stringMatching(/^Undone at \d\d:\d\d: put back calc\.py\.$/) },
       { runId: 'u-1', undo: 'available', undoes: 'r-1', files: ['calc.py'] },
     ]);
     // Undo Last Run again undoes the undo: the run's changes are back, and its button with them.
@@ -577,7 +584,7 @@ describe('ChatController: undo', () => {
     fake.messageAnswers = ['Undo'];
     await undoRunAfterAsking(controller);
     expect(last().entries.filter((e) => e.kind === 'run')).toMatchObject([
-      { runId: 'r-1', undo: 'available', undoNote: 'Its changes were brought back by u-2.' },
+      { runId: 'r-1', undo: 'available', undoNote: expect.stringMatching(/^Its changes were brought back at \d\d:\d\d\.$/) },
       { runId: 'u-1', undo: 'undone' },
       { runId: 'u-2', undo: 'available', undoes: 'u-1' },
     ]);
@@ -716,5 +723,38 @@ describe('ChatController: slash commands and customization', () => {
     controller.handleEvent({ type: 'run_started', runId: 'r-1', sessionId: 's-1', task: 'fix add', rules: ['AGENTS.md'] });
     controller.handleEvent({ type: 'rules_used', runId: 'r-1', sessionId: 's-1', rules: ['src/AGENTS.md'] });
     expect(last().entries[0]).toMatchObject({ kind: 'user', rules: ['AGENTS.md', 'src/AGENTS.md'] });
+  });
+});
+
+describe('ChatController: the card\'s hunks and code blocks', () => {
+  beforeEach(() => fake.reset());
+
+  it('decides one hunk through the diff editor\'s own hunk commands', async () => {
+    const { chat } = setup();
+    await chat.handle({ type: 'decideHunk', proposalId: 'p-1', hunk: 1, accept: false });
+    await chat.handle({ type: 'decideHunk', proposalId: 'p-1', hunk: 0, accept: true });
+    expect(fake.commands).toEqual([
+      { id: 'toolgate-vscode.rejectHunk', args: ['p-1', 1] },
+      { id: 'toolgate-vscode.acceptHunk', args: ['p-1', 0] },
+    ]);
+  });
+
+  it('draws a hunk decided in the CodeLens on the card of its proposal', async () => {
+    const { controller, store, last } = setup();
+    controller.handleEvent({ type: 'run_started', runId: 'r-1', task: 'fix add' });
+    await controller.handleProposal(makeProposal());
+    store.decideHunk('p-1', 0, true);
+    const card = last().entries.find((e) => e.kind === 'tool');
+    expect(card?.kind === 'tool' && card.proposal?.hunks.map((h) => h.decision)).toEqual(['accepted', undefined]);
+  });
+
+  it('copies a code block to the clipboard', async () => {
+    const { chat } = setup();
+    await chat.handle({ type: 'copy', text: 'print(1)\n' });
+    expect(fake.clipboard).toBe('print(1)\n');
+    expect(isFromWebview({ type: 'copy', text: 'x' })).toBe(true);
+    expect(isFromWebview({ type: 'copy' })).toBe(false);
+    expect(isFromWebview({ type: 'decideHunk', proposalId: 'p', hunk: 1, accept: true })).toBe(true);
+    expect(isFromWebview({ type: 'decideHunk', proposalId: 'p', hunk: '1', accept: true })).toBe(false);
   });
 });

@@ -19,7 +19,7 @@ function setup() {
   const store = new ProposalStore();
   const server = new FakeServer();
   const review = new DiffReview(store);
-  const output = { append: vi.fn(), show: vi.fn() };
+  const output = { info: vi.fn(), warn: vi.fn(), debug: vi.fn(), show: vi.fn() };
   const controller = new Controller(store, server, review, output, { text: '', show: vi.fn() }, () => 'notify', () => [], async () => {});
   const secrets = new Map<string, string>();
   const deps = {

@@ -15,7 +15,14 @@ function setup(openDiff: 'auto' | 'notify' = 'auto') {
   const store = new ProposalStore();
   const server = new FakeServer();
   const review = new DiffReview(store);
-  const output = { text: '', append(t: string) { this.text += t; }, show: vi.fn() };
+  const output = {
+    text: '',
+    debugText: '',
+    info(t: string) { this.text += `${t}\n`; },
+    warn(t: string) { this.text += `${t}\n`; },
+    debug(t: string) { this.debugText += `${t}\n`; },
+    show: vi.fn(),
+  };
   const statusBar = { text: '', tooltip: undefined as unknown, show: vi.fn() };
   const waited: string[] = [];
   const controller = new Controller(store, server, review, output, statusBar, () => openDiff, () => [KEY], async (u) => {
@@ -189,7 +196,8 @@ describe('Controller: runs', () => {
     controller.handleEvent({ type: 'run_finished', runId: 'r-1', status: 'limit_reached', reason: 'maxSteps 30' });
     expect(fake.messages[0]).toMatchObject({ level: 'warning', message: 'Toolgate run limit reached: maxSteps 30' });
     expect(output.text).not.toContain(KEY);
-    expect(output.text).toContain('assistant: leaking ***');
+    expect(output.debugText).not.toContain(KEY);
+    expect(output.text).toContain('Toolgate: leaking ***');
   });
 
   it('saves the documents the server asks for and reports which were saved', async () => {
@@ -269,7 +277,8 @@ describe('Controller: the review loop', () => {
     });
     const said = 'completed; approved after 2 rounds; tests: 3 passed, 0 failed, 0 errors';
     expect(fake.messages).toEqual([{ level: 'info', message: `Toolgate review loop: ${said}`, items: [] }]);
-    expect(output.text).toContain(`review loop loop-1: ${said}`);
+    expect(output.text).toContain(`Review loop: ${said}`);
+    expect(output.debugText).toContain("review loop loop-1");
   });
 
   it('names the reason of a loop that ended in its run', () => {

@@ -182,7 +182,7 @@ describe('Conversation', () => {
     ]);
     expect(chat.list()).toMatchObject([
       { kind: 'user', text: 'fix add' },
-      { kind: 'run', runId: 'r-1', undo: 'undone', undoNote: 'Undone by u-1.' },
+      { kind: 'run', runId: 'r-1', undo: 'undone', undoNote: 'Undone by a later undo.' },
       { kind: 'plan', plan: { planId: 'p-1', decision: 'dropped', steps: [{ gap: { toolName: 'docs_render', scaffolded: 'tools/docs_render' } }] } },
       { kind: 'plan', plan: { planId: 'p-2', decision: 'approved', runId: 'w-1', runStatus: 'completed' } },
       { kind: 'run', runId: 'w-1', undo: 'none' },
@@ -220,8 +220,8 @@ describe('card helpers', () => {
   it('counts added and removed lines per hunk', () => {
     const card = proposalCard(makeProposal(), 'calc.py');
     expect(card.hunks).toEqual([
-      { index: 0, header: '@@ -2 +2 @@', added: 1, removed: 1 },
-      { index: 1, header: '@@ -6,1 +6,2 @@', added: 2, removed: 1 },
+      { index: 0, header: '@@ -2 +2 @@', added: 1, removed: 1, oldText: '    return a - b\n', newText: '    return a + b\n', line: 2 },
+      expect.objectContaining({ index: 1, header: '@@ -6,1 +6,2 @@', added: 2, removed: 1 }),
     ]);
   });
 

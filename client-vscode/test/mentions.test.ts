@@ -69,6 +69,18 @@ describe('the @ menu', () => {
     expect(html).toContain('aria-selected="true"');
     expect(renderMentionMenu([], 0)).toContain('Nothing in the workspace matches');
   });
+
+  it('names each kind by the codicon the workbench pickers use', () => {
+    const html = renderMentionMenu(
+      [
+        { text: '@selection', kind: 'keyword', description: '' },
+        { text: '@src/', kind: 'folder', description: '' },
+        { text: '@calc.py', kind: 'file', description: '' },
+      ],
+      0,
+    );
+    expect(html.match(/codicon-(symbol-keyword|folder|file)\b/g)).toEqual(['codicon-symbol-keyword', 'codicon-folder', 'codicon-file']);
+  });
 });
 
 describe('what the host gives the chat', () => {
@@ -138,6 +150,8 @@ describe('the chip and the turn\'s attachments', () => {
     expect(html).toContain('calc.py:2-3');
     expect(html).toContain('data-action="removePointing"');
     expect(html).toContain('the selected lines');
+    expect(html).toContain('codicon-selection');
+    expect(html).toMatch(/data-action="removePointing"[^>]*><span class="codicon codicon-close"/);
     expect(renderChip(undefined)).toBe('');
   });
 
@@ -153,8 +167,9 @@ describe('the chip and the turn\'s attachments', () => {
       ],
       notAttached: ['@../etc/passwd: outside the workspace'],
     });
-    expect(html).toContain('>calc.py</span>');
-    expect(html).toContain('@src/calc.py');
+    expect(html).toContain('</span>calc.py</span>');
+    expect(html).toContain('codicon-file" aria-hidden="true"></span>@src/calc.py');
+    expect(html).toContain('codicon-symbol-keyword" aria-hidden="true"></span>@diff');
     expect(html).toContain('cut to fit: 100 of 900 bytes kept');
     expect(html).toContain('class="chip refused"');
     expect(renderAttached({ kind: 'user', key: 'u', text: 'x' })).toBe('');

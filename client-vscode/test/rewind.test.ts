@@ -19,7 +19,13 @@ function setup() {
   const store = new ProposalStore();
   const server = new FakeServer();
   const review = new DiffReview(store);
-  const output = { text: '', append(t: string) { this.text += t; }, show: vi.fn() };
+  const output = {
+    text: '',
+    info(t: string) { this.text += `${t}\n`; },
+    warn(t: string) { this.text += `${t}\n`; },
+    debug() {},
+    show: vi.fn(),
+  };
   const statusBar = { text: '', tooltip: undefined as unknown, show: vi.fn() };
   const controller = new Controller(store, server, review, output, statusBar, () => 'notify', () => [], async () => {});
   const memory = new Map<string, unknown>();
@@ -163,23 +169,25 @@ describe('rewind in the markup', () => {
 
   it('offers Rewind on a kept turn, not while running, not on a rewound or unsent one', () => {
     expect(rewindAction(turn, false)).toContain('data-action="rewind" data-key="user-1"');
+    // An icon in the editor's look, its words for screen readers and on hover.
+    expect(rewindAction(turn, false)).toMatch(/class="icon-button"[^>]*title="Rewind to before this turn[^"]*"[^>]*aria-label="Rewind…"/);
     expect(rewindAction(turn, true)).toBe('');
     expect(rewindAction({ ...turn, rewound: true }, false)).toBe('');
     expect(rewindAction({ ...turn, runId: 'unsent' }, false)).toBe('');
   });
 
   it('puts the action and the attachments inside the turn, and marks a rewound entry', () => {
-    const html = decorateEntry(turn, renderEntry(turn, new Map()), false);
+    const html = decorateEntry(turn, renderEntry(turn), false);
     expect(html).toMatch(/^<div class="entry user"[\s\S]*data-action="rewind"[\s\S]*<\/div><\/div>$/);
     const answer: ChatEntry = { kind: 'assistant', key: 'a-1', text: 'done', rewound: true };
-    expect(decorateEntry(answer, renderEntry(answer, new Map()), false)).toMatch(/^<div title="Rewound[^"]*" class="rewound entry assistant"/);
+    expect(decorateEntry(answer, renderEntry(answer), false)).toMatch(/^<div title="Rewound[^"]*" class="rewound entry assistant"/);
   });
 
   it('draws a rewind with Take back until it is taken back', () => {
     const entry = { kind: 'rewind' as const, key: 'rewind-w-1', rewindId: 'w-1', toTurn: 1, text: 'rewound to turn 1', undone: false };
     expect(renderRewind(entry)).toContain('data-action="undoRewind" data-rewind="w-1"');
     expect(renderRewind(entry)).toContain('Rewound to turn 1.');
-    expect(renderEntry(entry, new Map())).toBe(renderRewind(entry));
+    expect(renderEntry(entry)).toBe(renderRewind(entry));
     expect(renderRewind({ ...entry, undone: true })).toContain('taken back');
     expect(renderRewind({ ...entry, settled: true })).not.toContain('data-action="undoRewind"');
   });

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -76,6 +77,8 @@ def test_append_and_load_round_trip(tmp_path: Path) -> None:
     assert [e.message for e in again.entries] == [e.message for e in conversation.entries]
     shown = transcript(store.open(session_id).load(tmp_path))
     assert [e["kind"] for e in shown] == ["user", "tool", "assistant", "run"] * 2
+    # Each turn and each run's end says when, so a client names the run by its time.
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", shown[3].pop("time"))
     assert shown[3] == {"kind": "run", "runId": "r1", "status": "completed", "reason": None}
     assert shown[1] == {
         "kind": "tool",
@@ -86,6 +89,7 @@ def test_append_and_load_round_trip(tmp_path: Path) -> None:
         "status": "ok",
         "summary": "1 line",
     }
+    assert shown[4].pop("time").endswith("Z")
     assert shown[4] == {"kind": "user", "text": "and now?", "runId": "r2", "turn": 2}
 
 

@@ -4,7 +4,9 @@ The scenarios live in client-vscode/e2e/run.mjs (Ask → diff → Accept; Reject
 a failing test in the Problems panel and its quick fix; Run Tests after that run finished;
 and Restricted Mode, where tests are refused until the folder is trusted) and
 client-vscode/e2e/chat.mjs (the chat view: a typed task, the streamed answer, a proposal
-accepted and one rejected with a reason from their cards, Run Tests after the finished run, a
+accepted and one rejected with a reason from their cards, a call's row opened on its arguments
+and result, a highlighted code block, no id in the view's text, a two-hunk proposal decided
+hunk by hunk on its card, Run Tests after the finished run, a
 follow-up that needs the first turn, the `/` menu with a prompt file picked from it and
 expanded for the model, the Customization panel, the turn header naming AGENTS.md, the
 session found again after a reload), and the order
@@ -126,12 +128,14 @@ def test_ask_accept_reject_and_problems_in_real_vscode(vsix: Path) -> None:
 def test_chat_view_conversation_in_real_vscode(vsix: Path) -> None:
     _scenario(vsix, "chat", "--chat")
     for shot in (
-        "chat-card.png",
+        "chat-card.png",  # a card waiting for review, its change inline
         "chat-turn1.png",
+        "chat-tests.png",  # a finished run: its calls as rows, its tests, a highlighted block
         "problems-after-run.png",
         "chat-follow-up.png",
         "chat-slash-menu.png",
         "chat-customization.png",
+        "chat-hunks.png",  # a two-hunk card, one hunk accepted on it, one waiting
         "chat-reloaded.png",
     ):
         path = ARTIFACTS / "chat" / shot
@@ -142,7 +146,7 @@ def test_run_tests_undo_and_plans_after_a_finished_run_in_real_vscode(vsix: Path
     _scenario(vsix, "after-run", "--after-run")
     for shot in (
         "problems-after-run.png",
-        "chat-undone.png",
+        "chat-undone.png",  # an undo, named in words
         "chat-redone.png",
         "chat-plan-partial.png",
         "chat-plan-approved.png",

@@ -22,6 +22,8 @@ import type { RunState } from '../status';
 import { Command, undoNotes } from '../commands';
 import { SHOW_PROBLEMS } from '../workbench';
 import { Conversation } from './conversation';
+import { withHunkDecisions } from './hunkDecisions';
+import { clockTime } from './words';
 import { askContext, mentionItems, pickMention, pointingChip } from './pointing';
 import { chooseRewind, rewindNote } from './rewind';
 import { VIEW_COMMANDS } from './messages';
@@ -94,6 +96,8 @@ export class ChatController implements ControllerListener {
 
   constructor(private readonly deps: ChatDeps) {
     deps.controller.addListener(this);
+    // A hunk decided in the diff editor's CodeLens shows on the card too.
+    deps.controller.store.onDidChange(() => this.changed());
   }
 
   /** The webview is ready to draw (again, after a reload of the view). */
@@ -112,7 +116,7 @@ export class ChatController implements ControllerListener {
       sessionId: this.conversation.sessionId,
       title: this.title,
       sessions: this.sessions,
-      entries: this.conversation.list(),
+      entries: withHunkDecisions(this.conversation.list(), (id, index) => this.deps.controller.store.hunkDecision(id, index)),
       status: this.status,
       commands: slashCommands(this.customization.data),
       customization: { ...this.customization },
@@ -214,7 +218,8 @@ export class ChatController implements ControllerListener {
   /** An undo's outcome in the conversation: the undone run's line, and the undo's own line. */
   private showUndo(done: UndoResult): void {
     const restored = done.files.filter((f) => f.action === 'restore' || f.action === 'remove').map((f) => f.path);
-    const note = [`Put back ${restored.join(', ') || 'nothing'}.`, ...undoNotes(done)].join(' ');
+    const at = clockTime(Date.now());
+    const note = [`Undone at ${at}: put back ${restored.join(', ') || 'nothing'}.`, ...undoNotes(done)].join(' ');
     this.conversation.setUndo(done.runId, 'undone', note);
     // Undoing an undo brings the run it undid back, so that run can be undone again; if that
     // run was itself an undo (a redo being undone), what it undid is undone again, and so on.
@@ -222,9 +227,9 @@ export class ChatController implements ControllerListener {
     let back = true;
     for (let target = this.conversation.undoneBy(undoing); target; target = this.conversation.undoneBy(undoing)) {
       if (back) {
-        this.conversation.setUndo(target, 'available', `Its changes were brought back by ${done.undoRunId ?? 'a redo'}.`);
+        this.conversation.setUndo(target, 'available', `Its changes were brought back at ${at}.`);
       } else {
-        this.conversation.setUndo(target, 'undone', `Undone by ${undoing}.`);
+        this.conversation.setUndo(target, 'undone', `Undone again at ${at}.`);
       }
       undoing = target;
       back = !back;
@@ -666,6 +671,13 @@ export class ChatController implements ControllerListener {
         await controller.reject(message.proposalId, reason.trim() || undefined);
         return;
       }
+      case 'decideHunk':
+        // The diff editor's own per-hunk commands: one set of decisions, wherever it is made.
+        await api.executeCommand(message.accept ? Command.acceptHunk : Command.rejectHunk, message.proposalId, message.hunk);
+        return;
+      case 'copy':
+        await api.writeClipboard(message.text);
+        return;
       case 'showProblems':
         await api.executeCommand(SHOW_PROBLEMS);
         return;

@@ -20,7 +20,7 @@ export function makeNonce(): string {
  * The page: a strict policy (no inline script, no remote content; only our own script with its
  * nonce and our stylesheet), the conversation, the input and the session bar.
  */
-export function chatHtml(cspSource: string, scriptUri: string, styleUri: string, nonce: string): string {
+export function chatHtml(cspSource: string, scriptUri: string, styleUri: string, nonce: string, iconsUri = ''): string {
   const csp = [
     "default-src 'none'",
     `style-src ${cspSource}`,
@@ -34,16 +34,16 @@ export function chatHtml(cspSource: string, scriptUri: string, styleUri: string,
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${styleUri}">
+${iconsUri ? `<link rel="stylesheet" href="${iconsUri}">\n` : ''}<link rel="stylesheet" href="${styleUri}">
 <title>Toolgate</title>
 </head>
 <body>
 <header class="sessions" role="toolbar" aria-label="Conversation">
   <select id="session" aria-label="Conversation"></select>
-  <button id="new-session" class="icon" title="Start a new conversation">New</button>
-  <button id="rename-session" class="icon" title="Rename this conversation">Rename</button>
-  <button id="delete-session" class="icon" title="Delete this conversation">Delete</button>
-  <button id="toggle-customization" class="icon" aria-expanded="false" aria-controls="customization" title="What customizes the agent here: rules, skills, commands, hooks, MCP servers">Customization</button>
+  <button id="new-session" class="icon-button" title="Start a new conversation" aria-label="New"><span class="codicon codicon-add" aria-hidden="true"></span></button>
+  <button id="rename-session" class="icon-button" title="Rename this conversation" aria-label="Rename"><span class="codicon codicon-edit" aria-hidden="true"></span></button>
+  <button id="delete-session" class="icon-button" title="Delete this conversation" aria-label="Delete"><span class="codicon codicon-trash" aria-hidden="true"></span></button>
+  <button id="toggle-customization" class="icon-button" aria-expanded="false" aria-controls="customization" title="What customizes the agent here: rules, skills, commands, hooks, MCP servers" aria-label="Customization"><span class="codicon codicon-settings-gear" aria-hidden="true"></span></button>
 </header>
 <section id="customization" class="customization" aria-label="Customization" hidden></section>
 <main id="log" role="log" aria-live="polite" aria-label="Conversation with the agent"></main>
@@ -55,10 +55,10 @@ export function chatHtml(cspSource: string, scriptUri: string, styleUri: string,
   <div id="pointing" class="pointing" aria-label="Sent with the message" hidden></div>
   <textarea id="input" rows="3" aria-label="Message to the agent" aria-autocomplete="list" aria-controls="slash-menu" aria-expanded="false" placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line; / for commands; @ for files, @selection, @problems, @diff, @tests)"></textarea>
   <div class="actions">
-    <button id="mention-pick" class="secondary" title="Attach context: a file, a folder, the selection, the problems, the diff, the tests">@</button>
-    <button id="stop" class="secondary" hidden>Stop</button>
-    <button id="plan" class="secondary" title="Ask for a plan of capability steps first: nothing runs until you approve it">Plan</button>
-    <button id="send">Send</button>
+    <button id="mention-pick" class="secondary" title="Attach context: a file, a folder, the selection, the problems, the diff, the tests" aria-label="Attach context"><span class="codicon codicon-mention" aria-hidden="true"></span></button>
+    <button id="stop" class="secondary" hidden><span class="codicon codicon-debug-stop" aria-hidden="true"></span>Stop</button>
+    <button id="plan" class="secondary" title="Ask for a plan of capability steps first: nothing runs until you approve it"><span class="codicon codicon-checklist" aria-hidden="true"></span>Plan</button>
+    <button id="send"><span class="codicon codicon-send" aria-hidden="true"></span>Send</button>
   </div>
 </footer>
 <script nonce="${nonce}" src="${scriptUri}"></script>
@@ -91,7 +91,9 @@ export class ChatViewProvider implements api.WebviewViewProvider {
     };
     const script = webview.asWebviewUri(api.extensionFile(this.extensionUri, 'dist', 'webview.js')).toString();
     const style = webview.asWebviewUri(api.extensionFile(this.extensionUri, 'media', 'chat.css')).toString();
-    webview.html = chatHtml(webview.cspSource, script, style, makeNonce());
+    // The editor's icon font, copied from @vscode/codicons into dist/ by the build.
+    const icons = webview.asWebviewUri(api.extensionFile(this.extensionUri, 'dist', 'codicons', 'codicon.css')).toString();
+    webview.html = chatHtml(webview.cspSource, script, style, makeNonce(), icons);
     const subscription = webview.onDidReceiveMessage((message: unknown) => {
       if (isFromWebview(message)) {
         void this.chat.handle(message);

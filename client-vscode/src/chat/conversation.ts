@@ -58,6 +58,9 @@ export function proposalCard(proposal: Proposal, path: string): ProposalCard {
     header: hunk.header,
     added: lineCount(hunk.newText),
     removed: lineCount(hunk.oldText),
+    oldText: hunk.oldText,
+    newText: hunk.newText,
+    line: (hunk.range?.start?.line ?? 0) + 1,
   }));
   return {
     id: proposal.id,
@@ -86,6 +89,22 @@ export function toolTarget(args: unknown): string {
   return '';
 }
 
+/** The arguments as the person reads them: the model's reason for the call is shown apart. */
+export function shownArguments(args: unknown): unknown {
+  if (!args || typeof args !== 'object' || Array.isArray(args)) {
+    return args;
+  }
+  const rest = { ...(args as Record<string, unknown>) };
+  delete rest._reasoningForCall;
+  return rest;
+}
+
+/** Milliseconds since the epoch of an ISO time (undefined when there is none or it is not one). */
+function timeOf(iso: string | null | undefined): number | undefined {
+  const at = iso ? Date.parse(iso) : NaN;
+  return Number.isNaN(at) ? undefined : at;
+}
+
 function toolStatus(decision: string | undefined): string {
   if (decision === 'ask') {
     return 'waiting';
@@ -103,6 +122,8 @@ export class Conversation {
   /** Per assistant entry: its text from `assistant_text` and from `text_delta`. */
   private readonly streams = new Map<string, { chunks: string; deltas: string }>();
   private deltaSeen = false;
+  /** When each run this window saw start began (ms since the epoch), to name it by its time. */
+  private readonly starts = new Map<string, number>();
   /** What a run's mentions attached, told before its turn was drawn (a run started elsewhere). */
   private readonly pendingAttached = new Map<string, { attached: unknown[]; notAttached: unknown }>();
 
@@ -122,7 +143,7 @@ export class Conversation {
         return { ...entry, ...(index < lastTurn && !entry.undone ? { settled: true } : {}) };
       }
       if (entry.kind === 'tool' && entry.proposal) {
-        return { ...entry, proposal: { ...entry.proposal, hunks: [...entry.proposal.hunks] } };
+        return { ...entry, proposal: { ...entry.proposal, hunks: entry.proposal.hunks.map((hunk) => ({ ...hunk })) } };
       }
       if (entry.kind === 'plan') {
         const steps = entry.plan.steps.map((step) => (step.gap ? { ...step, gap: { ...step.gap } } : { ...step }));
@@ -166,6 +187,7 @@ export class Conversation {
 
   private loadEntry(item: TranscriptEntry): void {
     if (item.kind === 'user') {
+      this.started(item.runId, timeOf(item.time));
       this.entries.push({
         kind: 'user',
         key: this.key('user'),
@@ -197,6 +219,7 @@ export class Conversation {
         name: item.name,
         toolKind: item.toolKind,
         target: toolTarget(item.arguments),
+        arguments: shownArguments(item.arguments),
         status: item.status ?? 'ok',
         summary: item.summary ?? null,
       };
@@ -224,6 +247,8 @@ export class Conversation {
     } else if (item.kind === 'plan') {
       this.loadPlan(item);
     } else if (item.kind === 'run' && item.runId && !this.runEnd(item.runId)) {
+      // A run without a turn of its own (an undo, a plan's run) is named by when it ended.
+      this.started(item.runId, timeOf(item.time));
       this.planRunEnded(item.runId, item.status || 'completed');
       const files = Array.isArray(item.files) ? item.files.map(String) : [];
       const undo = item.undo === 'available' && files.length ? 'available' : item.undo === 'undone' ? 'undone' : 'none';
@@ -234,8 +259,11 @@ export class Conversation {
         status: item.status || 'completed',
         files,
         undo,
-        ...(item.undoes ? { undoes: item.undoes } : {}),
-        ...(undo === 'undone' && item.undoneBy ? { undoNote: `Undone by ${item.undoneBy}.` } : {}),
+        ...(item.undoes
+          ? { undoes: item.undoes, undoesStartedAt: this.starts.get(item.undoes), undoesAnUndo: this.runEnd(item.undoes)?.undoes !== undefined }
+          : {}),
+        startedAt: this.starts.get(item.runId),
+        ...(undo === 'undone' && item.undoneBy ? { undoNote: 'Undone by a later undo.' } : {}),
       });
     }
   }
@@ -280,7 +308,18 @@ export class Conversation {
       files,
       undo: files.length ? 'available' : 'none',
       undoes: undone,
+      startedAt: this.started(undoRunId, Date.now()),
+      undoesStartedAt: this.starts.get(undone),
+      undoesAnUndo: this.runEnd(undone)?.undoes !== undefined,
     });
+  }
+
+  /** When a run started, remembered the first time it is told (undefined when never told). */
+  private started(runId: string | undefined, at?: number): number | undefined {
+    if (runId && at !== undefined && !this.starts.has(runId)) {
+      this.starts.set(runId, at);
+    }
+    return runId ? this.starts.get(runId) : undefined;
   }
 
   /** The run an undo's end undid (undefined: not an undo, or not here). */
@@ -334,6 +373,7 @@ export class Conversation {
           this.entries.push({ kind: 'user', key: this.key('user'), text: event.task ?? '', runId });
         }
         this.addRules(runId, event.rules);
+        this.started(runId, Date.now());
         const pending = runId ? this.pendingAttached.get(runId) : undefined;
         if (runId && pending) {
           this.pendingAttached.delete(runId);
@@ -379,8 +419,10 @@ export class Conversation {
           name: event.tool ?? '?',
           toolKind: event.toolKind,
           target: toolTarget(event.arguments),
+          arguments: shownArguments(event.arguments),
           status: toolStatus(event.decision),
           why: event.why ?? null,
+          startedAt: Date.now(),
         });
         break;
       }
@@ -399,6 +441,12 @@ export class Conversation {
         if (event.error) {
           entry.summary = event.error;
         }
+        if (typeof event.result === 'string' && event.result) {
+          entry.result = event.result;
+        }
+        // The server's own measure when it sends one (older servers do not): else the time here.
+        entry.durationMs =
+          typeof event.durationMs === 'number' ? event.durationMs : entry.startedAt !== undefined ? Date.now() - entry.startedAt : undefined;
         break;
       }
       case 'tests_finished': {
@@ -451,6 +499,7 @@ export class Conversation {
             status: String(event.status ?? 'completed'),
             files,
             undo: files.length ? 'available' : 'none',
+            startedAt: this.started(runId),
           });
         }
         break;

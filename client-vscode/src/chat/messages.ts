@@ -11,6 +11,13 @@ export interface HunkCard {
   header: string;
   added: number;
   removed: number;
+  /** The lines it replaces and the lines it puts there (absent on a card read from a transcript). */
+  oldText?: string;
+  newText?: string;
+  /** The first line of the file it changes (1-based), for the line numbers of the inline diff. */
+  line?: number;
+  /** What the person decided on this hunk alone (in the card or the diff editor's CodeLens). */
+  decision?: 'accepted' | 'rejected';
 }
 
 /** A proposal as its card shows it. */
@@ -69,6 +76,13 @@ export type ChatEntry = (
       status: string;
       summary?: string | null;
       why?: string | null;
+      /** The call's arguments as the server showed them (secrets taken out). */
+      arguments?: unknown;
+      /** What the call gave back, as text to read (an excerpt). */
+      result?: string | null;
+      /** When the call started here (ms since the epoch) and how long it took. */
+      startedAt?: number;
+      durationMs?: number;
       proposal?: ProposalCard;
       tests?: TestSummary;
     }
@@ -114,6 +128,11 @@ export interface RunEndEntry {
   undoNote?: string;
   /** For an undo (itself a run): the run it undid; its own undo brings that run's changes back. */
   undoes?: string;
+  /** When the run started (ms since the epoch), known for the runs this window saw start. */
+  startedAt?: number;
+  /** For an undo: when the run it undid started, and whether that run was itself an undo. */
+  undoesStartedAt?: number;
+  undoesAnUndo?: boolean;
 }
 
 /** One step of a plan card. */
@@ -247,6 +266,8 @@ export type FromWebview =
   | { type: 'openDiff'; proposalId: string }
   | { type: 'accept'; proposalId: string; hunks?: number[] }
   | { type: 'reject'; proposalId: string }
+  | { type: 'decideHunk'; proposalId: string; hunk: number; accept: boolean }
+  | { type: 'copy'; text: string }
   | { type: 'showProblems' }
   | { type: 'newSession' }
   | { type: 'switchSession'; sessionId: string }
@@ -275,7 +296,10 @@ export function isFromWebview(value: unknown): value is FromWebview {
     case 'send':
       return typeof message.text === 'string' && (message.withPointing === undefined || typeof message.withPointing === 'boolean');
     case 'plan':
+    case 'copy':
       return typeof message.text === 'string';
+    case 'decideHunk':
+      return typeof message.proposalId === 'string' && Number.isInteger(message.hunk) && typeof message.accept === 'boolean';
     case 'mentionQuery':
       return typeof message.query === 'string';
     case 'rewind':

@@ -12,8 +12,8 @@ import {
   renderSlashMenu,
   slashQuery,
   statusText,
-  type HunkChoices,
 } from './render';
+import { copied, keepFolds } from './folds';
 import { installMentions } from './mentions';
 import { decorateEntry } from './rewind';
 
@@ -43,7 +43,6 @@ const mentions = installMentions(
   },
   (message) => vscode.postMessage(message),
 );
-const choices: HunkChoices = new Map();
 const drawn = new Map<string, string>();
 let current: ChatState | undefined;
 let drawnOptions = '';
@@ -70,7 +69,7 @@ function draw(state: ChatState): void {
   let previous: Element | null = null;
   const running = state.status.state === 'running';
   for (const entry of state.entries) {
-    const html = decorateEntry(entry, renderEntry(entry, choices), running);
+    const html = decorateEntry(entry, renderEntry(entry), running);
     let element = log.querySelector(`:scope > [data-key="${CSS.escape(entry.key)}"]`);
     if (!element || drawn.get(entry.key) !== html) {
       const template = document.createElement('template');
@@ -87,6 +86,7 @@ function draw(state: ChatState): void {
               : 'button, input';
           queueMicrotask(() => ((fresh.querySelector(same) ?? fresh.querySelector('button, input')) as HTMLElement | null)?.focus());
         }
+        keepFolds(element, fresh);
         element.replaceWith(fresh);
       } else if (previous) {
         previous.after(fresh);
@@ -258,9 +258,17 @@ log.addEventListener('click', (event) => {
     case 'openDiff':
       post({ type: 'openDiff', proposalId: id });
       break;
-    case 'accept': {
-      const ticked = choices.get(id);
-      post(ticked ? { type: 'accept', proposalId: id, hunks: [...ticked].sort((a, b) => a - b) } : { type: 'accept', proposalId: id });
+    case 'accept':
+      post({ type: 'accept', proposalId: id });
+      break;
+    case 'acceptHunk':
+    case 'rejectHunk':
+      post({ type: 'decideHunk', proposalId: id, hunk: Number(target.dataset.hunk), accept: target.dataset.action === 'acceptHunk' });
+      break;
+    case 'copyCode': {
+      const code = target.closest('.code-block')?.querySelector('pre code')?.textContent ?? '';
+      post({ type: 'copy', text: code });
+      copied(target);
       break;
     }
     case 'reject':
@@ -287,19 +295,6 @@ log.addEventListener('click', (event) => {
     case 'undoRewind':
       post({ type: 'undoRewind', rewindId: target.dataset.rewind ?? '' });
       break;
-  }
-});
-
-log.addEventListener('change', (event) => {
-  const box = event.target as HTMLInputElement;
-  if (box.type !== 'checkbox' || !box.dataset.proposal) {
-    return;
-  }
-  const id = box.dataset.proposal;
-  const boxes = [...log.querySelectorAll<HTMLInputElement>(`input[data-proposal="${CSS.escape(id)}"]`)];
-  choices.set(id, new Set(boxes.filter((b) => b.checked).map((b) => Number(b.dataset.hunk))));
-  if (current) {
-    draw(current);
   }
 });
 

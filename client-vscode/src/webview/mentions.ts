@@ -5,12 +5,14 @@
  * `installMentions` wires them to the page.
  */
 import type { ChatEntry, ChatState, FromWebview, PointingChip, ToWebview } from '../chat/messages';
-import { insertMention, mentionAt, type MentionItem } from '../chat/mentions';
+import { insertMention, KEYWORD_MENTIONS, mentionAt, type MentionItem } from '../chat/mentions';
 import { escapeHtml } from './html';
+import { icon } from './icons';
 
 type UserEntry = Extract<ChatEntry, { kind: 'user' }>;
 
-const KIND_ICON: Record<MentionItem['kind'], string> = { keyword: '◆', folder: '▸', file: '·' };
+/** Codicons as the workbench's own pickers show such entries. */
+const KIND_ICON: Record<MentionItem['kind'], string> = { keyword: 'symbol-keyword', folder: 'folder', file: 'file' };
 
 /** The `@` menu's options; `selected` is the highlighted one. */
 export function renderMentionMenu(items: MentionItem[], selected: number): string {
@@ -21,7 +23,7 @@ export function renderMentionMenu(items: MentionItem[], selected: number): strin
     .map(
       (item, index) =>
         `<div class="mention-item kind-${item.kind}${index === selected ? ' selected' : ''}" role="option" id="mention-${index}"` +
-        ` data-index="${index}" aria-selected="${index === selected}"><span class="mention-icon" aria-hidden="true">${KIND_ICON[item.kind]}</span>` +
+        ` data-index="${index}" aria-selected="${index === selected}">${icon(KIND_ICON[item.kind], 'mention-icon')}` +
         `<span class="mention-text">${escapeHtml(item.text)}</span> <span class="mention-description">${escapeHtml(item.description)}</span></div>`,
     )
     .join('');
@@ -35,27 +37,35 @@ export function renderChip(chip: PointingChip | undefined): string {
   const what = chip.selection ? 'the selected lines' : 'the file you are looking at';
   return (
     `<span class="chip pointing-chip" title="Sent with the next message: ${escapeHtml(what)}">` +
-    `<span class="chip-label">${escapeHtml(chip.label)}</span>` +
-    `<button class="chip-remove" data-action="removePointing" aria-label="Do not send ${escapeHtml(chip.label)} with the message" title="Do not send it">×</button></span>`
+    `${icon(chip.selection ? 'selection' : 'file')}<span class="chip-label">${escapeHtml(chip.label)}</span>` +
+    `<button class="chip-remove" data-action="removePointing" aria-label="Do not send ${escapeHtml(chip.label)} with the message" title="Do not send it">${icon('close')}</button></span>`
   );
+}
+
+/** The icon of a sent mention: a keyword's, a folder's (it ends in `/`), else a file's. */
+function mentionIcon(mention: string): string {
+  if (KEYWORD_MENTIONS.some((keyword) => keyword.text === mention)) {
+    return KIND_ICON.keyword;
+  }
+  return mention.replace(/"$/, '').endsWith('/') ? KIND_ICON.folder : KIND_ICON.file;
 }
 
 /** What a turn attached: the file it was sent with, each mention's context, what was refused. */
 export function renderAttached(entry: UserEntry): string {
   const chips: string[] = [];
   if (entry.pointed) {
-    chips.push(`<span class="chip" title="Sent with the message: the file you were looking at">${escapeHtml(entry.pointed)}</span>`);
+    chips.push(`<span class="chip" title="Sent with the message: the file you were looking at">${icon(/:\d/.test(entry.pointed) ? 'selection' : 'file')}${escapeHtml(entry.pointed)}</span>`);
   }
   for (const item of entry.attached ?? []) {
     const cut = item.cut ? ` — cut to fit: ${item.cut}` : '';
     chips.push(
-      `<span class="chip attached${item.cut ? ' cut' : ''}" title="${escapeHtml(`${item.label}${cut}`)}">${escapeHtml(item.mention)}` +
+      `<span class="chip attached${item.cut ? ' cut' : ''}" title="${escapeHtml(`${item.label}${cut}`)}">${icon(mentionIcon(item.mention))}${escapeHtml(item.mention)}` +
         (item.cut ? ' <span class="chip-note">cut</span>' : '') +
         `</span>`,
     );
   }
   for (const refused of entry.notAttached ?? []) {
-    chips.push(`<span class="chip refused" title="Not attached">${escapeHtml(refused)}</span>`);
+    chips.push(`<span class="chip refused" title="Not attached">${icon('warning')}${escapeHtml(refused)}</span>`);
   }
   return chips.length ? `<div class="attached-line" aria-label="Attached to this message">${chips.join('')}</div>` : '';
 }

@@ -3,13 +3,9 @@
  * the file after it landed that they did not before it (the model reads the same list).
  */
 import type { ChangeProblem } from '../protocol';
+import { escapeHtml } from './html';
 
 const SHOWN = 10;
-
-/** Text made safe between tags or in an attribute (as render.ts's `escapeHtml`, which imports this module). */
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
-}
 
 /** `file:line source message`, as the model reads it. */
 export function problemWords(problem: ChangeProblem): string {

@@ -16,43 +16,23 @@ import type {
 } from '../chat/messages';
 import { planRunnable } from '../chat/messages';
 import { problemsBlock } from './problems';
+import { runName } from '../chat/words';
 import type { Customization, TestSummary } from '../protocol';
-import { escapeHtml } from './html';
+import { useCodeBlocks } from './code';
+import { inlineDiff } from './diffView';
+import { button, escapeHtml, plural, statusLabel } from './html';
+import { icon, statusIcon } from './icons';
+import { toolDetails, toolLine, toolRow } from './toolRow';
 import { renderRewind } from './rewind';
 
 const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
+useCodeBlocks(markdown);
 // Only links with a scheme: `calc.py` must not become a link to a host named calc.py.
 markdown.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
 
-/** The model's markdown as HTML; raw HTML in it is shown as text. */
+/** The model's markdown as HTML; raw HTML in it is shown as text; code blocks highlighted. */
 export function renderMarkdown(text: string): string {
   return markdown.render(text);
-}
-
-/** Which hunks the person left ticked, per proposal (all of them until they untick one). */
-export type HunkChoices = Map<string, Set<number>>;
-
-const STATUS_LABEL: Record<string, string> = {
-  running: 'running…',
-  ok: 'done',
-  failed: 'failed',
-  waiting: 'waiting for review',
-  rejected: 'rejected',
-  denied: 'denied',
-  pending: 'waiting for review',
-  accepted: 'accepted',
-  partially_accepted: 'partly accepted',
-  stale: 'no longer applies',
-  cancelled: 'cancelled',
-  completed: 'completed',
-};
-
-function statusLabel(status: string): string {
-  return STATUS_LABEL[status] ?? status.replace(/_/g, ' ');
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** `3 passed, 1 failed` and the rest that are not zero. */
@@ -70,59 +50,39 @@ export function testSummaryText(summary: TestSummary): string {
   return parts.join(', ');
 }
 
-function button(action: string, label: string, attrs: Record<string, string> = {}, kind = ''): string {
-  const extra = Object.entries(attrs)
-    .map(([name, value]) => ` data-${name}="${escapeHtml(value)}"`)
-    .join('');
-  return `<button class="${kind}" data-action="${action}"${extra}>${escapeHtml(label)}</button>`;
-}
-
-function proposalCard(card: ProposalCard, choices: HunkChoices): string {
+function proposalCard(card: ProposalCard): string {
   const pending = card.status === 'pending';
   const head =
-    `<div class="card-head"><span class="path">${escapeHtml(card.path)}</span>` +
+    `<div class="card-head">${icon(card.isNewFile ? 'new-file' : 'diff')}<span class="path">${escapeHtml(card.path)}</span>` +
     (card.isNewFile ? ' <span class="badge">new file</span>' : '') +
     // A card drawn from a stored transcript has no hunks to count.
     (card.hunks.length ? ` <span class="added">+${card.added}</span> <span class="removed">−${card.removed}</span>` : '') +
     ` <span class="badge status-${escapeHtml(card.status)}">${escapeHtml(statusLabel(card.status))}</span></div>`;
   const why = card.why ? `<div class="why">${renderMarkdown(card.why)}</div>` : '';
-  let hunks = '';
-  if (pending && card.hunks.length > 1) {
-    const ticked = choices.get(card.id);
-    hunks =
-      `<fieldset class="hunks"><legend>Hunks to accept</legend>` +
-      card.hunks
-        .map((hunk) => {
-          const checked = !ticked || ticked.has(hunk.index) ? ' checked' : '';
-          return (
-            `<label><input type="checkbox" data-proposal="${escapeHtml(card.id)}" data-hunk="${hunk.index}"${checked}> ` +
-            `<code>${escapeHtml(hunk.header)}</code> <span class="added">+${hunk.added}</span> <span class="removed">−${hunk.removed}</span></label>`
-          );
-        })
-        .join('') +
-      `</fieldset>`;
-  }
+  // While it waits the change is in view; once decided it folds away, still there to look at.
+  const diff = inlineDiff(card);
+  const change = !diff ? '' : pending ? diff : `<details class="diff-fold"><summary>The change</summary>${diff}</details>`;
   let actions = '';
   if (pending) {
-    const ticked = choices.get(card.id);
-    const some = ticked !== undefined && ticked.size < card.hunks.length;
+    const decided = card.hunks.filter((hunk) => hunk.decision).length;
+    const left = card.hunks.length - decided;
     actions =
       `<div class="card-actions">` +
-      button('openDiff', 'Open Diff', { id: card.id }, 'secondary') +
-      button('accept', some ? `Accept ${plural(ticked.size, 'hunk')}` : 'Accept', { id: card.id }) +
-      button('reject', 'Reject…', { id: card.id }, 'secondary') +
+      button('accept', decided ? (left === 1 ? 'Accept the other hunk' : `Accept the other ${left} hunks`) : 'Accept', { id: card.id }, '', { icon: 'check' }) +
+      button('reject', 'Reject…', { id: card.id }, 'secondary', { icon: 'close' }) +
+      button('openDiff', 'Open Diff', { id: card.id }, 'secondary', { icon: 'diff' }) +
       `</div>`;
   } else if (card.reason) {
     actions = `<div class="reason">${escapeHtml(card.reason)}</div>`;
   }
-  return `${head}${why}${hunks}${actions}${problemsBlock(card.problems)}`;
+  return `${head}${why}${change}${actions}${problemsBlock(card.problems)}`;
 }
 
 function testsBlock(summary: TestSummary): string {
   const failing = summary.failed + summary.errors > 0;
   return (
     `<div class="tests ${failing ? 'failing' : 'passing'}">${escapeHtml(testSummaryText(summary))}` +
-    (failing ? ` ${button('showProblems', 'Show failures in Problems', {}, 'link')}` : '') +
+    (failing ? ` ${button('showProblems', 'Show failures in Problems', {}, 'link', { icon: 'warning' })}` : '') +
     `</div>`
   );
 }
@@ -176,37 +136,42 @@ function planBlock(plan: PlanCard): string {
       `</div>`;
   } else if (plan.decision === 'approved' && plan.runId) {
     // Once its run ends the card says how, as the run's own line does.
-    const text = plan.runStatus
-      ? `Ran as ${escapeHtml(plan.runId)} — ${escapeHtml(statusLabel(plan.runStatus))}`
-      : `Running as ${escapeHtml(plan.runId)}`;
-    actions = `<div class="reason">${text}</div>`;
+    const text = plan.runStatus ? `Ran — ${escapeHtml(statusLabel(plan.runStatus))}` : 'Running…';
+    actions = `<div class="reason" title="run ${escapeHtml(plan.runId)}">${text}</div>`;
   }
   return `${head}<ol class="steps">${rows}</ol>${actions}`;
 }
 
 /** The end of a run: how it ended, and Undo while its changes can be put back. */
 function runEndBlock(entry: RunEndEntry): string {
-  const files = entry.files.length ? ` — changed ${entry.files.map((f) => `<code>${escapeHtml(f)}</code>`).join(', ')}` : '';
+  const fileList = (files: string[]) => files.map((f) => `<code>${escapeHtml(f)}</code>`).join(', ');
+  const files = entry.files.length ? ` — changed ${fileList(entry.files)}` : '';
   let undo = '';
   if (entry.undo === 'available') {
     // An undo's own undo re-applies the changes of the run it undid.
-    const label = entry.undoes ? 'Redo (undo the undo)' : 'Undo this run';
-    undo = ` ${button('undoRun', label, { run: entry.runId }, 'secondary')}`;
-  } else if (entry.undo === 'undoing') {
-    undo = ' <span class="badge">undoing…</span>';
-  } else if (entry.undo === 'undone') {
-    undo = ' <span class="badge status-undone">undone</span>';
+    undo = entry.undoes
+      ? ` ${button('undoRun', 'Redo (undo the undo)', { run: entry.runId }, 'secondary', { icon: 'redo' })}`
+      : ` ${button('undoRun', 'Undo this run', { run: entry.runId }, 'secondary', { icon: 'discard' })}`;
   }
+  // The badge reads as part of the line; the button sits after it.
+  const badge =
+    entry.undo === 'undoing'
+      ? ` <span class="badge">${icon('loading', 'codicon-modifier-spin')} undoing…</span>`
+      : entry.undo === 'undone'
+        ? ' <span class="badge status-undone">undone</span>'
+        : '';
   const note = entry.undoNote ? `<div class="reason">${escapeHtml(entry.undoNote)}</div>` : '';
   if (entry.undoes) {
-    const put = entry.files.length ? ` — put back ${entry.files.map((f) => `<code>${escapeHtml(f)}</code>`).join(', ')}` : '';
-    return `Undid run ${escapeHtml(entry.undoes)}${put}${undo}${note}`;
+    const put = entry.files.length ? ` — put back ${fileList(entry.files)}` : '';
+    return `<span class="run-line">${icon('discard')} Undid ${escapeHtml(runName(entry.undoesStartedAt, entry.undoesAnUndo ? 'undo' : 'run'))}${put}${badge}</span>${undo}${note}`;
   }
-  return `Run ${escapeHtml(statusLabel(entry.status))}${files}${undo}${note}`;
+  const ok = entry.status === 'completed';
+  const mark = statusIcon(ok ? 'completed' : entry.status === 'cancelled' ? 'cancelled' : 'failed');
+  return `<span class="run-line">${mark} Run ${escapeHtml(statusLabel(entry.status))}${files}${badge}</span>${undo}${note}`;
 }
 
 /** One entry's markup, wrapped in an element keyed by the entry. */
-export function renderEntry(entry: ChatEntry, choices: HunkChoices): string {
+export function renderEntry(entry: ChatEntry): string {
   const key = escapeHtml(entry.key);
   switch (entry.kind) {
     case 'user': {
@@ -221,8 +186,10 @@ export function renderEntry(entry: ChatEntry, choices: HunkChoices): string {
       return `<div class="entry assistant" data-key="${key}"><div class="who">Toolgate</div><div class="markdown">${renderMarkdown(entry.text)}</div></div>`;
     case 'note':
       return `<div class="entry note" data-key="${key}">${escapeHtml(entry.text)}</div>`;
-    case 'run':
-      return `<div class="entry run-end" data-key="${key}" data-run="${escapeHtml(entry.runId)}">${runEndBlock(entry)}</div>`;
+    case 'run': {
+      const ids = entry.undoes ? `undo ${entry.runId} of run ${entry.undoes}` : `run ${entry.runId}`;
+      return `<div class="entry run-end" data-key="${key}" data-run="${escapeHtml(entry.runId)}" title="${escapeHtml(ids)}">${runEndBlock(entry)}</div>`;
+    }
     case 'rewind':
       return renderRewind(entry);
     case 'plan':
@@ -231,32 +198,20 @@ export function renderEntry(entry: ChatEntry, choices: HunkChoices): string {
         `${planBlock(entry.plan)}</div>`
       );
     case 'tool': {
-      const status = `<span class="badge status-${escapeHtml(entry.status)}">${escapeHtml(statusLabel(entry.status))}</span>`;
       if (entry.proposal) {
         return (
-          `<div class="entry tool card proposal" data-key="${key}" role="group" aria-label="${escapeHtml(`${entry.name} ${entry.proposal.path}`)}">` +
-          `<div class="tool-name">${escapeHtml(entry.name)}</div>${proposalCard(entry.proposal, choices)}</div>`
+          `<div class="entry tool card proposal" data-key="${key}" role="group" aria-label="${escapeHtml(`${entry.name} ${entry.proposal.path}`)}" title="proposal ${escapeHtml(entry.proposal.id)}">` +
+          `<div class="tool-name">${escapeHtml(entry.name)}</div>${proposalCard(entry.proposal)}</div>`
         );
       }
-      const target = entry.target ? ` <code>${escapeHtml(entry.target)}</code>` : '';
-      const line = `<span class="tool-name">${escapeHtml(entry.name)}</span>${target} ${status}`;
       if (entry.tests) {
         return (
-          `<div class="entry tool card tests-card" data-key="${key}">${line}` +
-          (entry.tests ? testsBlock(entry.tests) : '') +
-          (entry.summary && !entry.tests ? `<div class="summary">${escapeHtml(entry.summary)}</div>` : '') +
-          `</div>`
+          `<div class="entry tool card tests-card" data-key="${key}"><div class="card-line">${toolLine(entry)}</div>` +
+          testsBlock(entry.tests) +
+          `<details class="tool-more" data-fold="tool"><summary>Details</summary>${toolDetails(entry)}</details></div>`
         );
       }
-      // A read's line is marked as one, by the kind the server sent, never by the tool's name.
-      const folded = entry.toolKind === 'read' ? ' read' : '';
-      if (entry.summary) {
-        return (
-          `<details class="entry tool line${folded}" data-key="${key}"><summary>${line}</summary>` +
-          `<div class="summary">${escapeHtml(entry.summary)}</div></details>`
-        );
-      }
-      return `<div class="entry tool line${folded}" data-key="${key}">${line}</div>`;
+      return toolRow(entry, key);
     }
   }
 }

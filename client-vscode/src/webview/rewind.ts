@@ -4,7 +4,8 @@
  * strings, as render.ts; `decorateEntry` adds them to an entry render.ts drew.
  */
 import type { ChatEntry, RewindEntry } from '../chat/messages';
-import { escapeHtml } from './html';
+import { button, escapeHtml } from './html';
+import { icon } from './icons';
 import { renderAttached } from './mentions';
 
 /** A rewind's line: what it did, and Take back while it is in effect. */
@@ -13,11 +14,11 @@ export function renderRewind(entry: RewindEntry): string {
     ? ' <span class="badge status-undone">taken back</span>'
     : entry.settled
       ? ' <span class="badge" title="The conversation went on after it: it can no longer be taken back">kept</span>'
-      : ` <button class="secondary" data-action="undoRewind" data-rewind="${escapeHtml(entry.rewindId)}" title="Undo this rewind: the turns and the files come back">Take back</button>`;
+      : ` ${button('undoRewind', 'Take back', { rewind: entry.rewindId }, 'secondary', { icon: 'redo', title: 'Undo this rewind: the turns and the files come back' })}`;
   const text = entry.text.charAt(0).toUpperCase() + entry.text.slice(1);
   return (
     `<div class="entry rewind-line" data-key="${escapeHtml(entry.key)}" title="${escapeHtml(entry.rewindId)}">` +
-    `<span class="rewind-mark" aria-hidden="true">↶</span> ${escapeHtml(text)}.${action}</div>`
+    `${icon('discard', 'rewind-mark')}<span class="rewind-text">${escapeHtml(text)}.</span>${action}</div>`
   );
 }
 
@@ -26,10 +27,8 @@ export function rewindAction(entry: ChatEntry, running: boolean): string {
   if (entry.kind !== 'user' || entry.rewound || running || !entry.runId || entry.runId === 'unsent') {
     return '';
   }
-  return (
-    `<div class="turn-actions"><button class="icon" data-action="rewind" data-key="${escapeHtml(entry.key)}"` +
-    ` title="Rewind to before this turn: its code, its conversation, or both">Rewind…</button></div>`
-  );
+  const title = 'Rewind to before this turn: its code, its conversation, or both';
+  return `<div class="turn-actions">${button('rewind', 'Rewind…', { key: entry.key }, 'icon-button', { icon: 'discard', title })}</div>`;
 }
 
 /**

@@ -325,6 +325,7 @@ def transcript(loaded: Loaded) -> list[dict[str, Any]]:
                 "text": str(record.get("text", "")),
                 "runId": run_id,
                 "turn": record.get("turn"),
+                "time": record.get("time"),  # the client names the run by it
             }
             attached = record.get("attached")
             if isinstance(attached, dict):  # what the turn's `@` mentions attached

@@ -101,4 +101,5 @@ def run_entry(record: dict[str, Any]) -> dict[str, Any]:
         "runId": str(record.get("run_id") or ""),
         "status": str(record.get("status") or "completed"),
         "reason": record.get("reason"),
+        "time": record.get("time"),
     }

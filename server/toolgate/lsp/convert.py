@@ -148,8 +148,10 @@ def _call_payload(f: dict[str, Any], call_args: dict[str, Any]) -> dict[str, Any
     }
 
 
-def _result_payload(f: dict[str, Any], call_args: dict[str, Any]) -> dict[str, Any]:
-    """A call carried out: its arguments are no longer kept."""
+def _result_payload(
+    f: dict[str, Any], call_args: dict[str, Any], call_results: dict[str, str] | None
+) -> dict[str, Any]:
+    """A call carried out: its arguments are no longer kept, its shown result goes with it."""
     call_args.pop(f["call_id"], None)
     return {
         "type": "tool_result",
@@ -159,6 +161,9 @@ def _result_payload(f: dict[str, Any], call_args: dict[str, Any]) -> dict[str, A
         "success": f["success"],
         "error": f.get("error"),
         "decision": f["decision"],
+        # What the person reads in the call's row: an excerpt of its result, and its time.
+        "result": (call_results or {}).pop(f["call_id"], None),
+        "durationMs": f.get("latency_ms"),
     }
 
 
@@ -177,11 +182,14 @@ def _end_payload(f: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
-def event_payload(event: Event, call_args: dict[str, Any]) -> dict[str, Any] | None:
+def event_payload(
+    event: Event, call_args: dict[str, Any], call_results: dict[str, str] | None = None
+) -> dict[str, Any] | None:
     """An engine event as the `toolgate/event` notification's params (None: not sent).
 
     `call_args` keeps each call's shown arguments from its proposal to its decision (the
-    engine says them once; the notification repeats them with the decision).
+    engine says them once; the notification repeats them with the decision). `call_results`
+    holds the text each finished call shows, handed over by the turn before the call's event.
     """
     f = event.fields
     kind = event.type
@@ -197,7 +205,7 @@ def event_payload(event: Event, call_args: dict[str, Any]) -> dict[str, Any] | N
     elif kind == events.TOOL_CALL_DECIDED:
         payload = _call_payload(f, call_args)
     elif kind == events.TOOL_CALL_EXECUTED:
-        payload = _result_payload(f, call_args)
+        payload = _result_payload(f, call_args, call_results)
     elif kind == events.PROPOSAL_RESOLVED and f.get("problems"):
         # What the editor's other language servers report after the change, for its card.
         payload = {

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     # answers `initialize` after loading little more than pygls.
     from toolgate.config import Config, TrustItem
     from toolgate.lsp.reviewer import LspReviewer
+    from toolgate.records import ToolCall, ToolResult
     from toolgate.session import Claim, SessionService
     from toolgate.session.deltas import TextDeltas
     from toolgate.session.mentions import Pointed
@@ -89,6 +90,7 @@ class ToolgateServer(LanguageServer):
         self._change_waiters: dict[str, list[asyncio.Future[None]]] = {}
         self.redactor = Redactor()
         self._call_args: dict[str, Any] = {}
+        self._call_results: dict[str, str] = {}  # call id → the excerpt its result shows
         self._finished_runs: set[str] = set()
 
     @property
@@ -347,7 +349,7 @@ class ToolgateServer(LanguageServer):
 
     def forward(self, event: Event) -> None:
         """Engine events → `toolgate/event` notifications (and progress)."""
-        payload = event_payload(event, self._call_args)
+        payload = event_payload(event, self._call_args, self._call_results)
         if event.type == TOOL_CALL_EXECUTED:
             f = event.fields
             self._progress_report(f"{f['tool_name']}: {'ok' if f['success'] else 'failed'}")
@@ -360,6 +362,14 @@ class ToolgateServer(LanguageServer):
             self._finished_runs.add(event.run_id)
         if payload is not None:
             self.notify_run(payload)
+
+    def _keep_result(self, call: ToolCall, result: ToolResult) -> None:
+        """Keep the excerpt a finished call shows, for its `tool_result` event (secrets out)."""
+        from toolgate.session.result_text import result_text
+
+        text = result_text(result)
+        if text is not None:
+            self._call_results[call.id] = text
 
     def notify_run(self, payload: dict[str, Any]) -> None:
         """Send one `toolgate/event` of a run, naming the session the run continues."""
@@ -438,7 +448,9 @@ class ToolgateServer(LanguageServer):
                     config=config,
                     reviewer=self.reviewer,
                     bus=bus,
-                    hooks=TurnHooks(on_test_run=self.publish_test_failures),
+                    hooks=TurnHooks(
+                        on_test_run=self.publish_test_failures, on_result=self._keep_result
+                    ),
                     buffers=self.buffers,
                     trusted=self.editor.trusted,
                     mode=self.editor.approval_mode,
