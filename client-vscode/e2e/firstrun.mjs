@@ -303,8 +303,14 @@ function expectIn(report, lines, what) {
  */
 async function setupButtons({ page, model, server, shot, log, localModel }) {
   const done = {};
+  // After the reload the Welcome page is open again, showing the list of walkthroughs: Get
+  // Started must show the walkthrough itself, its steps (the list names it too).
   await runCommand(page, 'Toolgate: Get Started');
-  await page.locator('.gettingStartedContainer', { hasText: 'Get Started with Toolgate' }).waitFor({ timeout: 60_000 });
+  await page
+    .locator('.gettingStartedContainer .getting-started-step', { hasText: 'Test the connection' })
+    .first()
+    .waitFor({ state: 'visible', timeout: 60_000 });
+  await shot('walkthrough-reopened.png');
 
   // Test Connection, on the scripted model the person picked.
   const chosen = userSettings(server.dirs.userData);

@@ -195,6 +195,7 @@ def test_first_run_from_the_vsix_to_an_accepted_diff(vsix: Path) -> None:
         "walkthrough-opened.png",
         "walkthrough.png",
         "first-diff.png",
+        "walkthrough-reopened.png",
         "walkthrough-test-connection.png",
         "walkthrough-check-setup.png",
         "walkthrough-installing-model.png",
