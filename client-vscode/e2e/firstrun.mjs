@@ -3,7 +3,8 @@
 // has no Toolgate: the extension installs the server it carries into its own environment; the
 // walkthrough opens by itself, finds the scripted model server on LM Studio's port (or the
 // next of the probed ports that is free), and the sample task's diff is accepted and lands on
-// disk. Then a reload: the warm start reuses the environment. Then the walkthrough's other
+// disk (with Check Setup pressed on the way, before a model is chosen: the report says what is
+// missing). Then a reload: the warm start reuses the environment. Then the walkthrough's other
 // buttons, as a person setting up further would press them (setupButtons below): Test
 // Connection, Check Setup, Install the Embedded Model, and the same two again on the model
 // installed, with a run that goes to it.
@@ -126,6 +127,19 @@ export async function firstRunScenario({ page, model, server, vsix, workspace, e
   const firstReady = (Date.now() - opened) / 1000;
   log(`the bundled server is installed and ready, ${firstReady.toFixed(1)} s after the window opened`);
 
+  // Check Setup before any model is chosen: the report says what is missing and names the
+  // server found on this machine. Not among the steps: the person does not need it.
+  const beforeModel = await checkSetup(page, server, 'A run cannot start until this is fixed', shot, 'walkthrough-check-setup-no-model.png');
+  expectIn(
+    beforeModel,
+    ['endpoint: no model endpoint is configured, and the embedded model is not installed', `${model.baseUrl} serves scripted-model`],
+    'the setup report before a model is chosen',
+  );
+  await toast(page, 'a run cannot start yet; the report says what to fix').first().waitFor({ state: 'visible', timeout: 15_000 });
+  log('Check Setup before a model: a run cannot start; the report names the scripted server');
+  await hidePanel(page);
+  await clearNotifications(page);
+
   // Find Model Servers: the scripted server on a probed port, with its model.
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'scripted-model' }).first();
   await walkthroughButton(page, 'Find a model on this machine', 'Find Model Servers', row);
@@ -199,6 +213,7 @@ export async function firstRunScenario({ page, model, server, vsix, workspace, e
     firstStartSeconds: { windowToReady: firstReady, install: timings.installed[0], serverReady: timings.ready[0] },
     warmStartSeconds: { reloadToReady: warmReady, serverReady: timings.ready.at(-1) },
     steps,
+    checkSetupBeforeModel: beforeModel,
   };
   fs.writeFileSync(path.join(artifacts, 'first-run.json'), `${JSON.stringify(summary, null, 2)}\n`);
   log(`first run: ${JSON.stringify(summary)}`);
@@ -262,6 +277,19 @@ export function prepareModelCache(home, { wheels, modelFile }) {
   if (fs.existsSync(sidecar)) {
     fs.copyFileSync(sidecar, `${target}.verified.json`);
   }
+}
+
+/** Hide the bottom panel (the report), so the screenshots that follow show the editor whole. */
+async function hidePanel(page) {
+  const panel = page.locator('.part.panel');
+  await waitUntil('the panel to hide', async () => {
+    if (!(await panel.isVisible())) {
+      return true;
+    }
+    await panel.locator('.title-actions [aria-label^="Hide Panel"], .title-actions [aria-label^="Close Panel"]').first().click({ timeout: 5000 });
+    await page.waitForTimeout(500);
+    return !(await panel.isVisible());
+  }, { timeout: 30_000, interval: 500 });
 }
 
 async function clearNotifications(page) {

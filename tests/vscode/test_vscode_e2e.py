@@ -195,6 +195,7 @@ def test_first_run_from_the_vsix_to_an_accepted_diff(vsix: Path) -> None:
         "walkthrough-opened.png",
         "walkthrough.png",
         "first-diff.png",
+        "walkthrough-check-setup-no-model.png",
         "walkthrough-reopened.png",
         "walkthrough-test-connection.png",
         "walkthrough-check-setup.png",
@@ -208,6 +209,7 @@ def test_first_run_from_the_vsix_to_an_accepted_diff(vsix: Path) -> None:
     assert found["steps"][-1] == "Accept the diff"
     assert found["firstStartSeconds"]["install"] > 0
     assert found["warmStartSeconds"]["serverReady"] < found["firstStartSeconds"]["serverReady"]
+    assert "A run cannot start until this is fixed: endpoint." in found["checkSetupBeforeModel"]
     buttons = found["setupButtons"]
     assert "A run can start here." in buttons["checkSetup"]
     assert "the embedded model is installed (took" in buttons["installMessage"]
