@@ -281,15 +281,8 @@ export function prepareModelCache(home, { wheels, modelFile }) {
 
 /** Hide the bottom panel (the report), so the screenshots that follow show the editor whole. */
 async function hidePanel(page) {
-  const panel = page.locator('.part.panel');
-  await waitUntil('the panel to hide', async () => {
-    if (!(await panel.isVisible())) {
-      return true;
-    }
-    await panel.locator('.title-actions [aria-label^="Hide Panel"], .title-actions [aria-label^="Close Panel"]').first().click({ timeout: 5000 });
-    await page.waitForTimeout(500);
-    return !(await panel.isVisible());
-  }, { timeout: 30_000, interval: 500 });
+  await runCommand(page, 'View: Hide Panel');
+  await page.locator('.part.panel').waitFor({ state: 'hidden', timeout: 15_000 });
 }
 
 async function clearNotifications(page) {
