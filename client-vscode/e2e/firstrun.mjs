@@ -76,7 +76,7 @@ async function walkthroughButton(page, step, button, then, { wait = 10_000 } = {
     const stepTitle = container.locator('.getting-started-step', { hasText: step }).first();
     if (!(await stepTitle.isVisible())) {
       // Back on the list of walkthroughs (Escape goes there): open this one, as a person would.
-      await container.locator('button', { hasText: 'Get Started with Toolgate' }).first().click({ timeout: 5000 });
+      await container.locator('button:visible', { hasText: 'Get Started with Toolgate' }).first().click({ timeout: 5000 });
       await page.waitForTimeout(700);
     }
     await stepTitle.click({ timeout: 5000 });
@@ -332,8 +332,8 @@ function expectIn(report, lines, what) {
  */
 async function setupButtons({ page, model, server, shot, log, localModel }) {
   const done = {};
-  // After the reload the Welcome page is open again, showing the list of walkthroughs: Get
-  // Started must show the walkthrough itself, its steps (the list names it too).
+  // After the reload: Get Started must show the walkthrough itself, its steps (the list of
+  // walkthroughs on the Welcome page names it too).
   await runCommand(page, 'Toolgate: Get Started');
   await page
     .locator('.gettingStartedContainer .getting-started-step', { hasText: 'Test the connection' })

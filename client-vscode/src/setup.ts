@@ -334,20 +334,8 @@ export function setupHandlers(deps: SetupDeps): Record<string, (...args: unknown
     },
     [SetupCommand.checkSetup]: () => checkSetup(),
     [SetupCommand.reinstallServer]: () => server.reinstall(),
-    [SetupCommand.getStarted]: () => openWalkthrough(),
+    [SetupCommand.getStarted]: () => api.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH, false),
   };
-}
-
-/**
- * Open the walkthrough. A Welcome page that is already open and remembers this walkthrough
- * while it shows the list of walkthroughs (as after a reload: the page is drawn again before
- * the extension's walkthrough is known) ignores a request for the same walkthrough, since
- * the editor applies only a change of walkthrough. So the list is asked for first: the
- * walkthrough is then always a change, and it shows.
- */
-export async function openWalkthrough(): Promise<void> {
-  await api.executeCommand('workbench.action.openWalkthrough');
-  await api.executeCommand('workbench.action.openWalkthrough', WALKTHROUGH, false);
 }
 
 /** Register the setup commands (from setupHandlers). */

@@ -224,15 +224,6 @@ describe('check setup and the sample task', () => {
     expect(asked).toEqual([`${SAMPLE_TASK} In calc.py.`]);
   });
 
-  it('opens the walkthrough after the list, so an open Welcome page shows it too', async () => {
-    const { handlers } = setup();
-    await handlers[SetupCommand.getStarted]();
-    expect(fake.commands).toEqual([
-      { id: 'workbench.action.openWalkthrough', args: [] },
-      { id: 'workbench.action.openWalkthrough', args: [WALKTHROUGH, false] },
-    ]);
-  });
-
   it('formats durations', () => {
     expect(formatSeconds(38.4)).toBe('38 s');
     expect(formatSeconds(252)).toBe('4 min 12 s');
