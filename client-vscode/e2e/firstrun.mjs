@@ -74,9 +74,10 @@ async function walkthroughButton(page, step, button, then, { wait = 10_000 } = {
   const container = page.locator('.gettingStartedContainer');
   await waitUntil(`"${button}" to open what it opens`, async () => {
     const stepTitle = container.locator('.getting-started-step', { hasText: step }).first();
-    if (!(await stepTitle.isVisible())) {
+    // The slide not shown keeps its buttons, disabled.
+    if (await stepTitle.isDisabled()) {
       // Back on the list of walkthroughs (Escape goes there): open this one, as a person would.
-      await container.locator('button:visible', { hasText: 'Get Started with Toolgate' }).first().click({ timeout: 5000 });
+      await container.locator('button:not([disabled])', { hasText: 'Get Started with Toolgate' }).first().click({ timeout: 5000 });
       await page.waitForTimeout(700);
     }
     await stepTitle.click({ timeout: 5000 });
