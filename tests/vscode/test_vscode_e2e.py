@@ -21,7 +21,9 @@ request holding the attached context, Edit Selection… ending in its diff, and 
 turn: code and conversation, taken back, conversation only), and a new person's first run
 (client-vscode/e2e/firstrun.mjs: no Toolgate setting, a Python without Toolgate, the server the
 .vsix carries installed into the extension's own environment, the walkthrough finding the
-scripted model on a port it probes, the sample task's diff accepted, a warm start). These tests
+scripted model on a port it probes, the sample task's diff accepted, a warm start; then the
+walkthrough's Test Connection, Check Setup and Install the Embedded Model buttons, the install
+starting from the runtime wheel and model file an earlier install left in the cache). These tests
 build the .vsix from the current sources, run each scenario against this interpreter's
 `toolgate lsp`, and fail when a scenario fails. Screenshots and logs go to
 test-artifacts/vscode/. Needs `bash scripts/install-vscode-test-deps.sh`.
@@ -111,7 +113,7 @@ def _scenario(vsix: Path, name: str, *flags: str) -> None:
             str(artifacts),
             *flags,
         ],
-        1500 if name == "first-run" else 600,
+        2400 if name == "first-run" else 600,
         ARTIFACTS / f"{name}.log",
     )
     assert result.returncode == 0, (
@@ -186,12 +188,61 @@ def test_restricted_workspace_refuses_tests_until_trusted(vsix: Path) -> None:
     assert (ARTIFACTS / "restricted" / "restricted.png").stat().st_size > 10_000
 
 
+def _embedded_model_left() -> tuple[Path, Path]:
+    """The kept runtime wheel folder and the assembled model an earlier install left here.
+
+    The walkthrough's install button starts from them, as on a machine where the model was
+    installed before: compiling the runtime (about 10 minutes) and downloading the model's
+    470 MB of parts are left to scripts/install-local-model.sh, which made them.
+    """
+    from toolgate.model.local_assets import MODEL_FILE_NAME, default_cache_dir
+    from toolgate.setup.model_install import build_flags, model_cached, wheel_dir
+
+    wheels = wheel_dir(build_flags(os.environ), os.environ)
+    model = default_cache_dir() / MODEL_FILE_NAME
+    assert any(wheels.glob("*.whl")) and model_cached(), (
+        f"no kept runtime wheel in {wheels} or no verified model at {model}: "
+        "run `bash scripts/install-local-model.sh` first"
+    )
+    return wheels, model
+
+
+@pytest.mark.local_model
 def test_first_run_from_the_vsix_to_an_accepted_diff(vsix: Path) -> None:
-    _scenario(vsix, "first-run", "--first-run", "--base-python", _base_python())
+    wheels, model = _embedded_model_left()
+    _scenario(
+        vsix,
+        "first-run",
+        "--first-run",
+        "--base-python",
+        _base_python(),
+        "--runtime-wheels",
+        str(wheels),
+        "--model-file",
+        str(model),
+    )
     folder = ARTIFACTS / "first-run"
-    for shot in ("walkthrough-opened.png", "walkthrough.png", "first-diff.png"):
+    for shot in (
+        "walkthrough-opened.png",
+        "walkthrough.png",
+        "first-diff.png",
+        "walkthrough-check-setup-no-model.png",
+        "walkthrough-reopened.png",
+        "walkthrough-test-connection.png",
+        "walkthrough-check-setup.png",
+        "walkthrough-installing-model.png",
+        "walkthrough-model-installed.png",
+        "walkthrough-check-setup-embedded.png",
+        "embedded-model-run.png",
+    ):
         assert (folder / shot).stat().st_size > 10_000, f"{shot} is missing or empty"
     found = json.loads((folder / "first-run.json").read_text(encoding="utf-8"))
     assert found["steps"][-1] == "Accept the diff"
     assert found["firstStartSeconds"]["install"] > 0
     assert found["warmStartSeconds"]["serverReady"] < found["firstStartSeconds"]["serverReady"]
+    assert "A run cannot start until this is fixed: endpoint." in found["checkSetupBeforeModel"]
+    buttons = found["setupButtons"]
+    assert "A run can start here." in buttons["checkSetup"]
+    assert "the embedded model is installed (took" in buttons["installMessage"]
+    assert "installed; it answers" in buttons["checkSetupEmbedded"]
+    assert buttons["run"].endswith("weak on real tasks.")

