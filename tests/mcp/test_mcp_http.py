@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from tests.support.mcp_http import http_server
+from tests.support.mcp_http import http_server, wait_for
 from tests.support.processes import assert_stopped, slow_test
 
 pytest.importorskip("mcp", reason='needs the mcp SDK: pip install "toolgate[mcp]"')
@@ -122,6 +122,8 @@ def test_requests_from_another_host_or_origin_are_refused(repo: Path) -> None:
 
 async def test_off_loopback_a_bearer_token_is_required(repo: Path) -> None:
     with http_server(repo, "--host", "0.0.0.0") as server:
+        # The token is printed on its own line after the URL: the reader may not be there yet.
+        wait_for(lambda: "Authorization: Bearer" in server.stderr)
         match = re.search(r"'Authorization: Bearer (\S+)'", server.stderr)
         assert match, server.stderr
         token = match.group(1)
