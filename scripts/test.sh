@@ -80,8 +80,8 @@ if [[ $quick == 1 ]]; then
         --ignore=tests/editors -n auto "$@"
 else
     say "the Python test suite"
-    # One worker per core; the tests that drive a whole editor or the embedded model run one
-    # after another on one of them (tests/conftest.py). `-n 0` among the arguments runs it all
-    # in one process. The slowest tests are listed at the end, to watch against CI's limit.
-    .venv/bin/python -m pytest -n auto --dist loadgroup --durations=25 "$@"
+    # One worker per core, each taking whole files: a file's tests share its module fixtures
+    # (one .vsix, one model server). `-n 0` among the arguments runs it all in one process.
+    # The slowest tests are listed at the end, to watch against CI's limit.
+    .venv/bin/python -m pytest -n auto --dist loadfile --durations=25 "$@"
 fi

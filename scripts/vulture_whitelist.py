@@ -55,7 +55,6 @@ pytest_sessionfinish
 pytest_configure
 pytest_runtest_makereport
 pytest_exception_interact
-pytest_collection_modifyitems
 session
 pytestmark
 _isolated_user_state

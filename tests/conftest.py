@@ -58,19 +58,3 @@ def scripted() -> Iterator[ScriptedModel]:
     """A scripted OpenAI-compatible server; fill `scripted.script` in the test."""
     with ScriptedModel() as server:
         yield server
-
-
-# Spread over workers (`-n`), the tests that drive a whole editor or the embedded model run
-# one after another on one worker: each takes a core or more for minutes, and two at once
-# would starve each other past their timeouts. So do the two that build the package from the
-# checkout (the wheel test and the .vsix, which bundles the wheel): both build in its build/.
-# The rest share the other workers.
-HEAVY = {"vscode", "local_model"}
-ONE_AT_A_TIME = ("tests/editors/", "tests/install/")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        heavy = HEAVY & {mark.name for mark in item.iter_markers()}
-        if heavy or item.nodeid.startswith(ONE_AT_A_TIME):
-            item.add_marker(pytest.mark.xdist_group("heavy"))

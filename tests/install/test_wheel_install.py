@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import git
+from tests.support.checkout_build import building_from_checkout
 from tests.support.scripted_model import ScriptedModel, tool_call
 
 from toolgate import __version__
@@ -43,12 +44,13 @@ RUN_TIME_FILES = (
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel and sdist `python -m build` makes from the checkout."""
     out = tmp_path_factory.mktemp("dist")
-    done = subprocess.run(
-        [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    with building_from_checkout():
+        done = subprocess.run(
+            [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out
 

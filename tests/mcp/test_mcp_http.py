@@ -144,8 +144,8 @@ async def test_off_loopback_a_bearer_token_is_required(repo: Path) -> None:
 
 def test_a_token_from_the_environment_is_required_on_loopback_too(repo: Path) -> None:
     with http_server(repo, env={"TOOLGATE_MCP_TOKEN": "s3cret-token"}) as server:
+        wait_for(lambda: "TOOLGATE_MCP_TOKEN" in server.stderr)  # the line after the URL's
         assert "s3cret-token" not in server.stderr
-        assert "TOOLGATE_MCP_TOKEN" in server.stderr
         assert _post(server.url, {}, INITIALIZE)[0] == 401
         assert _post(server.url, {"Authorization": "Bearer s3cret-token"}, INITIALIZE)[0] == 200
 

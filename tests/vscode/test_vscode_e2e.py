@@ -39,6 +39,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.checkout_build import building_from_checkout
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "client-vscode"
@@ -81,7 +82,8 @@ def vsix() -> Path:
     if not (CLIENT / "node_modules" / ".package-lock.json").exists():
         installed = _run([npm, "ci", "--no-audit", "--no-fund"], 900, ARTIFACTS / "npm-ci.log")
         assert installed.returncode == 0, f"npm ci failed:\n{_tail(installed)}"
-    packaged = _run([npm, "run", "package"], 300, ARTIFACTS / "package.log")
+    with building_from_checkout():
+        packaged = _run([npm, "run", "package"], 300, ARTIFACTS / "package.log")
     assert packaged.returncode == 0, f"npm run package failed:\n{_tail(packaged)}"
     assert VSIX.is_file(), f"no .vsix at {VSIX}"
     return VSIX
