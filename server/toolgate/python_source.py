@@ -1,11 +1,12 @@
 """Python source read into a syntax tree, one thread at a time.
 
-CPython 3.11 before 3.11.9 keeps the syntax-tree builder's recursion counter in state every
-thread shares (python/cpython#106905). Two parses at once, such as a text-mode call list
-read in a run's thread while another thread reads a module, can then fail with
-`SystemError: AST constructor recursion depth mismatch` although both sources are valid.
-Every parse in Toolgate goes through here: the lock keeps Toolgate's own parses apart, and
-the retry covers a parse by a library in the same process.
+CPython 3.11 keeps the syntax-tree builder's recursion counter in interpreter state that every
+thread shares, and checks it after each parse. A parse that meets another thread's (a text-mode
+call list read in a run's thread while another thread reads a module) can then fail with
+`SystemError: AST constructor recursion depth mismatch` although both sources are valid (seen
+on 3.11.7; python/cpython#106905 is a related report). Every parse in Toolgate goes through
+here: the lock keeps Toolgate's own parses apart, and the retry covers a parse by a library in
+the same process.
 """
 
 from __future__ import annotations
