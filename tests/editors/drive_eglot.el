@@ -17,6 +17,13 @@
 
 (defvar toolgate-test-asked nil "Every question Emacs put to the person.")
 
+;; Batch Emacs never reads its event queue, so the file-notify events of eglot's watches (the
+;; server asks it to watch the session files) pile up there unread; from the first one on, no
+;; process sentinel runs, and Flymake's checkers never report. An interactive Emacs reads them.
+(cl-defmethod eglot-register-capability :around
+  (_server (_method (eql workspace/didChangeWatchedFiles)) _id &rest _)
+  nil)
+
 (defun toolgate-test-wait (what predicate seconds)
   "Let Emacs work until PREDICATE returns non-nil; fail naming WHAT after SECONDS."
   (let ((deadline (+ (float-time) seconds)) value)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
 from tests.editors.common import (
     CALC,
     FIXED,
@@ -66,14 +65,6 @@ def test_emacs_eglot_reviews_an_edit_and_shows_test_failures(
     assert REVIEW_COMMENT in comment["text"] and "return a * b" in comment["text"]
 
 
-@pytest.mark.xfail(
-    reason="in this batch Emacs no process sentinel runs once `toolgate-ask` has started the run "
-    "(not pyflakes', not a plain `sh`'s; before it they do), so Flymake's check of the changed "
-    "file never reports. The configuration without the reports does the same (a plain `sh` "
-    "started after `toolgate-ask` in the first scenario is never reaped either); the cause is not "
-    "found yet",
-    strict=False,
-)
 def test_emacs_tells_the_agent_what_flymake_reports_after_its_change(
     repo: Path, scripted: ScriptedModel, tmp_path: Path
 ) -> None:
