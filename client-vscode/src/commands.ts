@@ -154,16 +154,18 @@ export async function undoRunAfterAsking(controller: Controller, runId?: string)
   const plan = await controller.undoRun({ runId, dryRun: true });
   const changes = plan?.files.filter((f) => f.action === 'restore' || f.action === 'remove') ?? [];
   if (!plan || changes.length === 0) {
-    void api.showInformationMessage(`Toolgate: run ${plan?.runId ?? ''} has nothing left to undo.`);
+    const what = plan ? controller.runWords(plan.runId) : 'the last run';
+    void api.showInformationMessage(`Toolgate: ${what} has nothing left to undo.`);
     return undefined;
   }
+  const what = controller.runWords(plan.runId);
   const names = changes.map((f) => `${f.action === 'remove' ? 'remove' : 'restore'} ${f.path}`).join(', ');
-  const choice = await api.showWarningMessage(`Toolgate: undo run ${plan.runId}? It will ${names}.`, 'Undo');
+  const choice = await api.showWarningMessage(`Toolgate: undo ${what}? It will ${names}.`, 'Undo');
   if (choice !== 'Undo') {
     return undefined;
   }
   const done = await controller.undoRun({ runId: plan.runId });
-  const notes = [`Toolgate: undid run ${plan.runId}.`, ...undoNotes(done)];
+  const notes = [`Toolgate: undid ${what}.`, ...undoNotes(done)];
   const left = done?.files.some((f) => f.action === 'changed_since');
   void (left ? api.showWarningMessage(notes.join(' ')) : api.showInformationMessage(notes.join(' ')));
   return done;

@@ -25,6 +25,7 @@ import { toReport } from './diagnostics';
 import type { RunState } from './status';
 import { statusText, statusTooltip } from './status';
 import { TranscriptFormatter, type TranscriptOutput } from './transcript';
+import { runName } from './chat/words';
 
 /** The server as the controller needs it: its commands, and whether it runs. */
 export interface ServerApi {
@@ -102,6 +103,8 @@ export class Controller {
   private runId: string | undefined;
   /** Runs that already ended: an ask's answer can arrive after its run_finished. */
   private readonly finishedRuns = new Set<string>();
+  /** When this window saw each run (and each undo) start: messages name runs by their time. */
+  private readonly runStarts = new Map<string, { at: number; undo: boolean }>();
   private finishProgress: (() => void) | undefined;
   private progressReport: ((message: string) => void) | undefined;
   private readonly listeners: ControllerListener[] = [];
@@ -256,6 +259,9 @@ export class Controller {
       this.output[line.level](line.text);
     }
     if (event.type === 'run_started') {
+      if (event.runId) {
+        this.runStarts.set(event.runId, { at: Date.now(), undo: false });
+      }
       this.runId = event.runId;
       this.state = 'running';
       this.startProgress(event.task ?? '');
@@ -456,10 +462,19 @@ export class Controller {
     const sessionId = this.currentSession();
     const done = await this.server.execute<UndoResult>(ServerCommand.undoRun, [sessionId ? { ...args, sessionId } : args]);
     if (done && !args.dryRun && !done.dryRun) {
+      if (done.undoRunId) {
+        this.runStarts.set(done.undoRunId, { at: Date.now(), undo: true });
+      }
       // However it was started, the conversation on screen shows the undo at once.
       this.tell((listener) => listener.onUndo?.(done, sessionId));
     }
     return done;
+  }
+
+  /** A run as a person names it: "the run at 14:02", "the undo at 14:05", "an earlier run". */
+  runWords(runId: string): string {
+    const start = this.runStarts.get(runId);
+    return runName(start?.at, start?.undo ? 'undo' : 'run');
   }
 
   async stop(): Promise<boolean> {

@@ -426,6 +426,25 @@ describe('ChatController: plans', () => {
     expect(last().status.state).toBe('idle');
   });
 
+  it('asks for a plan with the same context a message takes, unless the chip was removed', async () => {
+    const { chat, controller, server } = setup();
+    controller.setServerState('idle');
+    fake.selection = {
+      uri: 'file:///work/calc.py',
+      text: 'return a - b',
+      range: { start: { line: 1, character: 4 }, end: { line: 1, character: 16 } },
+      empty: false,
+    };
+    server.answers['toolgate.plan'] = PLAN;
+    chat.conversation.sessionId = 's-4';
+    await chat.handle({ type: 'plan', text: 'document @selection' });
+    await chat.handle({ type: 'plan', text: 'document calc.py', withPointing: false });
+    expect(server.calls.filter((c) => c.command === 'toolgate.plan').map((c) => c.args)).toEqual([
+      [{ task: 'document @selection', sessionId: 's-4', context: { uri: 'file:///work/calc.py', range: fake.selection.range, text: 'return a - b' } }],
+      [{ task: 'document calc.py', sessionId: 's-4' }],
+    ]);
+  });
+
   it('scaffolds a gap with the arguments the server gave, then allows Approve, which runs the plan', async () => {
     const { chat, controller, server, last } = setup();
     controller.handlePlan(PLAN);
@@ -588,6 +607,29 @@ describe('ChatController: undo', () => {
       { runId: 'u-1', undo: 'undone' },
       { runId: 'u-2', undo: 'available', undoes: 'u-1' },
     ]);
+  });
+
+  it('names runs by their time in the undo messages, never by their ids', async () => {
+    const { controller, server } = setup();
+    controller.handleEvent({ type: 'run_started', runId: 'r-7', task: 'fix add' });
+    controller.handleEvent({ type: 'run_finished', runId: 'r-7', status: 'completed' });
+    const restore = [{ path: 'calc.py', action: 'restore' as const, reason: '' }];
+    server.answers['toolgate.undoRun'] = { runId: 'r-7', files: restore, commits: [], revert: null, dryRun: false, undoRunId: 'u-7' };
+    fake.messageAnswers = ['Undo'];
+    await undoRunAfterAsking(controller);
+    const said = fake.messages.map((m) => m.message);
+    expect(said).toEqual([
+      expect.stringMatching(/^Toolgate: undo the run at \d\d:\d\d\? It will restore calc\.py\.$/),
+      expect.stringMatching(/^Toolgate: undid the run at \d\d:\d\d\.$/),
+    ]);
+    // The undo is a run of its own, named as one; a run this window never saw start is "earlier".
+    server.answers['toolgate.undoRun'] = { runId: 'u-7', files: [], commits: [], revert: null, dryRun: true };
+    await undoRunAfterAsking(controller);
+    expect(fake.messages.at(-1)?.message).toMatch(/^Toolgate: the undo at \d\d:\d\d has nothing left to undo\.$/);
+    server.answers['toolgate.undoRun'] = { runId: 'r-0', files: [], commits: [], revert: null, dryRun: true };
+    await undoRunAfterAsking(controller);
+    expect(fake.messages.at(-1)?.message).toBe('Toolgate: an earlier run has nothing left to undo.');
+    expect(fake.messages.map((m) => m.message).join(' ')).not.toMatch(/[ru]-\d/);
   });
 
   it('draws an undo from the button once, though the controller also reports it', async () => {

@@ -175,3 +175,28 @@ async def test_a_step_that_names_no_capability_offers_nothing_to_scaffold(
     titles = [a["title"] for a in await lsp_editor.code_actions(reply["uri"])]
     assert not any(t.startswith("Scaffold") for t in titles), titles
     assert "Run this plan" not in titles  # a plan with a gap does not run
+
+
+async def test_plan_reads_the_context_the_person_pointed_at(
+    lsp_editor: Editor, scripted: ScriptedModel, repo: Path
+) -> None:
+    """`@path` and `@selection` reach the planning model as they reach a run's."""
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    scripted.script = [{"content": json.dumps(PARTIAL_PLAN)}]
+    selection = {
+        "uri": (repo / "calc.py").as_uri(),
+        "range": {"start": {"line": 1, "character": 0}, "end": {"line": 2, "character": 0}},
+        "text": "    return a - b\n",
+    }
+    reply = await lsp_editor.command(
+        "toolgate.plan",
+        {"task": "publish @README.md and explain @selection", "context": selection},
+    )
+    (request,) = scripted.requests
+    asked = request["messages"][-1]["content"]
+    assert '<context mention="@README.md" kind="file"' in asked and "# Tiny project" in asked
+    assert '<context mention="@selection"' in asked and "return a - b" in asked
+    assert asked.endswith("publish @README.md and explain @selection")
+    # What was attached is for the model's request only: the kept plan does not carry it.
+    kept = Path(reply["uri"].removeprefix("file://")).read_text()
+    assert "<context" not in kept and reply["goal"] == PARTIAL_PLAN["goal"]

@@ -565,8 +565,11 @@ export class ChatController implements ControllerListener {
         this.flush();
         try {
           // The server also sends the plan as `toolgate/plan`; the card is drawn once.
+          // The same context as a message: the current file and selection, `@` mentions.
           const sessionId = this.conversation.sessionId;
-          this.onPlan(await controller.execute<PlanPayload>(ServerCommand.plan, [sessionId ? { task, sessionId } : { task }]));
+          const context = askContext(task, message.withPointing !== false);
+          const argument = { task, ...(sessionId ? { sessionId } : {}), ...(context ? { context } : {}) };
+          this.onPlan(await controller.execute<PlanPayload>(ServerCommand.plan, [argument]));
         } finally {
           this.status = { state: controller.runState };
         }

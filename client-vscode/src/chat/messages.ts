@@ -252,7 +252,8 @@ export type FromWebview =
   | { type: 'ready' }
   /** `withPointing: false`: the person removed the current file's chip. */
   | { type: 'send'; text: string; withPointing?: boolean }
-  | { type: 'plan'; text: string }
+  /** A plan takes the same context as a message. */
+  | { type: 'plan'; text: string; withPointing?: boolean }
   | { type: 'mentionQuery'; query: string }
   | { type: 'pickMention' }
   /** Rewind to before the turn of this entry (the person chooses code, conversation or both). */
@@ -294,8 +295,8 @@ export function isFromWebview(value: unknown): value is FromWebview {
     case 'pickMention':
       return true;
     case 'send':
-      return typeof message.text === 'string' && (message.withPointing === undefined || typeof message.withPointing === 'boolean');
     case 'plan':
+      return typeof message.text === 'string' && (message.withPointing === undefined || typeof message.withPointing === 'boolean');
     case 'copy':
       return typeof message.text === 'string';
     case 'decideHunk':

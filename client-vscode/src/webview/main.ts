@@ -179,7 +179,7 @@ function submit(kind: 'send' | 'plan' = 'send'): void {
   if (!text) {
     return;
   }
-  post(kind === 'send' ? { type: kind, text, ...mentions.sendFields() } : { type: kind, text });
+  post({ type: kind, text, ...mentions.sendFields() });
   input.value = '';
   closeMenu();
 }

@@ -81,7 +81,7 @@ export interface MentionElements {
 /** What main.ts asks of the mentions. */
 export interface Mentions {
   /** Added to a `send`: the person removed the chip. */
-  sendFields(): Pick<Extract<FromWebview, { type: 'send' }>, 'withPointing'>;
+  sendFields(): Pick<Extract<FromWebview, { type: 'send' | 'plan' }>, 'withPointing'>;
   /** A new state: the chip follows the editor. */
   onState(state: ChatState): void;
   /** A message from the extension for the mentions; false when it is not one. */

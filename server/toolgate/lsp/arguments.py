@@ -311,10 +311,14 @@ PLAN_NEEDS = 'toolgate.plan needs [{"task": "…"}]'
 
 @attrs.frozen
 class PlanArguments:
-    """`toolgate.plan`: `[{"task": "…", "sessionId"?: "…"}]` (the session that keeps the plan)."""
+    """`toolgate.plan`: `[{"task": "…", "sessionId"?: "…", "context"?: {…}}]`.
+
+    The session keeps the plan; `context` is `toolgate.ask`'s, for the task's `@` mentions.
+    """
 
     task: str = _task(PLAN_NEEDS)
     session_id: str | None = _session_id()
+    context: AskContext | None = None
 
 
 RUN_PLAN_NEEDS = 'toolgate.runPlan needs [{"planId": "…"}]'

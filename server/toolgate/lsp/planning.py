@@ -40,7 +40,7 @@ def register(server: ToolgateServer) -> None:
     # time, and the server's class is only known here for type checking.
     @server.command("toolgate.plan")
     async def plan(ls: Any, args: PlanArguments) -> dict[str, Any]:
-        """`[{"task"}]` → the resolved plan with its gaps; also sent as `toolgate/plan`."""
+        """`[{"task", "context"?}]` → the plan with its gaps, also sent as `toolgate/plan`."""
         return await _plan(ls, args)
 
     @server.command("toolgate.runPlan")
@@ -73,12 +73,13 @@ def _marks(ls: ToolgateServer) -> PlanMarks:
 
 
 async def _plan(ls: ToolgateServer, args: PlanArguments) -> dict[str, Any]:
+    from toolgate.lsp.mentions import pointed_of
     from toolgate.session import ManifestError, PlanningError
     from toolgate.session.plan_records import gap_scaffold
 
-    ls.workspace_root()  # a clear error without a workspace folder
+    pointed = pointed_of(ls.workspace_root(), args.context)  # no workspace: a clear error
     try:
-        made = await ls.service.make_plan(args.task, ls.log, config=ls.config())
+        made = await ls.service.make_plan(args.task, ls.log, config=ls.config(), pointed=pointed)
     except (PlanningError, ManifestError) as exc:
         raise JsonRpcInvalidParams(str(exc)) from None
     payload = {**made.to_dict(), "uri": path_to_uri(made.path)}

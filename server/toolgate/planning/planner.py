@@ -52,9 +52,17 @@ def extract_json(text: str) -> Any:
 
 
 async def ask_for_plan(
-    model: ChatModel, task: str, registry: CapabilityRegistry, *, max_calls: int = 2
+    model: ChatModel,
+    task: str,
+    registry: CapabilityRegistry,
+    *,
+    max_calls: int = 2,
+    context: str = "",
 ) -> tuple[Plan, int]:
     """The model's plan for a task and the number of model calls it took.
+
+    `context` (what the person attached with `@` mentions) goes before the task's words; the
+    plan's request stays the person's words alone.
 
     Raises PlanError when no valid plan came back within `max_calls` calls.
     """
@@ -63,7 +71,7 @@ async def ask_for_plan(
     )
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system},
-        {"role": "user", "content": task},
+        {"role": "user", "content": f"{context}\n\n{task}" if context else task},
     ]
     calls = 0
     error: PlanError | None = None

@@ -42,11 +42,13 @@ from toolgate.session.assembly import (
     SetupError,
     build_registry,
     check_trust,
+    context_budget,
     gate_for,
     model_settings,
     pick_model,
     resolve_endpoint,
 )
+from toolgate.session.mentions import Pointed, attach
 from toolgate.tools.capabilities import build_registry as capabilities
 from toolgate.tools.registry import ToolRegistry
 from toolgate.workspace import Workspace
@@ -125,9 +127,17 @@ async def assemble_engine(
 
 
 async def make_plan(
-    root: Path, config: Config, task: str, plan_id: str, notice: Callable[[str], None]
+    root: Path,
+    config: Config,
+    task: str,
+    plan_id: str,
+    notice: Callable[[str], None],
+    pointed: Pointed | None = None,
 ) -> PlanResult:
     """A saved workflow whose trigger matches the task, else the model's plan; resolved, kept.
+
+    The task's `@` mentions (and `pointed`, what the editor knows of them) are attached for the
+    model as a run attaches them, within a third of the model's window; `notice` names them.
 
     Raises PlanningError (and ManifestError for a broken manifest).
     """
@@ -150,6 +160,11 @@ async def make_plan(
     settings = model_settings(config, endpoint)
     model = OpenAIChatModel(settings, redact=Redactor(config.api_key).text)
     registry = capabilities(root)
+    workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
+    budget = await context_budget(config, endpoint, settings)
+    attached = await attach(workspace, task, pointed, budget.output_bytes())
+    if attached.note:
+        notice(attached.summary())
     max_calls = min(2, config.limits.max_llm_calls)
     calls = 0
     try:
@@ -158,7 +173,7 @@ async def make_plan(
         plan, calls = await ask_structured(
             settings,
             PLAN_FORMATS,
-            lambda: ask_for_plan(model, task, registry, max_calls=max_calls),
+            lambda: ask_for_plan(model, task, registry, max_calls=max_calls, context=attached.note),
             notice,
             ModeMemory(root),
         )

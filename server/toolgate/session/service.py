@@ -260,14 +260,20 @@ class SessionService:
         return changes, review
 
     async def make_plan(
-        self, task: str, notice: Callable[[str], None], *, config: Config
+        self,
+        task: str,
+        notice: Callable[[str], None],
+        *,
+        config: Config,
+        pointed: Pointed | None = None,
     ) -> PlanResult:
         """A plan for `task`, resolved and kept under a new plan id (`.toolgate/plans/`).
 
         A saved workflow whose trigger matches the task is taken as it is; otherwise the model
-        is asked. Raises PlanningError (and ManifestError for a broken manifest).
+        is asked, with the context the task's `@` mentions and `pointed` attach. Raises
+        PlanningError (and ManifestError for a broken manifest).
         """
-        return await make_plan(self.root, config, task, new_id("plan"), notice)
+        return await make_plan(self.root, config, task, new_id("plan"), notice, pointed)
 
     def resolve_plan(
         self, plan: Plan | str, *, config: Config, write_cache: bool = True
