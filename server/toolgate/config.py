@@ -208,6 +208,7 @@ SCHEMA: dict[str, Any] = {
                 "allow_deprecated_syntax": {"type": "boolean"},
                 "final_answer_tool": {"type": "boolean"},
                 "compact_prompt": {"type": "boolean"},
+                "grammar": {"type": "boolean"},
                 "text_syntax": {"enum": list(PROMPT_SYNTAXES)},
                 "syntax_modules": {"type": "array", "items": {"type": "string", "minLength": 1}},
                 "retention": {
@@ -266,6 +267,10 @@ class ToolCalling:
     # signature and an example per tool). None: on for windows of at most COMPACT_WINDOW
     # tokens and for the embedded model (`agent.prompt.wants_compact`); true or false forces it.
     compact_prompt: bool | None = None
+    # Text-mode answers held to a grammar of the offered tools' calls (llama.cpp's `grammar`
+    # request field). None: for the embedded model only; true: for any endpoint, a llama.cpp or
+    # llama-cpp-python server the person runs; false: never.
+    grammar: bool | None = None
     text_syntax: str = "tag"  # the call format the text-mode prompt asks for
     syntax_modules: list[str] = field(default_factory=list)  # syntaxes from outside, by module
     retention: Retention = field(default_factory=lambda: Retention())

@@ -363,8 +363,9 @@ async def _assemble(
     if endpoint.preferred_mode and calling.mode == "auto":
         calling = replace(calling, mode=endpoint.preferred_mode)
     calling = replace(calling, compact_prompt=compact)
-    if endpoint.grammar is not None and calling.mode == "text":
-        settings.extra_body = {"grammar": endpoint.grammar(registry.openai_tools())}
+    grammar = _tool_grammar(config, endpoint)
+    if grammar is not None and calling.mode == "text":
+        settings.extra_body = {"grammar": grammar(registry.openai_tools())}
     run = AgentRun(
         task=task,
         model=model,
@@ -394,6 +395,27 @@ async def _assemble(
     await _customize(setup, task, run, instructions, notice)
     await _attach_pointed(setup, task, run, budget)
     return run
+
+
+def _tool_grammar(
+    config: Config, endpoint: Endpoint
+) -> Callable[[list[dict[str, Any]]], str] | None:
+    """What builds the tool grammar for text-mode requests, if they are to carry one."""
+    wanted = config.tool_calling.grammar
+    if wanted is False or config.tool_calling.text_syntax != "tag":
+        return None  # the grammar spells the tag syntax's blocks only
+    if wanted is None or endpoint.grammar is not None:
+        return endpoint.grammar
+    from toolgate.model.local_assets import LocalModelError
+    from toolgate.model.local_grammar import tool_grammar
+
+    try:
+        tool_grammar([])  # the converter comes from llama-cpp-python: say now if it is missing
+    except LocalModelError as exc:
+        raise SetupError(
+            f"tool_calling.grammar is on, but {exc}; install toolgate[local], or set it to false"
+        ) from None
+    return tool_grammar
 
 
 async def _chat_model(
