@@ -81,6 +81,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--report", type=Path, metavar="RESULTS", help="only the table and chart of a results file"
     )
     parser.add_argument("--out", type=Path, help="results file (default: results/peers-….json)")
+    parser.add_argument(
+        "--add-to",
+        type=Path,
+        metavar="RESULTS",
+        help="run --agents on the tasks and wordings of an earlier results file and add them "
+        "to it (its endpoint must be the one used now)",
+    )
     parser.add_argument("--no-chart", action="store_true")
     parser.add_argument(
         "--readme", action="store_true", help="write the table into benchmarks/README.md"
@@ -115,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"no such task: {', '.join(sorted(unknown))}")
     tasks = [t for t in known if "all" in args.tasks or t.name in args.tasks]
     wordings = list(WORDINGS) if args.wording == "both" else [args.wording]
+    earlier = load(args.add_to) if args.add_to else None
+    if earlier is not None:
+        tasks = [t for t in known if t.name in earlier["plan"]["tasks"]]
+        wordings = list(earlier["plan"]["wordings"])
     if args.base_url:
         point = endpoints.remote(args.base_url, args.model)
     else:
@@ -122,7 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         point = endpoints.embedded(n_ctx=args.n_ctx)
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     kind = "embedded" if not args.base_url else "url"
-    out = args.out or RESULTS / f"peers-{started[:10]}-{kind}.json"
+    out = args.add_to or args.out or RESULTS / f"peers-{started[:10]}-{kind}.json"
+    if earlier is not None and earlier["endpoint"]["model"] != point.model:
+        if point.stop is not None:
+            point.stop()
+        raise SystemExit(f"{args.add_to} was measured on {earlier['endpoint']['model']}")
     workdir = Path(tempfile.mkdtemp(prefix="toolgate-peers-"))
     plan = Plan(
         tasks=tasks,
@@ -167,6 +182,22 @@ def main(argv: list[str] | None = None) -> int:
         "agents": about,
         "records": [],
     }
+    if earlier is not None:
+        # The agents run now replace what the file held of them; the rest stays as measured.
+        names = {a.name for a in agents}
+        earlier["records"] = [r for r in earlier["records"] if r["agent"] not in names]
+        merged = {**earlier["agents"], **about}
+        earlier["agents"] = {n: merged[n] for n in AGENTS if n in merged}  # the usual order
+        earlier["plan"]["agents"] = list(earlier["agents"])
+        earlier.setdefault("additions", []).append(
+            {
+                "agents": sorted(names),
+                "started_at": started,
+                "load_average_at_start": doc["machine"]["load_average_at_start"],
+                "budget_minutes": args.budget_minutes,
+            }
+        )
+        doc, about = earlier, earlier["agents"]
     records: list[dict[str, Any]] = doc["records"]
 
     def save(record: dict[str, Any] | None = None) -> None:

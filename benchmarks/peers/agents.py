@@ -9,7 +9,9 @@ agent has one. The flags come from each agent's own documentation and source:
 
 - Toolgate: `toolgate run TASK --approve auto --base-url URL --model M --max-steps N`;
   `toolgate-text` adds `--tool-calling text`, the documented choice for a model whose calls
-  come as text.
+  come as text; `toolgate-grammar` adds to that `tool_calling.grammar = true` in the person's
+  settings file, the documented choice for a llama.cpp server (its answers held to the tools'
+  call grammar).
 - aider: `--message TASK --yes-always`, the model as `openai/M` with `--openai-api-base`;
   update checks, analytics and the model-metadata download are off (no network here).
 - mini-swe-agent: `mini -y --exit-immediately -t TASK` with the `mini.yaml` config and
@@ -169,12 +171,19 @@ def toolgate_version() -> str:
 # --- how each agent is run ----------------------------------------------------------------
 
 
-def _toolgate(extra: list[str]) -> Callable[[RunContext], Launch]:
+def _toolgate(extra: list[str], user_config: str = "") -> Callable[[RunContext], Launch]:
     def launch(ctx: RunContext) -> Launch:
         argv = [sys.executable, "-m", "toolgate", "run", ctx.prompt, "--workspace", str(ctx.repo)]
         argv += ["--approve", "auto", "--base-url", ctx.base_url, "--model", ctx.model]
         argv += ["--max-steps", str(ctx.max_steps), *extra]
-        return Launch(argv, {"OPENAI_API_KEY": "local"})
+        env = {"OPENAI_API_KEY": "local"}
+        if user_config:
+            # The person's own settings file, in the run's fresh home.
+            folder = ctx.home / ".config"
+            (folder / "toolgate").mkdir(parents=True, exist_ok=True)
+            (folder / "toolgate" / "config.toml").write_text(user_config, encoding="utf-8")
+            env["XDG_CONFIG_HOME"] = str(folder)
+        return Launch(argv, env)
 
     return launch
 
@@ -285,6 +294,14 @@ AGENTS: dict[str, Agent] = {
             toolgate.__version__,
             "toolgate run --approve auto --tool-calling text",
             _toolgate(["--tool-calling", "text"]),
+        ),
+        Agent(
+            "toolgate-grammar",
+            "here",
+            "toolgate",
+            toolgate.__version__,
+            "toolgate run --approve auto --tool-calling text, tool_calling.grammar = true",
+            _toolgate(["--tool-calling", "text"], "[tool_calling]\ngrammar = true\n"),
         ),
         Agent("aider", "pypi", "aider-chat", "0.86.2", "aider --message --yes-always", _aider),
         Agent(

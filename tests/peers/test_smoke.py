@@ -136,3 +136,33 @@ def test_an_agent_the_endpoint_refuses_is_reported_not_dropped(tmp_path: Path) -
     assert "cannot run with this endpoint: POST /v1/chat/completions" in markdown(
         [row], ["natural"]
     )
+
+
+def test_an_agent_added_to_earlier_results_runs_the_same_tasks_and_joins_the_table(
+    tmp_path: Path,
+) -> None:
+    """`--add-to`: a later run of one agent joins an earlier results file, on its tasks; here
+    Toolgate with the tool grammar, whose requests carry it through the proxy."""
+    pytest.importorskip("llama_cpp", reason="the tool grammar's converter is llama-cpp-python's")
+    from benchmarks.peers.__main__ import main
+    from benchmarks.peers.report import load
+
+    results = tmp_path / "peers.json"
+    common = ["--no-chart", "--no-warm-up", "--budget-minutes", "0", "--timeout", "120"]
+    with ScriptedModel(fallback=_answer) as model:
+        point = ["--base-url", model.base_url, "--model", model.model]
+        first = ["--agents", "toolgate", "--tasks", "question-price", "--out", str(results)]
+        assert main([*point, *first, *common]) == 0
+        assert not any("grammar" in body for body in model.requests)
+        added = ["--agents", "toolgate-grammar", "--add-to", str(results)]
+        assert main([*point, *added, *common]) == 0
+        grammars = [body.get("grammar") for body in model.requests[-1:]]
+    doc = load(results)
+    assert [(r["agent"], r["task"], r["solved"]) for r in doc["records"]] == [
+        ("toolgate", "question-price", True),
+        ("toolgate-grammar", "question-price", True),
+    ]
+    assert [row["agent"] for row in doc["summary"]] == ["toolgate", "toolgate-grammar"]
+    assert doc["plan"]["agents"] == ["toolgate", "toolgate-grammar"]
+    assert doc["additions"][0]["agents"] == ["toolgate-grammar"]
+    assert isinstance(grammars[0], str) and '"<tool name=\\"read_file\\" args>"' in grammars[0]
