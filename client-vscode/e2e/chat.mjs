@@ -156,6 +156,12 @@ export async function chatScenario({ page, model, calcPath, testsPath, expected,
   if ((await code.locator('.hljs-keyword').count()) === 0 || (await code.locator('button[data-action="copyCode"]').count()) !== 1) {
     throw new Error(`the answer's code block is not highlighted with a Copy button: ${await code.innerHTML()}`);
   }
+  // Copy puts the code itself on the clipboard, through the editor.
+  await page.evaluate(() => navigator.clipboard.writeText('before the copy'));
+  await code.locator('button[data-action="copyCode"]').click();
+  await waitUntil('the code block on the clipboard', async () =>
+    (await page.evaluate(() => navigator.clipboard.readText())).trimEnd() === 'def add(a, b):\n    return a + b',
+  );
   // The whole view speaks in words: no run or call id in the text a person reads.
   if (/\b[rwu]-[0-9a-f]{6,}/.test(await viewText(frame))) {
     throw new Error(`the chat view shows an id: ${await viewText(frame)}`);

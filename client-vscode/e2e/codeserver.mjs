@@ -153,6 +153,8 @@ export async function launchBrowser(tools, profileDir) {
     executablePath: tools.chromium,
     headless: true,
     viewport: { width: 1440, height: 900 },
+    // The chat view's Copy writes the clipboard, which the test reads back.
+    permissions: ['clipboard-read', 'clipboard-write'],
     args: [
       '--headless',
       '--no-sandbox',
