@@ -448,7 +448,8 @@ export async function afterRunScenario({ page, model, workspace, original, expec
     throw new Error(`the undo's own line is not as expected (${undoRunId}): ${await undoEnd.innerText()}`);
   }
   await undoEnd.locator('button[data-action="undoRun"]').click();
-  const askRedo = page.locator('.notifications-toasts .notification-toast', { hasText: `undo run ${undoRunId}?` }).first();
+  // The question names the undo by its time, never by its id.
+  const askRedo = page.locator('.notifications-toasts .notification-toast', { hasText: /undo the undo at \d\d:\d\d\? It will restore calc\.py/ }).first();
   await askRedo.waitFor({ state: 'visible', timeout: 30_000 });
   await askRedo.locator('.monaco-button', { hasText: /^Undo$/ }).click();
   await waitUntil('calc.py back on disk as the run left it', () => fs.readFileSync(calcPath, 'utf8') === expected, { timeout: 30_000 });
@@ -565,7 +566,8 @@ export async function afterRunScenario({ page, model, workspace, original, expec
   // 6. Toolgate: Undo Last Run from the palette undoes the latest run that changed files (the
   // redo): the chat shows it at once, as its button would, and the same after a reload.
   await runCommand(page, 'Toolgate: Undo Last Run');
-  const askPalette = page.locator('.notifications-toasts .notification-toast', { hasText: `undo run ${redoRunId}?` }).first();
+  // After the reload this window never saw the redo start: it is "an earlier run".
+  const askPalette = page.locator('.notifications-toasts .notification-toast', { hasText: /undo (an earlier run|the undo at \d\d:\d\d)\? It will restore calc\.py/ }).first();
   await askPalette.waitFor({ state: 'visible', timeout: 30_000 });
   await askPalette.locator('.monaco-button', { hasText: /^Undo$/ }).click();
   await waitUntil('calc.py back on disk as before the run', () => fs.readFileSync(calcPath, 'utf8') === original, { timeout: 30_000 });
