@@ -102,7 +102,7 @@ Flymake restarts a check that is running when asked again: these polls only read
 (toolgate-test-wait "the accepted edit" (lambda () (not (string-search "a - b" (buffer-string)))) 60)
 (save-buffer)
 (setq toolgate-test-text (buffer-string))
-;; As a person would, let the agent finish: after the edit its run waits up to 2 s for the
+;; As a person would, let the agent finish: after the edit its run waits for the
 ;; file's problems, which would otherwise race the test run and the review below.
 (toolgate-test-wait "the end of the run" (lambda () toolgate-test-run-ended) 60)
 

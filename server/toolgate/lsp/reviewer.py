@@ -31,6 +31,10 @@ log = logging.getLogger(__name__)
 
 PROPOSAL = "toolgate/proposal"
 PROPOSAL_RESOLVED = "toolgate/proposalResolved"
+# How long a run waits for the client's report of an accepted edit's file. Longer than VS Code's
+# own wait for its other language servers (4 s and a settle), so a slow checker on a loaded
+# machine is still heard; a client that reports at once costs nothing.
+REPORT_WAIT_SECONDS = 6.0
 
 
 class ReviewError(Exception):
@@ -468,7 +472,7 @@ class LspReviewer:
         before = self.before_problems.pop(uri, None)
         if not self.client.reports_diagnostics:
             return []
-        after = await self.client.reported_diagnostics(uri, timeout=2.0)
+        after = await self.client.reported_diagnostics(uri, timeout=REPORT_WAIT_SECONDS)
         return new_problems(before, _problems(proposal, after))
 
 
