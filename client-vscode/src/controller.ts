@@ -25,7 +25,7 @@ import { toReport } from './diagnostics';
 import type { RunState } from './status';
 import { statusText, statusTooltip } from './status';
 import { TranscriptFormatter, type TranscriptOutput } from './transcript';
-import { runName } from './chat/words';
+import { runName } from './words';
 
 /** The server as the controller needs it: its commands, and whether it runs. */
 export interface ServerApi {

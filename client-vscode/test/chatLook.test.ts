@@ -3,7 +3,7 @@ import { codeBlock, highlight } from '../src/webview/code';
 import { languageOf } from '../src/webview/diffView';
 import { renderMarkdown } from '../src/webview/render';
 import { Conversation } from '../src/chat/conversation';
-import { clockTime, durationText, runName } from '../src/chat/words';
+import { clockTime, durationText, runName } from '../src/words';
 
 describe('code blocks', () => {
   it('highlights a fenced block in its language and gives it a Copy button', () => {

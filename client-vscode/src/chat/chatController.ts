@@ -23,7 +23,7 @@ import { Command, undoNotes } from '../commands';
 import { SHOW_PROBLEMS } from '../workbench';
 import { Conversation } from './conversation';
 import { withHunkDecisions } from './hunkDecisions';
-import { clockTime } from './words';
+import { clockTime } from '../words';
 import { askContext, mentionItems, pickMention, pointingChip } from './pointing';
 import { chooseRewind, rewindNote } from './rewind';
 import { VIEW_COMMANDS } from './messages';

@@ -16,7 +16,7 @@ import type {
 } from '../chat/messages';
 import { planRunnable } from '../chat/messages';
 import { problemsBlock } from './problems';
-import { runName } from '../chat/words';
+import { runName } from '../words';
 import type { Customization, TestSummary } from '../protocol';
 import { useCodeBlocks } from './code';
 import { inlineDiff } from './diffView';

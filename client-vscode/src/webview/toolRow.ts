@@ -3,7 +3,7 @@
  * on the row; its arguments and its result inside, as Copilot's and Cline's chats show them.
  */
 import type { ChatEntry } from '../chat/messages';
-import { durationText } from '../chat/words';
+import { durationText } from '../words';
 import { codeBlock } from './code';
 import { escapeHtml, statusLabel } from './html';
 import { kindIcon, statusIcon } from './icons';
