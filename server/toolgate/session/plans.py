@@ -48,7 +48,7 @@ from toolgate.session.assembly import (
     pick_model,
     resolve_endpoint,
 )
-from toolgate.session.mentions import Pointed, attach
+from toolgate.session.mentions import Pointed, fit_blocks, gather
 from toolgate.tools.capabilities import build_registry as capabilities
 from toolgate.tools.registry import ToolRegistry
 from toolgate.workspace import Workspace
@@ -161,10 +161,14 @@ async def make_plan(
     model = OpenAIChatModel(settings, redact=Redactor(config.api_key).text)
     registry = capabilities(root)
     workspace = Workspace(root, max_file_bytes=config.limits.max_file_bytes)
-    budget = await context_budget(config, endpoint, settings)
-    attached = await attach(workspace, task, pointed, budget.output_bytes())
-    if attached.note:
+    blocks, refused = await gather(workspace, task, pointed)
+    context = ""
+    if blocks or refused:
+        # Only a plan with something attached asks the endpoint for its window.
+        budget = await context_budget(config, endpoint, settings)
+        attached = fit_blocks(blocks, refused, budget.output_bytes())
         notice(attached.summary())
+        context = attached.note
     max_calls = min(2, config.limits.max_llm_calls)
     calls = 0
     try:
@@ -173,7 +177,7 @@ async def make_plan(
         plan, calls = await ask_structured(
             settings,
             PLAN_FORMATS,
-            lambda: ask_for_plan(model, task, registry, max_calls=max_calls, context=attached.note),
+            lambda: ask_for_plan(model, task, registry, max_calls=max_calls, context=context),
             notice,
             ModeMemory(root),
         )
